@@ -1,0 +1,225 @@
+import { authenticate } from "./auth/authenticate.ts";
+import { KeyStore } from "./auth/keys.ts";
+import { ANONYMOUS } from "./auth/principal.ts";
+import { Catalogue } from "./catalogue/store.ts";
+import { type Clock, systemClock } from "./clock.ts";
+import type { Config, LimitScope } from "./config.ts";
+import type { Handler, LogFields, RequestContext, Services } from "./context.ts";
+import { ApiError, internalError, methodNotAllowed, routeNotFound } from "./errors.ts";
+import { clientIp } from "./http/client_ip.ts";
+import { Cors } from "./http/cors.ts";
+import { errorResponse } from "./http/response.ts";
+import { Router } from "./http/router.ts";
+import { KvLogSink } from "./log/kv_sink.ts";
+import { Logger, type LogOutput } from "./log/logger.ts";
+import type { LogRecord } from "./log/record.ts";
+import { createProviders } from "./providers/registry.ts";
+import type { Provider } from "./providers/types.ts";
+import { createChatCompletion } from "./routes/chat_completions.ts";
+import { health } from "./routes/health.ts";
+import { generateImages } from "./routes/images.ts";
+import { listModels } from "./routes/models.ts";
+import { createModeration } from "./routes/moderations.ts";
+
+/** A route of the app: its handlers and the rate-limit scope it counts against. */
+export interface Route {
+  path: string;
+  methods: Partial<Record<string, Handler>>;
+  /** Rate-limit scope, or `null` for routes that are not limited (health, admin). */
+  scope: LimitScope | null;
+}
+
+/** The public API's route table. */
+export const ROUTES: readonly Route[] = [
+  { path: "/v1/models", methods: { GET: listModels }, scope: "other" },
+  { path: "/v1/chat/completions", methods: { POST: createChatCompletion }, scope: "chat" },
+  { path: "/v1/moderations", methods: { POST: createModeration }, scope: "other" },
+  { path: "/v1/images/generations", methods: { POST: generateImages }, scope: "images" },
+  { path: "/healthz", methods: { GET: health }, scope: null },
+];
+
+/** What an app is built from; everything but config and kv has a production default. */
+export interface AppDeps {
+  config: Config;
+  kv: Deno.Kv;
+  clock?: Clock;
+  /** Environment lookup (provider keys, admin token). */
+  env?: (name: string) => string | undefined;
+  /** The fetch used for upstream calls. */
+  fetch?: typeof fetch;
+  /** Where log lines go (default: the process's stdout and stderr). */
+  output?: LogOutput;
+  /** Provider adapters to use instead of the configured ones, by provider id. */
+  providers?: ReadonlyMap<string, Provider>;
+  /** How often the catalogue polls KV for changes from other processes. */
+  cataloguePollMs?: number;
+  /** Milliseconds between batched log writes to KV. */
+  logFlushMs?: number;
+}
+
+/** A built app: the request handler and the services behind it. */
+export interface App {
+  handler(request: Request, info: Deno.ServeHandlerInfo): Promise<Response>;
+  services: Services;
+  /** Stops background work and writes pending log records. */
+  close(): Promise<void>;
+}
+
+/** Builds the app: seeds the catalogue into KV and wires every service. */
+export async function createApp(deps: AppDeps): Promise<App> {
+  const { config, kv } = deps;
+  const clock = deps.clock ?? systemClock;
+  const env = deps.env ?? ((name: string) => Deno.env.get(name));
+  const loggerOptions: ConstructorParameters<typeof Logger>[0] = { clock };
+  if (deps.output) loggerOptions.output = deps.output;
+  const logger = new Logger(loggerOptions);
+  logger.addSink(
+    new KvLogSink({
+      kv,
+      retentionDays: config.logs.retention_days,
+      intervalMs: deps.logFlushMs ?? 250,
+      onError: (e) => logger.error("could not write log records to KV", e),
+    }),
+  );
+  const providerOptions: Parameters<typeof createProviders>[1] = {
+    env,
+    fetch: deps.fetch ?? fetch,
+    clock,
+    logger,
+  };
+  if (deps.providers) providerOptions.overrides = deps.providers;
+  const providers = createProviders(config, providerOptions);
+  const catalogue = await Catalogue.open({
+    kv,
+    clock,
+    ...(deps.cataloguePollMs !== undefined ? { pollMs: deps.cataloguePollMs } : {}),
+  });
+  await catalogue.seed(config.models);
+
+  const services: Services = {
+    config,
+    kv,
+    clock,
+    logger,
+    catalogue,
+    providers,
+    keys: new KeyStore(kv, clock),
+  };
+  const router = new Router<Handler, Route>(ROUTES);
+  const cors = new Cors(config.server.cors_origins);
+
+  async function handler(request: Request, info: Deno.ServeHandlerInfo): Promise<Response> {
+    const started = performance.now();
+    const requestId = "req_" + crypto.randomUUID().replaceAll("-", "");
+    const url = new URL(request.url);
+    const ip = clientIp(request, info.remoteAddr, config.server.trust_proxy);
+    const log: LogFields = {
+      model: null,
+      provider: null,
+      prompt_tokens: null,
+      completion_tokens: null,
+      stream: false,
+    };
+    let deferred = false;
+    const ctx: RequestContext = {
+      request,
+      url,
+      requestId,
+      ip,
+      params: {},
+      signal: request.signal,
+      services,
+      principal: ANONYMOUS,
+      log,
+      responseHeaders: new Headers(),
+      deferLog() {
+        deferred = true;
+        let done = false;
+        return ({ status, error }) => {
+          if (done) return;
+          done = true;
+          writeLog(status, error);
+        };
+      },
+    };
+    const writeLog = (status: number, error: string | null) => {
+      const record: LogRecord = {
+        ts: new Date(clock.now() - (performance.now() - started)).toISOString(),
+        request_id: requestId,
+        method: request.method,
+        path: url.pathname,
+        status,
+        ms: Math.round((performance.now() - started) * 100) / 100,
+        ip,
+        key_id: ctx.principal.kind === "key" ? ctx.principal.key.id : null,
+        model: log.model,
+        provider: log.provider,
+        prompt_tokens: log.prompt_tokens,
+        completion_tokens: log.completion_tokens,
+        error,
+      };
+      if (log.stream) record.stream = true;
+      if (config.logs.include_content && log.content !== undefined) record.content = log.content;
+      logger.request(record);
+    };
+
+    let response: Response;
+    let errorCode: string | null = null;
+    try {
+      response = await route(ctx, router, cors);
+    } catch (e) {
+      let error: ApiError;
+      if (e instanceof ApiError) {
+        error = e;
+      } else {
+        logger.error(`unhandled error in ${request.method} ${url.pathname}`, e, requestId);
+        error = internalError(requestId);
+      }
+      errorCode = error.code ?? error.type;
+      response = errorResponse(error);
+    }
+    const headers = response.headers;
+    headers.set("x-request-id", requestId);
+    for (const [name, value] of ctx.responseHeaders) headers.set(name, value);
+    cors.decorate(request, headers);
+    if (!deferred) {
+      const status = request.signal.aborted ? 499 : response.status;
+      writeLog(status, status === 499 ? "client_disconnected" : errorCode);
+    }
+    return response;
+  }
+
+  async function route(ctx: RequestContext, router: Router<Handler, Route>, cors: Cors) {
+    const { request, url } = ctx;
+    if (cors.isPreflight(request)) return cors.preflight(request);
+    const match = router.match(url.pathname);
+    if (!match) throw routeNotFound(request.method, url.pathname);
+    const methods = match.route.methods;
+    const handler = methods[request.method] ??
+      (request.method === "HEAD" ? methods.GET : undefined);
+    if (!handler) {
+      const allow = Object.keys(methods);
+      if (request.method === "OPTIONS") {
+        return new Response(null, {
+          status: 204,
+          headers: { allow: [...allow, "OPTIONS"].join(", ") },
+        });
+      }
+      throw methodNotAllowed(request.method, url.pathname, [...allow, "OPTIONS"]);
+    }
+    (ctx as { params: Record<string, string> }).params = match.params;
+    if (match.route.scope !== null) {
+      ctx.principal = await authenticate(request, services.keys);
+    }
+    return await handler(ctx);
+  }
+
+  return {
+    handler,
+    services,
+    async close() {
+      catalogue.close();
+      await logger.flush();
+    },
+  };
+}

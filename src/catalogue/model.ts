@@ -1,0 +1,65 @@
+import type { Access, ModelConfig } from "../config.ts";
+import type { Model } from "../types/openai.ts";
+
+/** A catalogue entry as stored in KV: the model's config plus its registration time. */
+export interface ModelRecord extends Omit<ModelConfig, "created"> {
+  created: number;
+  /** Where the record came from: seeded from the config file, or put through the admin API. */
+  source: "config" | "admin";
+}
+
+/** The public model object (spec §2.1) for a record. */
+export function toApiModel(record: ModelRecord): Model {
+  const model: Model = {
+    id: record.id,
+    object: "model",
+    created: record.created,
+    owned_by: record.owned_by,
+    chat_completions: record.chat_completions,
+    moderation: record.moderation,
+    image_input: record.image_input,
+    function_calling: record.function_calling,
+    featured: record.featured,
+    labels: record.labels,
+    access: record.access,
+  };
+  if (record.context_length !== null) model.context_length = record.context_length;
+  if (record.default_moderation) model.default_moderation = true;
+  if (record.image_generation) model.image_generation = { ...record.image_generation };
+  return model;
+}
+
+/** Who is asking: what a caller is allowed to see and use. */
+export interface Viewer {
+  /** `null` for anonymous callers. */
+  keyId: string | null;
+  /** Whether the key is granted preview models. */
+  preview: boolean;
+  /** The key's allowed model ids or `*` globs; `null` allows all. */
+  models: readonly string[] | null;
+}
+
+/** The anonymous viewer. */
+export const ANONYMOUS_VIEWER: Viewer = { keyId: null, preview: false, models: null };
+
+/** Whether an access level lets this viewer use a model at all (ignoring allow-lists). */
+export function accessAllows(access: Access, viewer: Viewer): boolean {
+  if (access === "public") return true;
+  if (viewer.keyId === null) return false;
+  return access === "key" || viewer.preview;
+}
+
+/** Whether a model id matches an allow-list of ids and `*` globs. */
+export function allowListMatches(patterns: readonly string[] | null, id: string): boolean {
+  if (patterns === null) return true;
+  for (const pattern of patterns) {
+    if (pattern === id || pattern === "*") return true;
+    if (pattern.includes("*") && globToRegExp(pattern).test(id)) return true;
+  }
+  return false;
+}
+
+function globToRegExp(glob: string): RegExp {
+  const body = glob.split("*").map((s) => s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")).join(".*");
+  return new RegExp(`^${body}$`);
+}

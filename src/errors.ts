@@ -1,0 +1,131 @@
+/** The spec's error body (spec §2.9, §7; DESIGN §7): OpenAI's convention. */
+export interface ErrorBody {
+  error: {
+    message: string;
+    type: string;
+    code: string | null;
+    param: string | null;
+  };
+}
+
+/** Options for an {@link ApiError} beyond status, type and message. */
+export interface ApiErrorOptions {
+  code?: string | null;
+  param?: string | null;
+  headers?: HeadersInit;
+}
+
+/** An error that is answered to the client as a JSON error body with its status. */
+export class ApiError extends Error {
+  readonly status: number;
+  readonly type: string;
+  readonly code: string | null;
+  readonly param: string | null;
+  readonly headers: HeadersInit | undefined;
+
+  constructor(status: number, type: string, message: string, options: ApiErrorOptions = {}) {
+    super(message);
+    this.name = "ApiError";
+    this.status = status;
+    this.type = type;
+    this.code = options.code ?? null;
+    this.param = options.param ?? null;
+    this.headers = options.headers;
+  }
+
+  /** The JSON body for this error. */
+  toBody(): ErrorBody {
+    return {
+      error: { message: this.message, type: this.type, code: this.code, param: this.param },
+    };
+  }
+}
+
+/** 400 `invalid_request_error`; `param` names the offending field. */
+export function invalidRequest(
+  message: string,
+  param: string | null = null,
+  code: string | null = null,
+): ApiError {
+  return new ApiError(400, "invalid_request_error", message, { param, code });
+}
+
+/** 404 `model_not_found`. */
+export function modelNotFound(model: string, param = "model"): ApiError {
+  return new ApiError(
+    404,
+    "invalid_request_error",
+    `The model \`${model}\` does not exist or you do not have access to it.`,
+    { code: "model_not_found", param },
+  );
+}
+
+/** 400 `unsupported_capability`. */
+export function unsupportedCapability(message: string, param: string | null = null): ApiError {
+  return new ApiError(400, "invalid_request_error", message, {
+    code: "unsupported_capability",
+    param,
+  });
+}
+
+/** 401 `invalid_api_key`. */
+export function unauthorized(message: string): ApiError {
+  return new ApiError(401, "authentication_error", message, { code: "invalid_api_key" });
+}
+
+/** 403 `model_not_permitted`. */
+export function forbidden(message: string, param: string | null = "model"): ApiError {
+  return new ApiError(403, "permission_error", message, { code: "model_not_permitted", param });
+}
+
+/** 404 for an unknown route. */
+export function routeNotFound(method: string, path: string): ApiError {
+  return new ApiError(404, "invalid_request_error", `Unknown request URL: ${method} ${path}.`, {
+    code: "unknown_url",
+  });
+}
+
+/** 405 with the `Allow` header. */
+export function methodNotAllowed(method: string, path: string, allow: readonly string[]): ApiError {
+  return new ApiError(
+    405,
+    "invalid_request_error",
+    `Method ${method} is not allowed on ${path}; allowed: ${allow.join(", ")}.`,
+    { code: "method_not_allowed", headers: { allow: allow.join(", ") } },
+  );
+}
+
+/** 413 for a body over the configured limit. */
+export function payloadTooLarge(limit: number): ApiError {
+  return new ApiError(
+    413,
+    "invalid_request_error",
+    `Request body is larger than the limit of ${limit} bytes.`,
+    { code: "request_too_large" },
+  );
+}
+
+/** 429 `rate_limit_exceeded`. */
+export function rateLimited(message: string, headers: HeadersInit): ApiError {
+  return new ApiError(429, "rate_limit_error", message, { code: "rate_limit_exceeded", headers });
+}
+
+/** 500 with a generic message: the details go to stderr only. */
+export function internalError(requestId: string): ApiError {
+  return new ApiError(
+    500,
+    "server_error",
+    `The server had an error while processing your request (request id ${requestId}).`,
+    { code: "internal_error" },
+  );
+}
+
+/** 502 `upstream_error`: the upstream failed or answered garbage. */
+export function upstreamError(message: string): ApiError {
+  return new ApiError(502, "upstream_error", message, { code: "upstream_error" });
+}
+
+/** 504 `upstream_timeout`: the upstream did not answer in time. */
+export function upstreamTimeout(message: string): ApiError {
+  return new ApiError(504, "upstream_error", message, { code: "upstream_timeout" });
+}

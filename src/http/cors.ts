@@ -1,0 +1,73 @@
+/** Headers a browser may read from our responses. */
+const EXPOSED = [
+  "x-request-id",
+  "x-ratelimit-limit-requests",
+  "x-ratelimit-remaining-requests",
+  "x-ratelimit-reset-requests",
+  "retry-after",
+].join(", ");
+
+const ALLOWED_METHODS = "GET, POST, PUT, PATCH, DELETE, OPTIONS";
+
+/** CORS policy for the configured origins (`*` allows every origin). */
+export class Cors {
+  readonly #any: boolean;
+  readonly #origins: ReadonlySet<string>;
+
+  constructor(origins: readonly string[]) {
+    this.#any = origins.includes("*");
+    this.#origins = new Set(origins);
+  }
+
+  /** The value for `Access-Control-Allow-Origin`, or `null` when the origin is not allowed. */
+  allowOrigin(origin: string | null): string | null {
+    if (origin === null) return null;
+    if (this.#any) return "*";
+    return this.#origins.has(origin) ? origin : null;
+  }
+
+  /** Whether a request is a CORS preflight. */
+  isPreflight(request: Request): boolean {
+    return request.method === "OPTIONS" &&
+      request.headers.has("origin") &&
+      request.headers.has("access-control-request-method");
+  }
+
+  /** Answers a preflight: 204 with the allow headers, or 403 for an origin not allowed. */
+  preflight(request: Request): Response {
+    const allow = this.allowOrigin(request.headers.get("origin"));
+    const headers = new Headers();
+    if (!this.#any) headers.set("vary", "Origin");
+    if (allow === null) {
+      headers.set("content-type", "application/json");
+      return new Response(
+        JSON.stringify({
+          error: {
+            message: "This origin is not allowed by the server's CORS configuration.",
+            type: "invalid_request_error",
+            code: "cors_origin_not_allowed",
+            param: null,
+          },
+        }),
+        { status: 403, headers },
+      );
+    }
+    headers.set("access-control-allow-origin", allow);
+    headers.set("access-control-allow-methods", ALLOWED_METHODS);
+    headers.set(
+      "access-control-allow-headers",
+      request.headers.get("access-control-request-headers") ?? "authorization, content-type",
+    );
+    headers.set("access-control-max-age", "86400");
+    return new Response(null, { status: 204, headers });
+  }
+
+  /** Adds the CORS response headers for a non-preflight request. */
+  decorate(request: Request, headers: Headers): void {
+    const allow = this.allowOrigin(request.headers.get("origin"));
+    if (allow === null) return;
+    headers.set("access-control-allow-origin", allow);
+    headers.set("access-control-expose-headers", EXPOSED);
+    if (!this.#any) headers.append("vary", "Origin");
+  }
+}

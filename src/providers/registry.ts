@@ -1,0 +1,95 @@
+import type { Clock } from "../clock.ts";
+import type { Config, ProviderConfig, ProviderStyle } from "../config.ts";
+import type { Logger } from "../log/logger.ts";
+import { AnthropicProvider } from "./anthropic.ts";
+import { OpenAIProvider } from "./openai.ts";
+import { SimulatorProvider } from "./simulator/provider.ts";
+import type { Provider } from "./types.ts";
+
+/** What a provider adapter is built from. */
+export interface ProviderDeps {
+  config: ProviderConfig;
+  /** The API key from the provider's `api_key_env`, or `null` when it has none. */
+  apiKey: string | null;
+  fetch: typeof fetch;
+  clock: Clock;
+  logger: Logger;
+}
+
+const FACTORIES: Record<ProviderStyle, (deps: ProviderDeps) => Provider> = {
+  simulator: (deps) => new SimulatorProvider(deps),
+  openai: (deps) => new OpenAIProvider(deps),
+  anthropic: (deps) => new AnthropicProvider(deps),
+};
+
+/** The configured providers; a provider whose key variable is unset is disabled. */
+export class Providers {
+  readonly #enabled: Map<string, Provider>;
+  readonly #disabled: Map<string, string>;
+
+  constructor(enabled: Map<string, Provider>, disabled: Map<string, string> = new Map()) {
+    this.#enabled = enabled;
+    this.#disabled = disabled;
+  }
+
+  /** The adapter for a provider id, or `undefined` when unknown or disabled. */
+  get(id: string): Provider | undefined {
+    return this.#enabled.get(id);
+  }
+
+  /** Whether the provider is configured and has its key. */
+  isAvailable(id: string): boolean {
+    return this.#enabled.has(id);
+  }
+
+  /** Why a provider is disabled, or `undefined`. */
+  disabledReason(id: string): string | undefined {
+    return this.#disabled.get(id);
+  }
+}
+
+/** Options for {@link createProviders}. */
+export interface CreateProvidersOptions {
+  env: (name: string) => string | undefined;
+  fetch: typeof fetch;
+  clock: Clock;
+  logger: Logger;
+  /** Adapters to use instead of the built ones, by provider id (tests). */
+  overrides?: ReadonlyMap<string, Provider>;
+}
+
+/** Builds every configured provider, warning once for each one left disabled. */
+export function createProviders(config: Config, options: CreateProvidersOptions): Providers {
+  const enabled = new Map<string, Provider>();
+  const disabled = new Map<string, string>();
+  for (const provider of config.providers) {
+    const override = options.overrides?.get(provider.id);
+    if (override) {
+      enabled.set(provider.id, override);
+      continue;
+    }
+    let apiKey: string | null = null;
+    if (provider.api_key_env !== null) {
+      apiKey = options.env(provider.api_key_env) ?? null;
+      if (!apiKey) {
+        const reason = `${provider.api_key_env} is not set`;
+        disabled.set(provider.id, reason);
+        options.logger.warn(
+          `provider "${provider.id}" disabled: ${reason}; its models are not listed`,
+        );
+        continue;
+      }
+    }
+    enabled.set(
+      provider.id,
+      FACTORIES[provider.style]({
+        config: provider,
+        apiKey,
+        fetch: options.fetch,
+        clock: options.clock,
+        logger: options.logger,
+      }),
+    );
+  }
+  return new Providers(enabled, disabled);
+}

@@ -1,0 +1,32 @@
+import type { ModelRecord } from "../catalogue/model.ts";
+import type {
+  ChatChunk,
+  ChatCompletion,
+  ChatRequest,
+  ImageRequest,
+  ModerationRequest,
+  ModerationResult,
+} from "../types/openai.ts";
+
+/** What an adapter gets with every call (DESIGN §6). */
+export interface CallContext {
+  /** Fires when the client disconnects or the deadline passes: abort the upstream call. */
+  signal: AbortSignal;
+  requestId: string;
+  /** The model id the upstream knows (the record's `upstream_model`). */
+  upstreamModel: string;
+  /** The catalogue record of the model being called. */
+  model: ModelRecord;
+}
+
+/** One upstream style's adapter (DESIGN §6). Requests and results are in the public
+ * (OpenAI) shape; the adapter translates both ways and maps failures to ApiErrors. */
+export interface Provider {
+  readonly id: string;
+  chat(req: ChatRequest, ctx: CallContext): Promise<ChatCompletion>;
+  /** Chunks in order; the consumer stops iterating (calling `return`) on disconnect. */
+  chatStream(req: ChatRequest, ctx: CallContext): AsyncIterable<ChatChunk>;
+  moderate?(req: ModerationRequest, ctx: CallContext): Promise<ModerationResult[]>;
+  /** One JPEG data URL per requested image. */
+  generateImages?(req: ImageRequest, ctx: CallContext): Promise<string[]>;
+}
