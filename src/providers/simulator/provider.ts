@@ -1,22 +1,48 @@
-import { ApiError } from "../../errors.ts";
-import type { ChatChunk, ChatCompletion } from "../../types/openai.ts";
+import type { Clock } from "../../clock.ts";
+import type {
+  ChatChunk,
+  ChatCompletion,
+  ChatRequest,
+  ImageRequest,
+  ModerationRequest,
+  ModerationResult,
+} from "../../types/openai.ts";
 import type { ProviderDeps } from "../registry.ts";
-import type { Provider } from "../types.ts";
+import type { CallContext, Provider } from "../types.ts";
+import { simulateChat, simulateChatStream } from "./chat.ts";
+import { renderImages } from "./images.ts";
+import { classify } from "./moderation.ts";
 
-/** The built-in simulator (being built: issue 3). */
+/** Settings the simulator's parts share. */
+export interface SimulatorOptions {
+  /** Delay per generated token, in milliseconds. */
+  tokenDelayMs: number;
+  clock: Clock;
+}
+
+/** The built-in simulator: deterministic chat, moderation and images with no network. */
 export class SimulatorProvider implements Provider {
   readonly id: string;
+  readonly #options: SimulatorOptions;
 
   constructor(deps: ProviderDeps) {
     this.id = deps.config.id;
+    this.#options = { tokenDelayMs: deps.config.token_delay_ms, clock: deps.clock };
   }
 
-  chat(): Promise<ChatCompletion> {
-    return Promise.reject(new ApiError(501, "server_error", "not implemented yet"));
+  chat(req: ChatRequest, ctx: CallContext): Promise<ChatCompletion> {
+    return simulateChat(req, ctx, this.#options);
   }
 
-  // deno-lint-ignore require-yield
-  async *chatStream(): AsyncIterable<ChatChunk> {
-    throw new ApiError(501, "server_error", "not implemented yet");
+  chatStream(req: ChatRequest, ctx: CallContext): AsyncIterable<ChatChunk> {
+    return simulateChatStream(req, ctx, this.#options);
+  }
+
+  moderate(req: ModerationRequest, ctx: CallContext): Promise<ModerationResult[]> {
+    return classify(req, ctx);
+  }
+
+  generateImages(req: ImageRequest, ctx: CallContext): Promise<string[]> {
+    return renderImages(req, ctx);
   }
 }
