@@ -1,0 +1,24 @@
+import OpenAI from "openai";
+import type { TestServer } from "./server.ts";
+
+/** Options for {@link openaiClient}. */
+export interface ClientOptions {
+  /** An API key to send; without one the client sends no `Authorization` header. */
+  apiKey?: string;
+  /** Retries the client makes on 429/5xx (default 0, so tests see every failure). */
+  maxRetries?: number;
+}
+
+/**
+ * The official OpenAI client pointed at a test server. Without `apiKey` it calls anonymously:
+ * the client insists on a key, so it gets a placeholder and the `Authorization` header is
+ * removed with `defaultHeaders: { Authorization: null }`.
+ */
+export function openaiClient(server: TestServer, options: ClientOptions = {}): OpenAI {
+  return new OpenAI({
+    baseURL: `${server.url}/v1`,
+    apiKey: options.apiKey ?? "anonymous",
+    maxRetries: options.maxRetries ?? 0,
+    ...(options.apiKey === undefined ? { defaultHeaders: { Authorization: null } } : {}),
+  });
+}
