@@ -1,4 +1,5 @@
 import OpenAI from "openai";
+import { waitFor } from "./wait.ts";
 import type { TestServer } from "./server.ts";
 
 /** Options for {@link openaiClient}. */
@@ -21,4 +22,29 @@ export function openaiClient(server: TestServer, options: ClientOptions = {}): O
     maxRetries: options.maxRetries ?? 0,
     ...(options.apiKey === undefined ? { defaultHeaders: { Authorization: null } } : {}),
   });
+}
+
+/** `POST /v1/chat/completions` with a JSON body over raw fetch. */
+export function postChat(
+  server: TestServer,
+  body: unknown,
+  init: { headers?: Record<string, string>; signal?: AbortSignal } = {},
+): Promise<Response> {
+  return fetch(`${server.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...init.headers },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+    ...(init.signal ? { signal: init.signal } : {}),
+  });
+}
+
+/** The request log record with this request id, once it has been written. */
+export function logRecord(
+  server: TestServer,
+  requestId: string | null,
+): Promise<Record<string, unknown>> {
+  return waitFor(
+    () => server.output.records().find((r) => r.request_id === requestId),
+    `the log record of ${requestId}`,
+  );
 }

@@ -117,7 +117,11 @@ function isType(type: string, value: unknown): boolean {
       return typeof value === "number";
     case "null":
       return value === null;
+    case "string":
+      return typeof value === "string";
+    case "boolean":
+      return typeof value === "boolean";
     default:
-      return typeof value === type;
+      return false;
   }
 }
