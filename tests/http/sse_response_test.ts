@@ -6,32 +6,16 @@ import {
   type StreamOutcome,
 } from "../../src/http/sse_response.ts";
 import type { ChatChunk, Usage } from "../../src/types/openai.ts";
+import { chunk, usageChunk } from "../support/chunks.ts";
 
 const USAGE: Usage = { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 };
-
-function chunk(delta: ChatChunk["choices"][0]["delta"], finish: "stop" | null = null): ChatChunk {
-  return {
-    id: "chatcmpl-1",
-    object: "chat.completion.chunk",
-    created: 1,
-    model: "m",
-    choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
-  };
-}
 
 const STREAM: ChatChunk[] = [
   chunk({ role: "assistant", content: "" }),
   chunk({ content: "Hi" }),
   chunk({ content: " there" }),
   chunk({}, "stop"),
-  {
-    id: "chatcmpl-1",
-    object: "chat.completion.chunk",
-    created: 1,
-    model: "m",
-    choices: [],
-    usage: USAGE,
-  },
+  usageChunk(USAGE),
 ];
 
 /** A chunk source that counts what it has produced and whether it was stopped. */

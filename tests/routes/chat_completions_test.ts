@@ -7,6 +7,7 @@ import { ApiError } from "../../src/errors.ts";
 import { SseDecoderStream } from "../../src/http/sse.ts";
 import type { CallContext, Provider } from "../../src/providers/types.ts";
 import type { ChatChunk, ChatCompletion, ChatRequest } from "../../src/types/openai.ts";
+import { chunk, usageChunk } from "../support/chunks.ts";
 import { logRecord, postChat } from "../support/client.ts";
 import { dataUrl, pngBytes } from "../support/images.ts";
 import { startServer, testConfig } from "../support/server.ts";
@@ -49,25 +50,6 @@ function completion(model: string, content: string): ChatCompletion {
     usage: USAGE,
   };
 }
-
-function chunk(delta: ChatChunk["choices"][0]["delta"], finish: "stop" | null = null): ChatChunk {
-  return {
-    id: "chatcmpl-fake",
-    object: "chat.completion.chunk",
-    created: 1,
-    model: "sim-chat",
-    choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
-  };
-}
-
-const USAGE_CHUNK: ChatChunk = {
-  id: "chatcmpl-fake",
-  object: "chat.completion.chunk",
-  created: 1,
-  model: "sim-chat",
-  choices: [],
-  usage: USAGE,
-};
 
 async function serve(script: Script, patch?: (raw: Record<string, unknown>) => void) {
   const provider = new FakeProvider(script);
@@ -199,7 +181,7 @@ Deno.test("bytes leave as they are produced: the first event arrives before gene
       yield chunk({ content: " second" });
       yield chunk({}, "stop");
       finished = true;
-      yield USAGE_CHUNK;
+      yield usageChunk(USAGE);
     },
   });
   await using _ = server;
@@ -290,7 +272,7 @@ Deno.test("with logs.include_content the record holds the messages and the reply
       yield chunk({ content: "streamed" });
       yield chunk({ content: " reply" });
       yield chunk({}, "stop");
-      yield USAGE_CHUNK;
+      yield usageChunk(USAGE);
     },
   }, (raw) => {
     raw.logs = { include_content: true };

@@ -53,6 +53,18 @@ Deno.test("parseChatRequest fills the spec's defaults", () => {
   assert.deepEqual(req.extra, {});
 });
 
+/** The OpenAI sampling fields that reach OpenAI-style upstreams as sent. */
+const PASSED_THROUGH = {
+  top_p: 0.5,
+  seed: 42,
+  presence_penalty: -1,
+  frequency_penalty: 2,
+  user: "u-1",
+  parallel_tool_calls: false,
+  logit_bias: { "50256": -100 },
+  response_format: { type: "json_object" },
+};
+
 Deno.test("parseChatRequest keeps what was sent, and treats null as not sent", () => {
   const req = parseChatRequest(body({
     temperature: 0,
@@ -60,14 +72,7 @@ Deno.test("parseChatRequest keeps what was sent, and treats null as not sent", (
     stream: true,
     stream_options: { include_usage: true },
     stop: "END",
-    top_p: 0.5,
-    seed: 42,
-    presence_penalty: -1,
-    frequency_penalty: 2,
-    user: "u-1",
-    parallel_tool_calls: false,
-    logit_bias: { "50256": -100 },
-    response_format: { type: "json_object" },
+    ...PASSED_THROUGH,
     n: 1,
     unknown_field: { anything: true },
   }));
@@ -78,16 +83,7 @@ Deno.test("parseChatRequest keeps what was sent, and treats null as not sent", (
   assert.equal(req.stream, true);
   assert.equal(req.include_usage, true);
   assert.deepEqual(req.stop, ["END"]);
-  assert.deepEqual(req.extra, {
-    top_p: 0.5,
-    seed: 42,
-    presence_penalty: -1,
-    frequency_penalty: 2,
-    user: "u-1",
-    parallel_tool_calls: false,
-    logit_bias: { "50256": -100 },
-    response_format: { type: "json_object" },
-  });
+  assert.deepEqual(req.extra, PASSED_THROUGH);
   assert.ok(!("unknown_field" in req.extra));
 
   const nulls = parseChatRequest(body({
