@@ -96,17 +96,21 @@ export async function* simulateChatStream(
     const choice: ChunkChoice = { index: 0, delta, logprobs: null, finish_reason: finish };
     return { ...base, choices: [choice] };
   };
+  // Each token is due at start + n × delay, so timer lateness does not add up over a stream.
+  const start = performance.now();
+  const due = (n: number) =>
+    sleep(start + n * options.tokenDelayMs - performance.now(), ctx.signal);
   const first = gen.pieces[0];
   let rest = 0;
   if (first?.kind === "call") {
-    await sleep(options.tokenDelayMs, ctx.signal);
+    await due(1);
     yield chunk({ role: "assistant", content: null, tool_calls: [callStart(first)] });
     rest = 1;
   } else {
     yield chunk({ role: "assistant", content: "" });
   }
   for (let i = rest; i < gen.pieces.length; i++) {
-    await sleep(options.tokenDelayMs, ctx.signal);
+    await due(i + 1);
     const piece = gen.pieces[i]!;
     if (piece.kind === "content") yield chunk({ content: piece.text });
     else if (piece.kind === "call") yield chunk({ tool_calls: [callStart(piece)] });
