@@ -18,8 +18,11 @@ export interface StreamOutcome {
 export interface ChatStreamOptions {
   /** Forward the provider's final usage chunk (`stream_options.include_usage`). */
   includeUsage: boolean;
-  /** Aborted when the client stops reading; its signal is the one the provider got. */
+  /** Aborted here when the client stops reading (the body is cancelled). */
   abort: AbortController;
+  /** The signal the provider got (this abort and the client's disconnect): once it has fired,
+   * a failure of the provider is the client leaving, not an error. */
+  signal: AbortSignal;
   /** Given the usage of the final usage chunk, whether or not it is forwarded. */
   onUsage?(usage: Usage): void;
   /** Sees (and may adjust) every chunk before it is sent. */
@@ -93,7 +96,7 @@ export async function chatStreamResponse(
         }
       } catch (e) {
         if (closed) return;
-        if (abort.signal.aborted) {
+        if (options.signal.aborted) {
           controller.close();
           end({ status: CLIENT_CLOSED, error: "client_disconnected" });
           return;

@@ -56,6 +56,7 @@ export async function createChatCompletion(ctx: RequestContext): Promise<Respons
     chatStreamResponse(provider.chatStream(req, call), {
       includeUsage: req.include_usage,
       abort,
+      signal: call.signal,
       onUsage(usage) {
         ctx.log.prompt_tokens = usage.prompt_tokens;
         ctx.log.completion_tokens = usage.completion_tokens;

@@ -41,9 +41,11 @@ function options(extra: Partial<ChatStreamOptions> = {}) {
   const outcomes: StreamOutcome[] = [];
   const usages: Usage[] = [];
   let deferred = 0;
+  const abort = new AbortController();
   const opts: ChatStreamOptions = {
     includeUsage: false,
-    abort: new AbortController(),
+    abort,
+    signal: abort.signal,
     onUsage: (u) => usages.push(u),
     deferLog: () => {
       deferred++;
@@ -162,5 +164,27 @@ Deno.test("cancelling the body aborts the producer, stops the iterator and logs 
   assert.equal(opts.abort.signal.aborted, true);
   await new Promise((r) => setTimeout(r, 0));
   assert.equal(source.returned, true);
+  assert.deepEqual(outcomes, [{ status: 499, error: "client_disconnected" }]);
+});
+
+Deno.test("a provider failing because the client's signal fired is a disconnect, not an error", async () => {
+  const client = new AbortController();
+  const unexpected: unknown[] = [];
+  const { opts, outcomes } = options({
+    signal: client.signal,
+    onUnexpected: (e) => {
+      unexpected.push(e);
+      return internalError("req_x");
+    },
+  });
+  const abortError = new DOMException("The client went away.", "AbortError");
+  const response = await chatStreamResponse(
+    new Source(STREAM, { after: 1, error: abortError }),
+    opts,
+  );
+  client.abort(abortError);
+  const text = await response.text();
+  assert.equal(text, `data: ${JSON.stringify(STREAM[0])}\n\n`, "no error event, no [DONE]");
+  assert.deepEqual(unexpected, []);
   assert.deepEqual(outcomes, [{ status: 499, error: "client_disconnected" }]);
 });
