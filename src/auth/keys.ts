@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Clock } from "../clock.ts";
+import { retryWhileBusy } from "../kv/busy.ts";
 import type { KeyRecord } from "./principal.ts";
 
 /** Prefix of every API key. */
@@ -103,11 +104,13 @@ export class KeyStore {
       preview: fields.preview ?? false,
       limits: fields.limits ?? {},
     };
-    const result = await this.#kv.atomic()
-      .check({ key: byId(record.id), versionstamp: null })
-      .set(keyRecordKey(hash), record)
-      .set(byId(record.id), hash)
-      .commit();
+    const result = await retryWhileBusy(() =>
+      this.#kv.atomic()
+        .check({ key: byId(record.id), versionstamp: null })
+        .set(keyRecordKey(hash), record)
+        .set(byId(record.id), hash)
+        .commit()
+    );
     if (!result.ok) throw new Error("key id collision; try again");
     return { key, record };
   }
@@ -192,10 +195,9 @@ export class KeyStore {
       if (fields.preview !== undefined) record.preview = fields.preview;
       if (fields.limits !== undefined) record.limits = fields.limits;
       if (fields.disabled !== undefined) record.disabled = fields.disabled;
-      const result = await this.#kv.atomic()
-        .check(entry)
-        .set(keyRecordKey(hash.value), record)
-        .commit();
+      const result = await retryWhileBusy(() =>
+        this.#kv.atomic().check(entry).set(keyRecordKey(hash.value), record).commit()
+      );
       if (result.ok) {
         this.forget(hash.value);
         const used = await this.#kv.get<Deno.KvU64>(usedKey(id));
@@ -208,13 +210,17 @@ export class KeyStore {
   async revoke(id: string): Promise<boolean> {
     const hash = await this.#kv.get<string>(byId(id));
     if (hash.value === null) return false;
-    await this.#kv.atomic()
-      .check(hash)
-      .delete(keyRecordKey(hash.value))
-      .delete(byId(id))
-      .delete(usedKey(id))
-      .commit();
+    const result = await retryWhileBusy(() =>
+      this.#kv.atomic()
+        .check(hash)
+        .delete(keyRecordKey(hash.value))
+        .delete(byId(id))
+        .delete(usedKey(id))
+        .commit()
+    );
     this.forget(hash.value);
+    // A concurrent revoke or re-create won the race: look again.
+    if (!result.ok) return await this.revoke(id);
     return true;
   }
 
@@ -226,11 +232,12 @@ export class KeyStore {
     if (last !== undefined && at - last < TOUCH_INTERVAL_MS && at >= last) return;
     if (this.#touched.size >= CACHE_SIZE) this.#touched.clear();
     this.#touched.set(entry.record.id, at);
-    this.#kv.atomic()
-      .check({ key: keyRecordKey(entry.hash), versionstamp: entry.versionstamp })
-      .max(usedKey(entry.record.id), BigInt(at))
-      .commit()
-      .catch(this.#onError);
+    retryWhileBusy(() =>
+      this.#kv.atomic()
+        .check({ key: keyRecordKey(entry.hash), versionstamp: entry.versionstamp })
+        .max(usedKey(entry.record.id), BigInt(at))
+        .commit()
+    ).catch(this.#onError);
   }
 }
 

@@ -33,6 +33,7 @@ import type { KeyRecord } from "../auth/principal.ts";
 import type { Clock } from "../clock.ts";
 import type { LimitsConfig, LimitScope, WindowLimit } from "../config.ts";
 import { ApiError, rateLimited } from "../errors.ts";
+import { isKvBusy, kvBackoff, retryWhileBusy } from "../kv/busy.ts";
 import {
   blockingWindow,
   isUnlimited,
@@ -214,7 +215,7 @@ export class RateLimiter {
     let fresh = false;
     for (let attempt = 1;; attempt++) {
       if (!group.known) {
-        const failure = await this.#read(group);
+        const failure = await retryWhileBusy(() => this.#read(group));
         if (failure) {
           for (const waiter of batch) waiter.reject(failure);
           return;
@@ -259,12 +260,20 @@ export class RateLimiter {
         op.check({ key: keyRecordKey(group.key.hash), versionstamp: group.key.versionstamp });
       }
       op.set(group.counterKey, next, { expireIn: next[2] + WINDOWS[1].ms - now + EXPIRY_SLACK_MS });
-      const result = await op.commit();
+      let result: Deno.KvCommitResult | Deno.KvCommitError;
+      try {
+        result = await op.commit();
+      } catch (e) {
+        // Another process was writing the file at that moment: nothing was written.
+        if (!isKvBusy(e)) throw e;
+        result = { ok: false };
+      }
       if (!result.ok) {
+        // Another process changed the counter (or the key) since we read it, or held the
+        // lock: read again and decide again, after a short jittered pause.
         group.known = false;
         if (attempt >= MAX_ATTEMPTS) throw busy();
-        // Another process won the race: back off a little (jittered) before reading again.
-        await new Promise((r) => setTimeout(r, Math.random() * Math.min(attempt, 10)));
+        await kvBackoff(attempt);
         continue;
       }
       group.counts = next;

@@ -1,5 +1,6 @@
 import type { LogSink } from "./logger.ts";
 import type { LogRecord } from "./record.ts";
+import { retryWhileBusy } from "../kv/busy.ts";
 import { addUsage } from "./usage.ts";
 
 /** Key prefix of log records in KV: `["logs", <ms since epoch>, <request id>]`. */
@@ -66,16 +67,19 @@ export class KvLogSink implements LogSink {
 
   async #write(batch: LogRecord[]): Promise<void> {
     for (let i = 0; i < batch.length; i += MAX_BATCH) {
-      const op = this.#kv.atomic();
       const slice = batch.slice(i, i + MAX_BATCH);
-      for (const record of slice) {
-        op.set([...LOG_PREFIX, Date.parse(record.ts), record.request_id], record, {
-          expireIn: this.#expireIn,
-        });
-      }
-      addUsage(op, slice);
+      const commit = () => {
+        const op = this.#kv.atomic();
+        for (const record of slice) {
+          op.set([...LOG_PREFIX, Date.parse(record.ts), record.request_id], record, {
+            expireIn: this.#expireIn,
+          });
+        }
+        addUsage(op, slice);
+        return op.commit();
+      };
       try {
-        const result = await op.commit();
+        const result = await retryWhileBusy(commit);
         if (!result.ok) this.#onError(new Error("log batch commit was rejected"));
       } catch (e) {
         this.#onError(e);

@@ -334,3 +334,34 @@ Deno.test("a key's last use is recorded off the request path, at most once a min
   await new Promise((r) => setTimeout(r, 20));
   assert.equal((await t.other.keys.lookup(k.record.hash))!.versionstamp, entry!.versionstamp);
 });
+
+Deno.test("a commit that meets another process's lock is tried again, still exactly", async () => {
+  using base = await Deno.openKv(":memory:");
+  let failures = 0;
+  const kv = new Proxy(base, {
+    get(target, prop) {
+      if (prop !== "atomic") return Reflect.get(target, prop, target)?.bind?.(target);
+      return () => {
+        const op = target.atomic();
+        const commit = op.commit.bind(op);
+        op.commit = () => {
+          // Every other commit finds the file locked, as under `deno serve --parallel`.
+          if (failures++ % 2 === 0) return Promise.reject(new TypeError("database is locked"));
+          return commit();
+        };
+        return op;
+      };
+    },
+  });
+  const clock = new FakeClock();
+  const limiter = new RateLimiter({
+    kv,
+    clock,
+    limits: testConfig().limits,
+    keys: new KeyStore(kv, clock),
+  });
+  const outcomes = await Promise.all(Array.from({ length: 30 }, () => attempt(limiter, "chat")));
+  assert.equal(admitted(outcomes), 10);
+  assert.deepEqual(new Set(outcomes.map((o) => o.status)), new Set([200, 429]));
+  assert.ok(failures >= 2);
+});

@@ -14,7 +14,7 @@ export function validated<T>(read: () => T): T {
     return read();
   } catch (e) {
     if (e instanceof FieldError) {
-      const param = e.path === "(root)" ? null : e.path;
+      const param = e.path === "(root)" || e.path === "" ? null : e.path;
       throw invalidRequest(param === null ? e.message : `${param}: ${e.message}`, param);
     }
     throw e;

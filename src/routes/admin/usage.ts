@@ -13,7 +13,8 @@ import { queryParams } from "./input.ts";
 export async function getUsage(ctx: RequestContext): Promise<Response> {
   const q = queryParams(ctx, ["day"]);
   const day = q.get("day") ?? new Date(ctx.services.clock.now()).toISOString().slice(0, 10);
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(day) || Number.isNaN(Date.parse(`${day}T00:00:00Z`))) {
+  const ms = /^\d{4}-\d{2}-\d{2}$/.test(day) ? Date.parse(`${day}T00:00:00Z`) : NaN;
+  if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== day) {
     throw invalidRequest(
       `day: expected a UTC date like 2026-01-15, not ${JSON.stringify(day)}.`,
       "day",
