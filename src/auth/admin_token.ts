@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { unauthorized } from "../errors.ts";
+import { bearerToken } from "./authenticate.ts";
 
 function digest(text: string): Uint8Array {
   return createHash("sha256").update(text).digest();
@@ -17,13 +18,13 @@ export class AdminToken {
   /** Throws 401 unless the request carries `Authorization: Bearer <the token>`. */
   authorize(request: Request): void {
     const header = request.headers.get("authorization");
-    const match = header === null ? null : /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
-    if (!match) {
+    const token = header === null ? null : bearerToken(header);
+    if (token === null) {
       throw unauthorized(
         'The admin API needs "Authorization: Bearer <SWITCHYARD_ADMIN_TOKEN>".',
       );
     }
-    if (!timingSafeEqual(digest(match[1]!), this.#digest)) {
+    if (!timingSafeEqual(digest(token), this.#digest)) {
       throw unauthorized("Incorrect admin token.");
     }
   }

@@ -25,18 +25,22 @@ export function disabledKey() {
   return unauthorized("This API key has been disabled.");
 }
 
+/** The token of an `Authorization: Bearer <token>` header value, or `null` when malformed. */
+export function bearerToken(header: string): string | null {
+  return /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header)?.[1] ?? null;
+}
+
 /** Resolves the `Authorization` header to a caller (spec §5): none → anonymous; a valid
  * key → that key; anything else (malformed, unknown, revoked, disabled) → 401. */
 export async function authenticate(request: Request, keys: KeyStore): Promise<Caller> {
   const header = request.headers.get("authorization");
   if (header === null) return ANONYMOUS_CALLER;
-  const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
-  if (!match) {
+  const key = bearerToken(header);
+  if (key === null) {
     throw unauthorized(
       'Malformed Authorization header: expected "Authorization: Bearer <API key>".',
     );
   }
-  const key = match[1]!;
   if (!isKeyShaped(key)) throw unknownKey();
   const hash = hashKey(key);
   const cached = keys.cached(hash);

@@ -14,6 +14,9 @@
  * the versionstamp. If any other process changed the counter in between, the commit fails
  * and we read and decide again. So every admitted request is counted in a serial order
  * against the true count, and request N+1 of a window is refused whichever process gets it.
+ * On a local KV file shared by several processes, a commit that meets another process's
+ * write fails with "database is locked" (SQLite's busy error; nothing was written): that is
+ * handled like a failed check.
  *
  * Cost. Concurrent requests of one (scope, subject) in a process are settled together: one
  * round reads at most once and commits once for the whole batch, granting
@@ -67,7 +70,10 @@ export interface RateLimiterOptions {
 }
 
 const EXPIRY_SLACK_MS = 60_000;
-const MAX_ATTEMPTS = 64;
+/** How long one batch keeps trying against other processes before answering 503. (A count
+ * of attempts is no good bound: under saturation a process can lose dozens of races in a
+ * row, and then win.) */
+const SETTLE_BUDGET_MS = 5000;
 
 interface Waiter {
   resolve(admission: Admission): void;
@@ -213,6 +219,7 @@ export class RateLimiter {
   /** Decides one batch: grants what the windows allow in one commit, refuses the rest. */
   async #settle(group: Group, batch: Waiter[]): Promise<void> {
     let fresh = false;
+    const giveUpAt = performance.now() + SETTLE_BUDGET_MS;
     for (let attempt = 1;; attempt++) {
       if (!group.known) {
         const failure = await retryWhileBusy(() => this.#read(group));
@@ -272,7 +279,7 @@ export class RateLimiter {
         // Another process changed the counter (or the key) since we read it, or held the
         // lock: read again and decide again, after a short jittered pause.
         group.known = false;
-        if (attempt >= MAX_ATTEMPTS) throw busy();
+        if (performance.now() > giveUpAt) throw busy();
         await kvBackoff(attempt);
         continue;
       }

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { admin, startAdminServer } from "../../support/admin.ts";
+import { eventually } from "../../support/eventually.ts";
 import type { TestServer } from "../../support/server.ts";
 
 async function models(server: TestServer, key: string): Promise<{ status: number; ids: string[] }> {
@@ -42,7 +43,11 @@ Deno.test("POST /admin/keys creates a key and shows it once", async () => {
   await chat.body?.cancel();
   assert.equal(chat.headers.get("x-ratelimit-limit-requests"), "5");
 
-  const listed = await admin(server, "GET", "/admin/keys");
+  // The chat request recorded the key's last use, off the request path.
+  const listed = await eventually(async () => {
+    const res = await admin(server, "GET", "/admin/keys");
+    return res.body.data[0]?.last_used === null ? undefined : res;
+  }, "last_used");
   assert.equal(listed.status, 200);
   assert.equal(listed.body.data.length, 1);
   const { key: _, ...view } = created.body;
