@@ -31,8 +31,7 @@
  */
 import { type Caller, disabledKey, unknownKey, verifyKey } from "../auth/authenticate.ts";
 import { type KeyEntry, keyRecordKey, type KeyStore } from "../auth/keys.ts";
-import { ANONYMOUS, type Principal } from "../auth/principal.ts";
-import type { KeyRecord } from "../auth/principal.ts";
+import { ANONYMOUS, type KeyRecord, type Principal } from "../auth/principal.ts";
 import type { Clock } from "../clock.ts";
 import type { LimitsConfig, LimitScope, WindowLimit } from "../config.ts";
 import { ApiError, rateLimited } from "../errors.ts";

@@ -1,6 +1,6 @@
+import { retryWhileBusy } from "../kv/busy.ts";
 import type { LogSink } from "./logger.ts";
 import type { LogRecord } from "./record.ts";
-import { retryWhileBusy } from "../kv/busy.ts";
 import { addUsage } from "./usage.ts";
 
 /** Key prefix of log records in KV: `["logs", <ms since epoch>, <request id>]`. */
