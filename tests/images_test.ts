@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import OpenAI from "openai";
 import { checkJpeg, jpegFromDataUrl } from "./support/jpeg_check.ts";
+import { expectError, postJson } from "./support/http.ts";
 import { GENEROUS_LIMITS } from "./support/limits.ts";
 import { startServer, testConfig, type TestServer } from "./support/server.ts";
 
@@ -42,28 +43,7 @@ async function setup() {
 }
 
 function post(server: TestServer, body: unknown, key?: string): Promise<Response> {
-  const headers: Record<string, string> = { "content-type": "application/json" };
-  if (key) headers.authorization = `Bearer ${key}`;
-  return fetch(`${server.url}/v1/images/generations`, {
-    method: "POST",
-    headers,
-    body: JSON.stringify(body),
-  });
-}
-
-async function expectError(
-  res: Response,
-  status: number,
-  expected: { type?: string; code?: string | null; param?: string | null; message?: RegExp },
-) {
-  const body = await res.json();
-  assert.equal(res.status, status, JSON.stringify(body));
-  const error = body.error;
-  if (expected.type !== undefined) assert.equal(error.type, expected.type);
-  if (expected.code !== undefined) assert.equal(error.code, expected.code);
-  if (expected.param !== undefined) assert.equal(error.param, expected.param);
-  if (expected.message) assert.match(error.message, expected.message);
-  return error;
+  return postJson(`${server.url}/v1/images/generations`, body, key);
 }
 
 /** Mean absolute difference of two decoded images' RGB channels. */

@@ -5,6 +5,7 @@ import { ApiError } from "../src/errors.ts";
 import type { Provider } from "../src/providers/types.ts";
 import { FakeChatProvider } from "./support/fake_chat_provider.ts";
 import { dataUrl, gifWithComment, jpegWithComment, pngUrl } from "./support/image_fixtures.ts";
+import { expectError, postJson } from "./support/http.ts";
 import { GENEROUS_LIMITS } from "./support/limits.ts";
 import { startServer, testConfig, type TestServer } from "./support/server.ts";
 
@@ -54,27 +55,7 @@ async function setup(
 }
 
 function post(server: TestServer, body: unknown, key?: string): Promise<Response> {
-  const headers: Record<string, string> = { "content-type": "application/json" };
-  if (key) headers.authorization = `Bearer ${key}`;
-  return fetch(`${server.url}/v1/moderations`, {
-    method: "POST",
-    headers,
-    body: JSON.stringify(body),
-  });
-}
-
-async function expectError(
-  res: Response,
-  status: number,
-  expected: { type?: string; code?: string | null; param?: string | null; message?: RegExp },
-) {
-  const body = await res.json();
-  assert.equal(res.status, status, JSON.stringify(body));
-  for (const field of ["type", "code", "param"] as const) {
-    if (expected[field] !== undefined) assert.equal(body.error[field], expected[field], field);
-  }
-  if (expected.message) assert.match(body.error.message, expected.message);
-  return body.error;
+  return postJson(`${server.url}/v1/moderations`, body, key);
 }
 
 interface Result {

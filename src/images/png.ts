@@ -163,7 +163,7 @@ function readHeader(data: Uint8Array): Header {
 }
 
 /** Adam7 passes: x start, y start, x step, y step. */
-const ADAM7 = [
+export const ADAM7 = [
   [0, 0, 8, 8],
   [4, 0, 8, 8],
   [0, 4, 4, 8],

@@ -1,4 +1,4 @@
-import { crc32 } from "../../src/images/png.ts";
+import { ADAM7, crc32 } from "../../src/images/png.ts";
 
 /** What {@link writePng} writes: raw samples in the image's own bit depth. */
 export interface PngSpec {
@@ -20,15 +20,6 @@ export interface PngSpec {
 }
 
 const CHANNELS = { 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 } as const;
-const ADAM7 = [
-  [0, 0, 8, 8],
-  [4, 0, 8, 8],
-  [0, 4, 4, 8],
-  [2, 0, 4, 4],
-  [0, 2, 2, 4],
-  [1, 0, 2, 2],
-  [0, 1, 1, 2],
-] as const;
 
 /** A test-only PNG encoder that lets a test choose each row's filter and the interlacing. */
 export async function writePng(spec: PngSpec): Promise<Uint8Array> {
