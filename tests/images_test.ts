@@ -299,3 +299,27 @@ Deno.test("images: the request log names the model, provider and key", async () 
   assert.ok(typeof record.key_id === "string");
   assert.ok(!server.output.out.includes("secret prompt text"));
 });
+
+Deno.test("images: a client that disconnects mid-generation is logged as 499, not as a crash", async () => {
+  const { server, preview } = await setup();
+  await using _ = server;
+  const controller = new AbortController();
+  const request = fetch(`${server.url}/v1/images/generations`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${preview}` },
+    body: JSON.stringify({ model: "sim-image", prompt: "slow", n: 4, size: "1792x1024" }),
+    signal: controller.signal,
+  }).catch((e) => e);
+  await new Promise((resolve) => setTimeout(resolve, 30));
+  controller.abort();
+  assert.ok((await request) instanceof Error);
+  let record: Record<string, unknown> | undefined;
+  for (let i = 0; i < 200 && !record; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    record = server.output.records().find((r) => r.path === "/v1/images/generations");
+  }
+  assert.ok(record, "a log record");
+  assert.equal(record.status, 499);
+  assert.equal(record.error, "client_disconnected");
+  assert.ok(!server.output.err.includes("unhandled"), server.output.err);
+});

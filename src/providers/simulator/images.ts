@@ -1,4 +1,5 @@
 import { encodeJpeg, jpegDataUrl } from "../../images/jpeg.ts";
+import { stopIfAborted } from "./abort.ts";
 import type { ImageRequest } from "../../types/openai.ts";
 import type { CallContext } from "../types.ts";
 import { paintScene } from "./painter.ts";
@@ -16,7 +17,7 @@ const DEFAULT_STEPS = 30;
 export async function renderImages(req: ImageRequest, ctx: CallContext): Promise<string[]> {
   const urls: string[] = [];
   for (let i = 0; i < req.n; i++) {
-    ctx.signal.throwIfAborted();
+    stopIfAborted(ctx.signal);
     const rgb = paintScene(planScene(req.prompt, i), req.width, req.height, {
       guidanceScale: req.guidance_scale ?? DEFAULT_GUIDANCE,
       steps: req.num_inference_steps ?? DEFAULT_STEPS,
@@ -26,6 +27,6 @@ export async function renderImages(req: ImageRequest, ctx: CallContext): Promise
     );
     await new Promise((resolve) => setTimeout(resolve, 0));
   }
-  ctx.signal.throwIfAborted();
+  stopIfAborted(ctx.signal);
   return urls;
 }

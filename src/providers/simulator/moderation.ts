@@ -17,6 +17,7 @@ import {
   NEGATORS,
 } from "./moderation_lexicon.ts";
 import { canonicalText } from "./normalize_text.ts";
+import { stopIfAborted } from "./abort.ts";
 
 /** A lexicon entry compiled to a global regular expression over canonical text. */
 interface CompiledEntry {
@@ -107,7 +108,7 @@ export async function classify(
 ): Promise<ModerationResult[]> {
   const results: ModerationResult[] = [];
   for (const pair of pairInputs(req.input, req.input_images)) {
-    ctx.signal.throwIfAborted();
+    stopIfAborted(ctx.signal);
     const texts = [pair.text];
     for (const url of pair.images) {
       const base64 = url.slice(url.indexOf(",") + 1).replace(/\s+/g, "");

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import type { ModelRecord } from "../../../src/catalogue/model.ts";
+import { ApiError } from "../../../src/errors.ts";
 import type { ImageRequest } from "../../../src/types/openai.ts";
 import { renderImages } from "../../../src/providers/simulator/images.ts";
 import { paintScene } from "../../../src/providers/simulator/painter.ts";
@@ -112,5 +113,9 @@ Deno.test("renderImages: one JPEG data URL per image, of the requested size", as
 Deno.test("renderImages stops when the caller has gone", async () => {
   const controller = new AbortController();
   controller.abort(new Error("client went away"));
-  await assert.rejects(renderImages(request(), call(controller.signal)), /client went away/);
+  await assert.rejects(renderImages(request(), call(controller.signal)), (e: unknown) => {
+    assert.ok(e instanceof ApiError);
+    assert.equal(e.status, 499);
+    return true;
+  });
 });
