@@ -142,78 +142,35 @@ Deno.test("images: a size the model does not allow is a 400 naming it and listin
 Deno.test("images: every invalid parameter is a 400 that names it", async () => {
   const { server, preview } = await setup();
   await using _ = server;
-  const cases: [Record<string, unknown>, string, RegExp, string | null][] = [
+  // deno-fmt-ignore
+  const cases: [Record<string, unknown>, string, RegExp, string][] = [
     [{ prompt: "x" }, "model", /Missing required parameter: 'model'/, "missing_required_parameter"],
     [{ model: 7, prompt: "x" }, "model", /expected a string, but got a number/, "invalid_type"],
-    [{ model: "sim-image" }, "prompt", /Missing required parameter: 'prompt'/, null],
-    [{ model: "sim-image", prompt: "  " }, "prompt", /must not be empty/, null],
-    [{ model: "sim-image", prompt: ["x"] }, "prompt", /got an array/, null],
-    [{ model: "sim-image", prompt: "x".repeat(32_001) }, "prompt", /limit is 32000/, null],
-    [{ model: "sim-image", prompt: "x", n: 0 }, "n", /at least 1, got 0/, null],
-    [{ model: "sim-image", prompt: "x", n: 1.5 }, "n", /expected an integer/, null],
-    [
-      { model: "sim-image", prompt: "x", n: "2" },
-      "n",
-      /expected an integer, but got a string/,
-      null,
-    ],
-    [{ model: "sim-image", prompt: "x", n: 5 }, "n", /at most 4 images per request, got 5/, null],
-    [{ model: "sim-image-basic", prompt: "x", n: 2 }, "n", /one image per request/, null],
-    [{ model: "sim-image", prompt: "x", size: 1024 }, "size", /expected a string/, null],
-    [
-      { model: "sim-image", prompt: "x", guidance_scale: -1 },
-      "guidance_scale",
-      /from 0 to 20/,
-      null,
-    ],
-    [
-      { model: "sim-image", prompt: "x", guidance_scale: "high" },
-      "guidance_scale",
-      /a number/,
-      null,
-    ],
-    [
-      { model: "sim-image", prompt: "x", num_inference_steps: 0 },
-      "num_inference_steps",
-      /from 1 to 150/,
-      null,
-    ],
-    [
-      { model: "sim-image", prompt: "x", num_inference_steps: 2.5 },
-      "num_inference_steps",
-      /an integer/,
-      null,
-    ],
-    [
-      { model: "sim-image-basic", prompt: "x", guidance_scale: 2 },
-      "guidance_scale",
-      /does not support 'guidance_scale'/,
-      "unsupported_parameter",
-    ],
-    [
-      { model: "sim-image-basic", prompt: "x", num_inference_steps: 20 },
-      "num_inference_steps",
-      /does not support/,
-      "unsupported_parameter",
-    ],
-    [
-      { model: "sim-image", prompt: "x", response_format: "png" },
-      "response_format",
-      /"url" or "b64_json"/,
-      null,
-    ],
-    [
-      { model: "sim-image", prompt: "x", output_format: "png" },
-      "output_format",
-      /only "jpeg"/,
-      null,
-    ],
-  ]; // deno-fmt-ignore
-  for (const [body, param, message] of cases) {
+    [{ model: "sim-image" }, "prompt", /Missing required parameter: 'prompt'/, "missing_required_parameter"],
+    [{ model: "sim-image", prompt: "  " }, "prompt", /must not be empty/, "invalid_value"],
+    [{ model: "sim-image", prompt: ["x"] }, "prompt", /got an array/, "invalid_type"],
+    [{ model: "sim-image", prompt: "x".repeat(32_001) }, "prompt", /limit is 32000/, "invalid_value"],
+    [{ model: "sim-image", prompt: "x", n: 0 }, "n", /at least 1, got 0/, "invalid_value"],
+    [{ model: "sim-image", prompt: "x", n: 1.5 }, "n", /expected an integer/, "invalid_type"],
+    [{ model: "sim-image", prompt: "x", n: "2" }, "n", /expected an integer, but got a string/, "invalid_type"],
+    [{ model: "sim-image", prompt: "x", n: 5 }, "n", /at most 4 images per request, got 5/, "invalid_value"],
+    [{ model: "sim-image-basic", prompt: "x", n: 2 }, "n", /one image per request/, "unsupported_parameter"],
+    [{ model: "sim-image", prompt: "x", size: 1024 }, "size", /expected a string/, "invalid_type"],
+    [{ model: "sim-image", prompt: "x", guidance_scale: -1 }, "guidance_scale", /from 0 to 20/, "invalid_value"],
+    [{ model: "sim-image", prompt: "x", guidance_scale: "high" }, "guidance_scale", /a number/, "invalid_type"],
+    [{ model: "sim-image", prompt: "x", num_inference_steps: 0 }, "num_inference_steps", /from 1 to 150/, "invalid_value"],
+    [{ model: "sim-image", prompt: "x", num_inference_steps: 2.5 }, "num_inference_steps", /an integer/, "invalid_type"],
+    [{ model: "sim-image-basic", prompt: "x", guidance_scale: 2 }, "guidance_scale", /does not support 'guidance_scale'/, "unsupported_parameter"],
+    [{ model: "sim-image-basic", prompt: "x", num_inference_steps: 20 }, "num_inference_steps", /does not support/, "unsupported_parameter"],
+    [{ model: "sim-image", prompt: "x", response_format: "png" }, "response_format", /"url" or "b64_json"/, "invalid_value"],
+    [{ model: "sim-image", prompt: "x", output_format: "png" }, "output_format", /only "jpeg"/, "invalid_value"],
+  ];
+  for (const [body, param, message, code] of cases) {
     await expectError(await post(server, body, preview), 400, {
       type: "invalid_request_error",
       param,
       message,
+      code,
     });
   }
   // Unknown fields are ignored, as OpenAI does; known ones set to null mean "the default".

@@ -221,6 +221,7 @@ Deno.test("moderations: every invalid request is a 400 naming the parameter", as
   const png = await pngUrl(null);
   const notPng = dataUrl(new TextEncoder().encode("just some text, not an image"), "image/png");
   const jpegAsPng = dataUrl(jpegWithComment("x"), "image/png");
+  // deno-fmt-ignore
   const cases: [Record<string, unknown>, string, RegExp][] = [
     [{}, "input", /Missing required parameter: 'input'/],
     [{ input: null }, "input", /Missing required parameter/],
@@ -231,47 +232,26 @@ Deno.test("moderations: every invalid request is a 400 naming the parameter", as
     [{ input: "x".repeat(100_001) }, "input", /limit is 100000/],
     [{ input: [{ type: "video", url: "x" }] }, "input[0].type", /"text" or "image_url"/],
     [{ input: [{ type: "text", text: 5 }] }, "input[0].text", /expected a string/],
-    [
-      { input: [{ type: "image_url", image_url: { url: "https://x/a.png" } }] },
-      "input[0].image_url.url",
-      /data URL/,
-    ],
+    [{ input: [{ type: "image_url", image_url: { url: "https://x/a.png" } }] }, "input[0].image_url.url", /data URL/],
+    [{ input: [{ type: "image_url", image_url: {} }] }, "input[0].image_url.url", /expected a string/],
     [{ input: "a", model: "" }, "model", /must not be empty/],
     [{ input: "a", model: 12 }, "model", /expected a string/],
-    [
-      { input: "a", input_images: png },
-      "input_images",
-      /expected an array of strings, but got a string/,
-    ],
-    [{ input: "a", input_images: [7] }, "input_images[0]", /must be a string/],
-    [
-      { input: "a", input_images: ["data:text/plain;base64,aGk="] },
-      "input_images[0]",
-      /base64 image data URL/,
-    ],
-    [
-      { input: "a", input_images: [png, notPng] },
-      "input_images[1]",
-      /not a PNG, JPEG, GIF or WebP/,
-    ],
-    [
-      { input: "a", input_images: [jpegAsPng] },
-      "input_images[0]",
-      /says image\/png but holds a JPEG/,
-    ],
-    [
-      { input: "a", input_images: [png, "data:image/png;base64,@@@"] },
-      "input_images[1]",
-      /valid base64/,
-    ],
+    [{ input: "a", input_images: png }, "input_images", /expected an array of strings, but got a string/],
+    [{ input: "a", input_images: [7] }, "input_images[0]", /expected a string \(a base64 image data URL\)/],
+    [{ input: "a", input_images: ["data:text/plain;base64,aGk="] }, "input_images[0]", /base64 image data URL/],
+    [{ input: "a", input_images: [png, notPng] }, "input_images[1]", /not a PNG, JPEG, GIF or WebP/],
+    [{ input: "a", input_images: [jpegAsPng] }, "input_images[0]", /says image\/png but holds a JPEG/],
+    [{ input: "a", input_images: [png, "data:image/png;base64,@@@"] }, "input_images[1]", /valid base64/],
     [{ input: "a", input_images: new Array(17).fill(png) }, "input_images", /limit is 16/],
-  ]; // deno-fmt-ignore
+  ];
   for (const [body, param, message] of cases) {
-    await expectError(await post(server, body, key), 400, {
+    const error = await expectError(await post(server, body, key), 400, {
       type: "invalid_request_error",
       param,
       message,
     });
+    // Spec §7: moderation errors carry a code.
+    assert.equal(typeof error.code, "string", JSON.stringify(error));
   }
   // Unknown fields are ignored, as OpenAI does.
   assert.equal((await post(server, { input: "a", user: "u-1", extra: true }, key)).status, 200);

@@ -2,7 +2,7 @@ import type { ModelRecord } from "../catalogue/model.ts";
 import { type ImageGenerationConfig, parseSize } from "../config.ts";
 import { invalidRequest } from "../errors.ts";
 import type { ImageRequest } from "../types/openai.ts";
-import { optionalField, requiredString, wrongType } from "./params.ts";
+import { invalidValue, optionalField, requiredString, wrongType } from "./params.ts";
 
 /** Bounds on image requests (spec §8.4 leaves them open). */
 export const IMAGE_LIMITS = {
@@ -20,7 +20,7 @@ export type ResponseFormat = "url" | "b64_json";
 /** The `model` of an image request: read first, so access is checked before anything else. */
 export function imageModelId(body: Record<string, unknown>): string {
   const model = requiredString(body, "model");
-  if (model === "") throw invalidRequest("'model' must not be empty.", "model");
+  if (model === "") throw invalidValue("'model' must not be empty.", "model");
   return model;
 }
 
@@ -36,7 +36,7 @@ function readN(body: Record<string, unknown>, id: string, image: ImageGeneration
   const n = optionalField(body, "n");
   if (n === undefined) return 1;
   if (typeof n !== "number" || !Number.isInteger(n)) throw wrongType("n", "an integer", n);
-  if (n < 1) throw invalidRequest(`Invalid 'n': must be at least 1, got ${n}.`, "n");
+  if (n < 1) throw invalidValue(`Invalid 'n': must be at least 1, got ${n}.`, "n");
   if (n > 1 && image.max_n === 1) {
     throw invalidRequest(
       `The model \`${id}\` generates one image per request; 'n' must be 1, got ${n}.`,
@@ -45,7 +45,7 @@ function readN(body: Record<string, unknown>, id: string, image: ImageGeneration
     );
   }
   if (n > image.max_n) {
-    throw invalidRequest(
+    throw invalidValue(
       `Invalid 'n': the model \`${id}\` generates at most ${image.max_n} images per request, got ${n}.`,
       "n",
     );
@@ -60,7 +60,7 @@ function readSize(body: Record<string, unknown>, id: string, image: ImageGenerat
   }
   if (typeof size !== "string") throw wrongType("size", "a string", size);
   if (!image.sizes.includes(size)) {
-    throw invalidRequest(
+    throw invalidValue(
       `Invalid size ${JSON.stringify(size)} for the model \`${id}\`. Allowed sizes: ${
         image.sizes.join(", ")
       }.`,
@@ -88,7 +88,7 @@ function readTuning(
     throw wrongType(param, integer ? "an integer" : "a number", value);
   }
   if (value < bounds.min || value > bounds.max) {
-    throw invalidRequest(
+    throw invalidValue(
       `Invalid '${param}': must be from ${bounds.min} to ${bounds.max}, got ${value}.`,
       param,
     );
@@ -108,9 +108,9 @@ export function readImageRequest(
 ): { request: ImageRequest; responseFormat: ResponseFormat } {
   const id = model.id;
   const prompt = requiredString(body, "prompt");
-  if (prompt.trim() === "") throw invalidRequest("'prompt' must not be empty.", "prompt");
+  if (prompt.trim() === "") throw invalidValue("'prompt' must not be empty.", "prompt");
   if (prompt.length > IMAGE_LIMITS.promptChars) {
-    throw invalidRequest(
+    throw invalidValue(
       `'prompt' is ${prompt.length} characters long; the limit is ${IMAGE_LIMITS.promptChars}.`,
       "prompt",
     );
@@ -134,14 +134,14 @@ export function readImageRequest(
   );
   const format = optionalField(body, "response_format") ?? "url";
   if (format !== "url" && format !== "b64_json") {
-    throw invalidRequest(
+    throw invalidValue(
       `Invalid 'response_format': expected "url" or "b64_json", got ${JSON.stringify(format)}.`,
       "response_format",
     );
   }
   const output = optionalField(body, "output_format");
   if (output !== undefined && output !== "jpeg") {
-    throw invalidRequest(
+    throw invalidValue(
       `Invalid 'output_format': this endpoint returns JPEG images, so only "jpeg" is accepted; got ${
         JSON.stringify(output)
       }.`,

@@ -1,6 +1,6 @@
 import { invalidRequest } from "../errors.ts";
 import { parseImageDataUrl } from "../http/image_data_url.ts";
-import { optionalField, typeName, wrongType } from "./params.ts";
+import { invalidValue, optionalField, typeName, wrongType } from "./params.ts";
 
 /** Bounds on moderation requests (spec §8.4 leaves them open). */
 export const MODERATION_LIMITS = {
@@ -25,14 +25,14 @@ export function moderationModelId(body: Record<string, unknown>): string | null 
   if (model === undefined) return null;
   if (typeof model !== "string") throw wrongType("model", "a string", model);
   if (model === "") {
-    throw invalidRequest("'model' must not be empty; omit it for the default.", "model");
+    throw invalidValue("'model' must not be empty; omit it for the default.", "model");
   }
   return model;
 }
 
 function checkText(text: string, param: string): string {
   if (text.length > MODERATION_LIMITS.textChars) {
-    throw invalidRequest(
+    throw invalidValue(
       `'${param}' is ${text.length} characters long; the limit is ${MODERATION_LIMITS.textChars}.`,
       param,
     );
@@ -50,7 +50,7 @@ function readParts(parts: unknown[]): ModerationInput {
   parts.forEach((part, i) => {
     const param = `input[${i}]`;
     if (typeof part !== "object" || part === null || Array.isArray(part)) {
-      throw invalidRequest(
+      throw invalidValue(
         `Invalid '${param}': every item must be a string, or every item a content part object; got ${
           typeName(part)
         }.`,
@@ -64,10 +64,13 @@ function readParts(parts: unknown[]): ModerationInput {
     } else if (p.type === "image_url") {
       const image = p.image_url as Record<string, unknown> | undefined;
       const url = typeof image === "object" && image !== null ? image.url : undefined;
+      if (typeof url !== "string") {
+        throw wrongType(`${param}.image_url.url`, "a string (a base64 image data URL)", url);
+      }
       parseImageDataUrl(url, `${param}.image_url.url`);
       images.push(url as string);
     } else {
-      throw invalidRequest(
+      throw invalidValue(
         `Invalid '${param}.type': expected "text" or "image_url", got ${JSON.stringify(p.type)}.`,
         `${param}.type`,
       );
@@ -93,9 +96,9 @@ export function readModerationInput(body: Record<string, unknown>): ModerationIn
   } else if (typeof raw === "string") {
     result = { input: [checkText(raw, "input")], images: [] };
   } else if (Array.isArray(raw)) {
-    if (raw.length === 0) throw invalidRequest("'input' must not be an empty array.", "input");
+    if (raw.length === 0) throw invalidValue("'input' must not be an empty array.", "input");
     if (raw.length > MODERATION_LIMITS.inputs) {
-      throw invalidRequest(
+      throw invalidValue(
         `'input' has ${raw.length} items; the limit is ${MODERATION_LIMITS.inputs} per request.`,
         "input",
       );
@@ -103,7 +106,7 @@ export function readModerationInput(body: Record<string, unknown>): ModerationIn
     if (typeof raw[0] === "string") {
       const input = raw.map((item, i) => {
         if (typeof item !== "string") {
-          throw invalidRequest(
+          throw invalidValue(
             `Invalid 'input[${i}]': expected a string like the other items, got ${typeName(item)}.`,
             `input[${i}]`,
           );
@@ -118,12 +121,16 @@ export function readModerationInput(body: Record<string, unknown>): ModerationIn
   if (images !== undefined) {
     if (!Array.isArray(images)) throw wrongType("input_images", "an array of strings", images);
     images.forEach((url, i) => {
-      parseImageDataUrl(url, `input_images[${i}]`);
+      const param = `input_images[${i}]`;
+      if (typeof url !== "string") {
+        throw wrongType(param, "a string (a base64 image data URL)", url);
+      }
+      parseImageDataUrl(url, param);
       result.images.push(url as string);
     });
   }
   if (result.images.length > MODERATION_LIMITS.images) {
-    throw invalidRequest(
+    throw invalidValue(
       `This request has ${result.images.length} images; the limit is ${MODERATION_LIMITS.images}.`,
       "input_images",
     );

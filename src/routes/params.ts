@@ -39,3 +39,8 @@ export function requiredString(body: Record<string, unknown>, name: string): str
   if (typeof value !== "string") throw wrongType(name, "a string", value);
   return value;
 }
+
+/** 400 naming `param`: its value is not allowed (code `invalid_value`). */
+export function invalidValue(message: string, param: string) {
+  return invalidRequest(message, param, "invalid_value");
+}

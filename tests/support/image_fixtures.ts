@@ -54,40 +54,14 @@ export function gifWithComment(text: string): Uint8Array {
     const part = body.subarray(i, i + 255);
     blocks.push(part.length, ...part);
   }
+  // deno-fmt-ignore
   return Uint8Array.from([
     ...encoder.encode("GIF89a"),
-    1,
-    0,
-    1,
-    0,
-    0x80,
-    0,
-    0, // 1x1, a global colour table of 2 entries
-    0,
-    0,
-    0,
-    255,
-    255,
-    255,
-    0x21,
-    0xfe,
-    ...blocks,
-    0, // comment extension
-    0x2c,
-    0,
-    0,
-    0,
-    0,
-    1,
-    0,
-    1,
-    0,
-    0, // image descriptor
-    2,
-    2,
-    0x44,
-    0x01,
-    0, // LZW data for one pixel
+    1, 0, 1, 0, 0x80, 0, 0, // 1x1, a global colour table of 2 entries
+    0, 0, 0, 255, 255, 255,
+    0x21, 0xfe, ...blocks, 0, // comment extension
+    0x2c, 0, 0, 0, 0, 1, 0, 1, 0, 0, // image descriptor
+    2, 2, 0x44, 0x01, 0, // LZW data for one pixel
     0x3b,
-  ]); // deno-fmt-ignore
+  ]);
 }
