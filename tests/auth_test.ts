@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { viewerOf } from "../src/auth/principal.ts";
 import { resolveModel } from "../src/catalogue/access.ts";
 import { ApiError } from "../src/errors.ts";
-import { startServer, type TestServer } from "./support/server.ts";
+import { startServer, testConfig, type TestServer } from "./support/server.ts";
 
 const CHAT_BODY = JSON.stringify({
   model: "sim-chat",
@@ -13,7 +13,11 @@ const ENDPOINTS = [
   ["GET", "/v1/models", undefined],
   ["POST", "/v1/chat/completions", CHAT_BODY],
   ["POST", "/v1/moderations", JSON.stringify({ input: "hi" })],
-  ["POST", "/v1/images/generations", JSON.stringify({ model: "sim-image", prompt: "a cat" })],
+  [
+    "POST",
+    "/v1/images/generations",
+    JSON.stringify({ model: "sim-image-public", prompt: "a cat" }),
+  ],
 ] as const;
 
 function call(
@@ -43,7 +47,15 @@ async function expect401(res: Response, message: RegExp): Promise<void> {
 }
 
 Deno.test("§5.1: authentication is optional on every endpoint", async () => {
-  await using server = await startServer();
+  // The default image model is preview-only; the endpoint itself needs no key.
+  const config = testConfig((raw) => {
+    (raw.models as unknown[]).push({
+      id: "sim-image-public",
+      provider: "sim",
+      image_generation: { sizes: ["1024x1024"] },
+    });
+  });
+  await using server = await startServer({ config });
   for (const endpoint of ENDPOINTS) {
     const res = await call(server, endpoint);
     await res.body?.cancel();
