@@ -1,5 +1,6 @@
 import type { ModelConfig } from "../config.ts";
 import type { Clock } from "../clock.ts";
+import { retryWhileBusy } from "../kv/busy.ts";
 import type { ModelRecord } from "./model.ts";
 
 const MODEL_PREFIX = ["catalogue", "model"] as const;
@@ -65,10 +66,11 @@ export class Catalogue {
       }
     }
     for (let i = 0; i < writes.length; i += BATCH) {
-      const op = this.#kv.atomic();
-      for (const write of writes.slice(i, i + BATCH)) write(op);
-      op.sum([...VERSION_KEY], 1n);
-      await op.commit();
+      await retryWhileBusy(() => {
+        const op = this.#kv.atomic();
+        for (const write of writes.slice(i, i + BATCH)) write(op);
+        return op.sum([...VERSION_KEY], 1n).commit();
+      });
     }
     await this.refresh();
   }
@@ -85,10 +87,12 @@ export class Catalogue {
 
   /** Creates or replaces a model record in KV; every instance sees it on its next refresh. */
   async put(record: ModelRecord): Promise<void> {
-    await this.#kv.atomic()
-      .set([...MODEL_PREFIX, record.id], record)
-      .sum([...VERSION_KEY], 1n)
-      .commit();
+    await retryWhileBusy(() =>
+      this.#kv.atomic()
+        .set([...MODEL_PREFIX, record.id], record)
+        .sum([...VERSION_KEY], 1n)
+        .commit()
+    );
     await this.refresh();
   }
 
@@ -96,10 +100,12 @@ export class Catalogue {
   async delete(id: string): Promise<boolean> {
     const entry = await this.#kv.get([...MODEL_PREFIX, id]);
     if (entry.versionstamp === null) return false;
-    await this.#kv.atomic()
-      .delete([...MODEL_PREFIX, id])
-      .sum([...VERSION_KEY], 1n)
-      .commit();
+    await retryWhileBusy(() =>
+      this.#kv.atomic()
+        .delete([...MODEL_PREFIX, id])
+        .sum([...VERSION_KEY], 1n)
+        .commit()
+    );
     await this.refresh();
     return true;
   }

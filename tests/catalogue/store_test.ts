@@ -75,3 +75,40 @@ Deno.test("seeding keeps first registration times and admin models, and drops re
     kv.close();
   }
 });
+
+Deno.test("catalogue writes from three processes at once on one KV file all land", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/kv.sqlite`;
+  const script = `${dir}/writer.ts`;
+  const store = new URL("../../src/catalogue/store.ts", import.meta.url).href;
+  await Deno.writeTextFile(
+    script,
+    `import { Catalogue } from "${store}";
+const kv = await Deno.openKv(Deno.args[0]);
+const catalogue = await Catalogue.open({ kv, clock: { now: () => Date.now() } });
+const base = JSON.parse(Deno.args[1]);
+await Promise.all(Array.from({ length: 40 }, (_, j) =>
+  catalogue.put({ ...base, id: \`m-\${Deno.args[2]}-\${j}\` })));
+catalogue.close();
+kv.close();
+`,
+  );
+  try {
+    const base = JSON.stringify(extraModel("x"));
+    const runs = await Promise.all(["a", "b", "c"].map((tag) =>
+      new Deno.Command(Deno.execPath(), {
+        args: ["run", "-A", "--unstable-kv", script, path, base, tag],
+        stdout: "piped",
+        stderr: "piped",
+      }).output()
+    ));
+    for (const run of runs) assert.equal(run.code, 0, new TextDecoder().decode(run.stderr));
+    const kv = await Deno.openKv(path);
+    const catalogue = await Catalogue.open({ kv, clock: new FakeClock() });
+    assert.equal(catalogue.all().filter((m) => m.id.startsWith("m-")).length, 120);
+    catalogue.close();
+    kv.close();
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
