@@ -4,22 +4,16 @@
  * the adapters must give the same public results from either.
  */
 import assert from "node:assert/strict";
-import { AnthropicProvider } from "../../src/providers/anthropic.ts";
-import { OpenAIProvider } from "../../src/providers/openai.ts";
-import type { ProviderDeps } from "../../src/providers/registry.ts";
 import type { Provider } from "../../src/providers/types.ts";
 import type { ChatCompletion, ChatRequest, Tool } from "../../src/types/openai.ts";
-import { startFakeAnthropic } from "../support/fake_anthropic.ts";
-import { startFakeOpenAI } from "../support/fake_openai.ts";
-import type { FakeUpstream } from "../support/fake_upstream.ts";
 import {
   assemble,
   assertStreamContract,
   callContext,
   chatRequest,
   collect,
-  providerDeps,
 } from "../support/provider_call.ts";
+import { STYLES } from "../support/provider_styles.ts";
 
 const PNG_1x1 =
   "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
@@ -32,32 +26,6 @@ const WEATHER: Tool = {
     parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
   },
 };
-
-interface Style {
-  name: "openai" | "anthropic";
-  start(options?: { sliceBytes?: number }): FakeUpstream;
-  make(fake: FakeUpstream): Provider;
-}
-
-const FAST = { initialBackoffMs: 1 };
-
-/** Both upstream styles, each with its fake and an adapter pointed at it. */
-export const STYLES: Style[] = [
-  {
-    name: "openai",
-    start: (options) => startFakeOpenAI(options),
-    make: (fake) => new OpenAIProvider(deps("openai", `${fake.url}/v1`, fake.apiKey), FAST),
-  },
-  {
-    name: "anthropic",
-    start: (options) => startFakeAnthropic(options),
-    make: (fake) => new AnthropicProvider(deps("anthropic", fake.url, fake.apiKey), FAST),
-  },
-];
-
-function deps(style: "openai" | "anthropic", url: string, key: string): ProviderDeps {
-  return providerDeps(style, url, key);
-}
 
 /** Runs a request both ways (non-stream and stream) and checks they agree. */
 async function both(provider: Provider, req: ChatRequest): Promise<ChatCompletion> {
@@ -91,7 +59,7 @@ async function both(provider: Provider, req: ChatRequest): Promise<ChatCompletio
 for (const style of STYLES) {
   Deno.test(`${style.name} adapter: a plain conversation`, async () => {
     await using fake = style.start();
-    const provider = style.make(fake);
+    const provider = style.make(fake.url, fake.apiKey).provider;
     const completion = await both(
       provider,
       chatRequest({
@@ -115,7 +83,7 @@ for (const style of STYLES) {
   Deno.test(`${style.name} adapter: two parallel tool calls`, async () => {
     await using fake = style.start();
     const completion = await both(
-      style.make(fake),
+      style.make(fake.url, fake.apiKey).provider,
       chatRequest({
         messages: [{ role: "user", content: "What is the weather in Paris and Tokyo?" }],
         tools: [WEATHER],
@@ -147,7 +115,7 @@ for (const style of STYLES) {
       ],
     });
     const completion = await both(
-      style.make(fake),
+      style.make(fake.url, fake.apiKey).provider,
       chatRequest({ messages: [{ role: "user", content: "Weather?" }], tools: [WEATHER] }),
     );
     assert.equal(completion.choices[0]!.message.content, "Let me check both.");
@@ -157,7 +125,7 @@ for (const style of STYLES) {
   Deno.test(`${style.name} adapter: a tool round trip`, async () => {
     await using fake = style.start();
     const completion = await both(
-      style.make(fake),
+      style.make(fake.url, fake.apiKey).provider,
       chatRequest({
         tools: [WEATHER],
         messages: [
@@ -192,7 +160,7 @@ for (const style of STYLES) {
   Deno.test(`${style.name} adapter: image input`, async () => {
     await using fake = style.start();
     const completion = await both(
-      style.make(fake),
+      style.make(fake.url, fake.apiKey).provider,
       chatRequest({
         messages: [{
           role: "user",
@@ -213,7 +181,10 @@ for (const style of STYLES) {
   Deno.test(`${style.name} adapter: a stop sequence ends the text`, async () => {
     await using fake = style.start();
     fake.script = () => ({ text: "one two three END four five", toolCalls: [] });
-    const completion = await both(style.make(fake), chatRequest({ stop: ["END", "NEVER"] }));
+    const completion = await both(
+      style.make(fake.url, fake.apiKey).provider,
+      chatRequest({ stop: ["END", "NEVER"] }),
+    );
     assert.equal(completion.choices[0]!.message.content, "one two three ");
     assert.equal(completion.choices[0]!.finish_reason, "stop");
     assert.equal(completion.usage.completion_tokens, 3);
@@ -222,7 +193,10 @@ for (const style of STYLES) {
   Deno.test(`${style.name} adapter: max_tokens ends the text with length`, async () => {
     await using fake = style.start();
     fake.script = () => ({ text: "one two three four five", toolCalls: [] });
-    const completion = await both(style.make(fake), chatRequest({ max_tokens: 2 }));
+    const completion = await both(
+      style.make(fake.url, fake.apiKey).provider,
+      chatRequest({ max_tokens: 2 }),
+    );
     assert.equal(completion.choices[0]!.message.content, "one two ");
     assert.equal(completion.choices[0]!.finish_reason, "length");
     assert.equal(completion.usage.completion_tokens, 2);
@@ -235,7 +209,7 @@ for (const style of STYLES) {
       text,
       toolCalls: [{ name: "get_weather", arguments: { city: "Zürich 🏔" } }],
     });
-    const provider = style.make(fake);
+    const provider = style.make(fake.url, fake.apiKey).provider;
     const req = chatRequest({ stream: true, tools: [WEATHER] });
     const chunks = await collect(provider.chatStream(req, callContext()));
     assertStreamContract(chunks, "gw-model");

@@ -24,6 +24,8 @@ export interface Fault {
   stallAfterEvents?: number;
   /** Stream: after this many events, send the style's mid-stream error event and end. */
   errorAfterEvents?: number;
+  /** Stream: after this many events, end the body cleanly (a truncated stream). */
+  endAfterEvents?: number;
 }
 
 /** One request the fake received. */
@@ -155,15 +157,6 @@ export class FakeUpstream {
     const fault = this.faults.shift() ?? {};
     if (fault.delayMs) await this.#sleep(fault.delayMs, request.signal);
     if (request.signal.aborted) return new Response(null, { status: 499 });
-    if (received.violations.length > 0) {
-      if (received.violations.some((v) => v.startsWith("auth:"))) {
-        return json(401, style.errorBody(401, "authentication_error", "invalid x-api-key"));
-      }
-      return json(
-        400,
-        style.errorBody(400, "invalid_request_error", received.violations.join("; ")),
-      );
-    }
     if (fault.status) {
       const type = fault.errorType ?? "api_error";
       return json(
@@ -175,6 +168,15 @@ export class FakeUpstream {
           fault.errorCode,
         ),
         fault.headers,
+      );
+    }
+    if (received.violations.length > 0) {
+      if (received.violations.some((v) => v.startsWith("auth:"))) {
+        return json(401, style.errorBody(401, "authentication_error", "invalid x-api-key"));
+      }
+      return json(
+        400,
+        style.errorBody(400, "invalid_request_error", received.violations.join("; ")),
       );
     }
     if (fault.garbage !== undefined) {
@@ -200,6 +202,7 @@ export class FakeUpstream {
         [fault.breakAfterEvents, "break"],
         [fault.stallAfterEvents, "stall"],
         [fault.errorAfterEvents, "error"],
+        [fault.endAfterEvents, "end"],
       ] as const
     ) {
       if (n !== undefined) {
