@@ -110,6 +110,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
 
   async function handler(request: Request, info: Deno.ServeHandlerInfo): Promise<Response> {
     const started = performance.now();
+    const arrived = clock.now();
     const requestId = "req_" + crypto.randomUUID().replaceAll("-", "");
     const url = new URL(request.url);
     const ip = clientIp(request, info.remoteAddr, config.server.trust_proxy);
@@ -144,7 +145,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     };
     const writeLog = (status: number, error: string | null) => {
       const record: LogRecord = {
-        ts: new Date(clock.now() - (performance.now() - started)).toISOString(),
+        ts: new Date(arrived).toISOString(),
         request_id: requestId,
         method: request.method,
         path: url.pathname,

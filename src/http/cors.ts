@@ -68,6 +68,8 @@ export class Cors {
     if (allow === null) return;
     headers.set("access-control-allow-origin", allow);
     headers.set("access-control-expose-headers", EXPOSED);
-    if (!this.#any) headers.append("vary", "Origin");
+    if (!this.#any && !/\borigin\b/i.test(headers.get("vary") ?? "")) {
+      headers.append("vary", "Origin");
+    }
   }
 }

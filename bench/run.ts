@@ -1,0 +1,489 @@
+/**
+ * The load benchmark (`deno task bench`): a fast fake upstream, a bare pass-through proxy and
+ * Switchyard, measured in one run, interleaved, with wrk on loopback. The proxies are pinned
+ * to core 0 and the upstream and wrk to core 1 where `taskset` exists.
+ *
+ *   deno task bench                 the table (non-stream and stream at 32 and 256 connections)
+ *   deno task bench --soak          1,000 concurrent slow streams against Switchyard
+ *   deno task bench --seconds 5     length of each wrk run (default 5)
+ *   deno task bench --rounds 2      interleaved rounds per row (default 2; medians reported)
+ */
+import { KeyStore } from "../src/auth/keys.ts";
+import { systemClock } from "../src/clock.ts";
+
+const ROOT = new URL("..", import.meta.url).pathname;
+const OUT = `${ROOT}.bench-out`;
+const args = parseArgs(Deno.args);
+const TASKSET = await has("taskset");
+const decoder = new TextDecoder();
+
+interface Proc {
+  name: string;
+  child: Deno.ChildProcess;
+  pid: number;
+  port: number;
+}
+
+interface Sample {
+  rps: number;
+  p50: number;
+  p99: number;
+  requests: number;
+  errors: number;
+  cpuUsPerRequest: number;
+}
+
+function parseArgs(argv: string[]) {
+  const get = (name: string, fallback: number) => {
+    const i = argv.indexOf(`--${name}`);
+    return i >= 0 ? Number(argv[i + 1]) : fallback;
+  };
+  return {
+    soak: argv.includes("--soak"),
+    seconds: get("seconds", 5),
+    rounds: get("rounds", 2),
+  };
+}
+
+async function has(command: string): Promise<boolean> {
+  try {
+    const out = await new Deno.Command("sh", { args: ["-c", `command -v ${command}`] }).output();
+    return out.success;
+  } catch {
+    return false;
+  }
+}
+
+function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  return port;
+}
+
+function pinned(core: number, argv: string[]): string[] {
+  return TASKSET ? ["taskset", "-c", String(core), ...argv] : argv;
+}
+
+async function spawn(
+  name: string,
+  core: number,
+  argv: string[],
+  env: Record<string, string>,
+  port: number,
+): Promise<Proc> {
+  const [cmd, ...rest] = pinned(core, argv);
+  const log = await Deno.open(`${OUT}/${name}.log`, { write: true, create: true, truncate: true });
+  const child = new Deno.Command(cmd!, {
+    args: rest,
+    env: { NO_COLOR: "1", ...env },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  child.stdout.pipeTo(log.writable).catch(() => {});
+  child.stderr.pipeTo(new WritableStream()).catch(() => {});
+  for (let i = 0; i < 400; i++) {
+    try {
+      const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+      conn.close();
+      return { name, child, pid: child.pid, port };
+    } catch {
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
+  throw new Error(`${name} did not start on port ${port}`);
+}
+
+async function stop(proc: Proc): Promise<void> {
+  try {
+    proc.child.kill("SIGTERM");
+  } catch {
+    // already gone
+  }
+  await proc.child.status;
+}
+
+/** User+system CPU seconds of a process so far (all its threads). */
+async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await Deno.readTextFile(`/proc/${pid}/stat`);
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** Peak resident set size in MB. */
+async function peakRssMb(pid: number): Promise<number> {
+  const status = await Deno.readTextFile(`/proc/${pid}/status`);
+  const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return kb / 1024;
+}
+
+function toMs(value: string): number {
+  const m = /^([\d.]+)(us|ms|s|m)$/.exec(value.trim());
+  if (!m) return NaN;
+  const n = Number(m[1]);
+  return m[2] === "us" ? n / 1000 : m[2] === "ms" ? n : m[2] === "s" ? n * 1000 : n * 60_000;
+}
+
+async function wrk(
+  url: string,
+  connections: number,
+  body: string,
+  key: string | null,
+  measured: Proc,
+): Promise<Sample> {
+  const script = `${OUT}/post_${connections}_${key ? "k" : "n"}_${body.length}.lua`;
+  const headers = [`wrk.headers["Content-Type"] = "application/json"`];
+  if (key) headers.push(`wrk.headers["Authorization"] = "Bearer ${key}"`);
+  await Deno.writeTextFile(
+    script,
+    [`wrk.method = "POST"`, `wrk.body = ${JSON.stringify(body)}`, ...headers].join("\n") + "\n",
+  );
+  const before = await cpuSeconds(measured.pid);
+  const out = await new Deno.Command(pinned(1, ["wrk"])[0]!, {
+    args: [
+      ...pinned(1, ["wrk"]).slice(1),
+      "-t",
+      "2",
+      "-c",
+      String(connections),
+      "-d",
+      `${args.seconds}s`,
+      "--latency",
+      "-s",
+      script,
+      url,
+    ],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const after = await cpuSeconds(measured.pid);
+  const text = decoder.decode(out.stdout);
+  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(text)?.[1] ?? NaN);
+  const requests = Number(/(\d+) requests in/.exec(text)?.[1] ?? NaN);
+  const errors = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(text)?.[1] ?? 0) +
+    Number(/Socket errors:.*timeout (\d+)/.exec(text)?.[1] ?? 0);
+  const p50 = toMs(/\s50%\s+(\S+)/.exec(text)?.[1] ?? "");
+  const p99 = toMs(/\s99%\s+(\S+)/.exec(text)?.[1] ?? "");
+  return { rps, p50, p99, requests, errors, cpuUsPerRequest: ((after - before) * 1e6) / requests };
+}
+
+/** Median time to the first body byte of a streamed request, unloaded. */
+async function ttfb(url: string, body: string, key: string | null, n = 200): Promise<number> {
+  const times: number[] = [];
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (key) headers.authorization = `Bearer ${key}`;
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    const res = await fetch(url, { method: "POST", headers, body });
+    const reader = res.body!.getReader();
+    await reader.read();
+    times.push(performance.now() - t0);
+    while (!(await reader.read()).done) { /* drain */ }
+  }
+  times.sort((a, b) => a - b);
+  return times[Math.floor(times.length / 2)]!;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+function medianSample(samples: Sample[]): Sample {
+  return {
+    rps: median(samples.map((s) => s.rps)),
+    p50: median(samples.map((s) => s.p50)),
+    p99: median(samples.map((s) => s.p99)),
+    requests: samples.reduce((a, s) => a + s.requests, 0),
+    errors: samples.reduce((a, s) => a + s.errors, 0),
+    cpuUsPerRequest: median(samples.map((s) => s.cpuUsPerRequest)),
+  };
+}
+
+async function benchConfig(upstreamPort: number, kvPath: string): Promise<string> {
+  const config = {
+    server: { hostname: "127.0.0.1", port: 0 },
+    kv: { path: kvPath },
+    providers: [
+      {
+        id: "bench",
+        style: "openai",
+        base_url: `http://127.0.0.1:${upstreamPort}/v1`,
+        api_key_env: "BENCH_UPSTREAM_KEY",
+        max_retries: 0,
+      },
+      {
+        id: "bench-anthropic",
+        style: "anthropic",
+        base_url: `http://127.0.0.1:${upstreamPort}`,
+        api_key_env: "BENCH_UPSTREAM_KEY",
+        max_retries: 0,
+      },
+    ],
+    models: [
+      { id: "bench-openai", provider: "bench", chat_completions: true, access: "key" },
+      { id: "bench-claude", provider: "bench-anthropic", chat_completions: true, access: "key" },
+    ],
+  };
+  const path = `${OUT}/switchyard.bench.json`;
+  await Deno.writeTextFile(path, JSON.stringify(config, null, 2));
+  return path;
+}
+
+/** A key with limits raised out of the way (still counted in KV on every request). */
+async function benchKey(kvPath: string): Promise<string> {
+  const kv = await Deno.openKv(kvPath);
+  try {
+    const high = { per_minute: 1_000_000_000, per_day: 1_000_000_000 };
+    const { key } = await new KeyStore(kv, systemClock).create({
+      name: "bench",
+      limits: { chat: high, other: high, images: high },
+    });
+    return key;
+  } finally {
+    kv.close();
+  }
+}
+
+function chatBody(model: string, stream: boolean): string {
+  return JSON.stringify({
+    model,
+    messages: [
+      { role: "system", content: "You are a helpful assistant." },
+      { role: "user", content: "Say hello to the benchmark." },
+    ],
+    max_tokens: 64,
+    stream,
+  });
+}
+
+function fmt(n: number, digits = 2): string {
+  return Number.isFinite(n) ? n.toFixed(digits) : "n/a";
+}
+
+async function table(): Promise<void> {
+  const upstreamPort = freePort();
+  const kvPath = `${OUT}/bench.kv.sqlite`;
+  for (const f of [kvPath, `${kvPath}-wal`, `${kvPath}-shm`]) await Deno.remove(f).catch(() => {});
+  const key = await benchKey(kvPath);
+  const configPath = await benchConfig(upstreamPort, kvPath);
+  const deno = Deno.execPath();
+  const upstream = await spawn("upstream", 1, [deno, "run", "-A", `${ROOT}bench/upstream.ts`], {
+    PORT: String(upstreamPort),
+    CHUNKS: "20",
+  }, upstreamPort);
+  const passPort = freePort();
+  const passthrough = await spawn("passthrough", 0, [
+    deno,
+    "run",
+    "-A",
+    `${ROOT}bench/passthrough.ts`,
+  ], {
+    PORT: String(passPort),
+    UPSTREAM: `http://127.0.0.1:${upstreamPort}`,
+  }, passPort);
+  const syPort = freePort();
+  const switchyard = await spawn(
+    "switchyard",
+    0,
+    [deno, "run", "-A", `${ROOT}main.ts`, "--config", configPath],
+    { PORT: String(syPort), BENCH_UPSTREAM_KEY: "sk-upstream-bench" },
+    syPort,
+  );
+  const path = "/v1/chat/completions";
+  const targets = [
+    {
+      label: "direct",
+      proc: upstream,
+      url: `http://127.0.0.1:${upstreamPort}${path}`,
+      model: "bench-upstream",
+      key: null,
+    },
+    {
+      label: "passthrough",
+      proc: passthrough,
+      url: `http://127.0.0.1:${passPort}${path}`,
+      model: "bench-upstream",
+      key: null,
+    },
+    {
+      label: "switchyard",
+      proc: switchyard,
+      url: `http://127.0.0.1:${syPort}${path}`,
+      model: "bench-openai",
+      key,
+    },
+  ] as const;
+  try {
+    // Warm up every target (JIT, connection pools).
+    for (const t of targets) {
+      await wrk(t.url, 32, chatBody(t.model, false), t.key, t.proc);
+    }
+    const rows: string[] = [];
+    const header =
+      "| mode | conns | target | req/s | p50 ms | p99 ms | added p50 ms | added p99 ms | CPU µs/req | errors |";
+    rows.push(header, "|---|---|---|---|---|---|---|---|---|---|");
+    const ratios: string[] = [];
+    for (const stream of [false, true]) {
+      for (const conns of [32, 256]) {
+        const samples = new Map<string, Sample[]>();
+        for (let round = 0; round < args.rounds; round++) {
+          for (const t of targets) {
+            const s = await wrk(t.url, conns, chatBody(t.model, stream), t.key, t.proc);
+            samples.set(t.label, [...(samples.get(t.label) ?? []), s]);
+          }
+        }
+        const direct = medianSample(samples.get("direct")!);
+        const results = new Map<string, Sample>();
+        for (const t of targets) {
+          const s = medianSample(samples.get(t.label)!);
+          results.set(t.label, s);
+          const added = t.label === "direct" ? "" : fmt(s.p50 - direct.p50);
+          const added99 = t.label === "direct" ? "" : fmt(s.p99 - direct.p99);
+          rows.push(
+            `| ${stream ? "stream 20" : "non-stream"} | ${conns} | ${t.label} | ${
+              fmt(s.rps, 0)
+            } | ${fmt(s.p50)} | ${fmt(s.p99)} | ${added} | ${added99} | ${
+              fmt(s.cpuUsPerRequest, 0)
+            } | ${s.errors} |`,
+          );
+        }
+        const ratio = results.get("switchyard")!.rps / results.get("passthrough")!.rps;
+        ratios.push(
+          `${stream ? "stream 20" : "non-stream"} @ ${conns}: switchyard/passthrough throughput = ${
+            fmt(ratio * 100, 0)
+          }%`,
+        );
+      }
+    }
+    // The Anthropic adapter prices translation.
+    const claude = [] as Sample[];
+    const claudeStream = [] as Sample[];
+    for (let round = 0; round < args.rounds; round++) {
+      claude.push(await wrk(targets[2].url, 32, chatBody("bench-claude", false), key, switchyard));
+      claudeStream.push(
+        await wrk(targets[2].url, 32, chatBody("bench-claude", true), key, switchyard),
+      );
+    }
+    for (
+      const [label, s] of [["non-stream", medianSample(claude)], [
+        "stream 20",
+        medianSample(claudeStream),
+      ]] as const
+    ) {
+      rows.push(
+        `| ${label} | 32 | switchyard→anthropic | ${fmt(s.rps, 0)} | ${fmt(s.p50)} | ${
+          fmt(s.p99)
+        } |  |  | ${fmt(s.cpuUsPerRequest, 0)} | ${s.errors} |`,
+      );
+    }
+    const streamBody = (model: string) => chatBody(model, true);
+    const ttfbDirect = await ttfb(targets[0].url, streamBody("bench-upstream"), null);
+    const ttfbPass = await ttfb(targets[1].url, streamBody("bench-upstream"), null);
+    const ttfbSy = await ttfb(targets[2].url, streamBody("bench-openai"), key);
+    console.log(
+      `\nSwitchyard load benchmark (${args.seconds}s per run, ${args.rounds} interleaved rounds, medians; taskset ${
+        TASKSET ? "on" : "off"
+      })\n`,
+    );
+    console.log(rows.join("\n"));
+    console.log("");
+    for (const r of ratios) console.log(r);
+    console.log(
+      `unloaded time to first byte (stream, median of 200): direct ${
+        fmt(ttfbDirect, 3)
+      } ms, passthrough ${fmt(ttfbPass, 3)} ms, switchyard ${
+        fmt(ttfbSy, 3)
+      } ms (switchyard − passthrough = ${fmt(ttfbSy - ttfbPass, 3)} ms)`,
+    );
+    console.log(
+      `peak RSS: switchyard ${fmt(await peakRssMb(switchyard.pid), 1)} MB, passthrough ${
+        fmt(await peakRssMb(passthrough.pid), 1)
+      } MB, upstream ${fmt(await peakRssMb(upstream.pid), 1)} MB`,
+    );
+  } finally {
+    for (const p of [switchyard, passthrough, upstream]) await stop(p);
+  }
+}
+
+async function soak(): Promise<void> {
+  const upstreamPort = freePort();
+  const kvPath = `${OUT}/soak.kv.sqlite`;
+  for (const f of [kvPath, `${kvPath}-wal`, `${kvPath}-shm`]) await Deno.remove(f).catch(() => {});
+  const key = await benchKey(kvPath);
+  const configPath = await benchConfig(upstreamPort, kvPath);
+  const deno = Deno.execPath();
+  const upstream = await spawn(
+    "soak-upstream",
+    1,
+    [deno, "run", "-A", `${ROOT}bench/upstream.ts`],
+    {
+      PORT: String(upstreamPort),
+      CHUNKS: "100",
+      DRIP_MS: "100",
+    },
+    upstreamPort,
+  );
+  const syPort = freePort();
+  const switchyard = await spawn(
+    "soak-switchyard",
+    0,
+    [deno, "run", "-A", `${ROOT}main.ts`, "--config", configPath],
+    { PORT: String(syPort), BENCH_UPSTREAM_KEY: "sk-upstream-bench" },
+    syPort,
+  );
+  try {
+    const n = 1000;
+    const url = `http://127.0.0.1:${syPort}/v1/chat/completions`;
+    const body = chatBody("bench-openai", true);
+    const cpu0 = await cpuSeconds(switchyard.pid);
+    const t0 = performance.now();
+    const results = await Promise.all(
+      Array.from({ length: n }, async () => {
+        const res = await fetch(url, {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+          body,
+          signal: AbortSignal.timeout(60_000),
+        });
+        const text = await res.text();
+        return res.status === 200 && text.endsWith("data: [DONE]\n\n");
+      }).map((p) => p.catch(() => false)),
+    );
+    const seconds = (performance.now() - t0) / 1000;
+    const cpu = (await cpuSeconds(switchyard.pid)) - cpu0;
+    const ok = results.filter(Boolean).length;
+    console.log(
+      `\nSoak: ${n} concurrent streams, 100 chunks each at 100 ms intervals (10 s per stream)`,
+    );
+    console.log(
+      `completed with [DONE]: ${ok}/${n}; stuck or failed: ${n - ok}; wall ${fmt(seconds, 1)} s`,
+    );
+    console.log(
+      `switchyard CPU ${fmt(cpu, 2)} s (${fmt((cpu * 1e6) / n, 0)} µs per stream), peak RSS ${
+        fmt(await peakRssMb(switchyard.pid), 1)
+      } MB`,
+    );
+    if (ok !== n) Deno.exitCode = 1;
+  } finally {
+    for (const p of [switchyard, upstream]) await stop(p);
+  }
+}
+
+await Deno.mkdir(OUT, { recursive: true });
+if (!(await has("wrk")) && !args.soak) {
+  console.error("wrk is not installed: installing it with apt-get (Debian package wrk)…");
+  const out = await new Deno.Command("sh", {
+    args: [
+      "-c",
+      "apt-get install -y wrk >/dev/null 2>&1 || (apt-get update >/dev/null 2>&1 && apt-get install -y wrk >/dev/null 2>&1)",
+    ],
+  }).output();
+  if (!out.success || !(await has("wrk"))) {
+    console.error("could not install wrk; install it (apt-get install wrk) and run again");
+    Deno.exit(1);
+  }
+}
+if (args.soak) await soak();
+else await table();

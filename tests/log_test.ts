@@ -1,0 +1,97 @@
+import assert from "node:assert/strict";
+import { LOG_PREFIX } from "../src/log/kv_sink.ts";
+import type { LogRecord } from "../src/log/record.ts";
+import { startServer } from "./support/server.ts";
+
+const FIELDS = [
+  "ts",
+  "request_id",
+  "method",
+  "path",
+  "status",
+  "ms",
+  "ip",
+  "key_id",
+  "model",
+  "provider",
+  "prompt_tokens",
+  "completion_tokens",
+  "error",
+];
+
+Deno.test("one JSON line per request on stdout with every field", async () => {
+  await using server = await startServer();
+  const ok = await fetch(`${server.url}/v1/models`);
+  await ok.body?.cancel();
+  const missing = await fetch(`${server.url}/missing`);
+  await missing.body?.cancel();
+  await server.app.services.logger.flush();
+  const lines = server.output.out.trimEnd().split("\n");
+  assert.equal(lines.length, 2);
+  const [first, second] = lines.map((l) => JSON.parse(l));
+  for (const field of FIELDS) assert.ok(field in first, `missing ${field}`);
+  assert.equal(first.request_id, ok.headers.get("x-request-id"));
+  assert.equal(first.method, "GET");
+  assert.equal(first.path, "/v1/models");
+  assert.equal(first.status, 200);
+  assert.equal(typeof first.ms, "number");
+  assert.ok(first.ms >= 0);
+  assert.equal(first.ip, "127.0.0.1");
+  assert.equal(first.key_id, null);
+  assert.equal(first.error, null);
+  assert.equal(first.ts, new Date(server.clock.now()).toISOString());
+  assert.equal(second.status, 404);
+  assert.equal(second.error, "unknown_url");
+});
+
+Deno.test("a key's id is logged, never its value nor any Authorization header", async () => {
+  await using server = await startServer();
+  const { key, record } = await server.app.services.keys.create({ name: "logged" });
+  const withKey = await fetch(`${server.url}/v1/models`, {
+    headers: { authorization: `Bearer ${key}` },
+  });
+  await withKey.body?.cancel();
+  const wrong = "sk-sy-" + "Z".repeat(32);
+  const bad = await fetch(`${server.url}/v1/models`, {
+    headers: { authorization: `Bearer ${wrong}` },
+  });
+  assert.equal(bad.status, 401);
+  const badBody = await bad.text();
+  assert.ok(!badBody.includes(wrong));
+  const malformed = await fetch(`${server.url}/v1/models`, {
+    headers: { authorization: "Basic dXNlcjpzZWNyZXQtcGFzc3dvcmQ=" },
+  });
+  assert.equal(malformed.status, 401);
+  await malformed.body?.cancel();
+  await server.app.services.logger.flush();
+  const records = server.output.records();
+  assert.equal(records.length, 3);
+  assert.equal(records[0]!.key_id, record.id);
+  assert.equal(records[1]!.error, "invalid_api_key");
+  const everything = server.output.out + server.output.err +
+    JSON.stringify(await Array.fromAsync(server.kv.list({ prefix: [...LOG_PREFIX] })));
+  for (const secret of [key, wrong, "dXNlcjpzZWNyZXQtcGFzc3dvcmQ=", "Bearer"]) {
+    assert.ok(!everything.includes(secret), `a log contains ${secret}`);
+  }
+});
+
+Deno.test("the same records are kept in KV with retention, written in batches", async () => {
+  await using server = await startServer();
+  for (let i = 0; i < 3; i++) {
+    const res = await fetch(`${server.url}/healthz`);
+    await res.body?.cancel();
+  }
+  await server.app.services.logger.flush();
+  const entries = await Array.fromAsync(server.kv.list<LogRecord>({ prefix: [...LOG_PREFIX] }));
+  assert.equal(entries.length, 3);
+  const byId = (a: Record<string, unknown>, b: Record<string, unknown>) =>
+    String(a.request_id).localeCompare(String(b.request_id));
+  assert.deepEqual(
+    entries.map((e) => ({ ...e.value }) as Record<string, unknown>).sort(byId),
+    server.output.records().sort(byId),
+  );
+  for (const entry of entries) {
+    assert.equal(entry.key[1], Date.parse(entry.value.ts));
+    assert.equal(entry.key[2], entry.value.request_id);
+  }
+});
