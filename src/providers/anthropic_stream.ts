@@ -1,4 +1,4 @@
-import type { ChatChunk } from "../types/openai.ts";
+import type { ChatChunk, Delta } from "../types/openai.ts";
 import { completionIdOf, finishReasonOf, usageFromAnthropic } from "./anthropic_response.ts";
 import { ChunkWriter } from "./chunks.ts";
 import { isObject, type JsonObject, malformed, stringField } from "./wire.ts";
@@ -11,7 +11,8 @@ interface ToolBlock {
 
 /**
  * Translates the events of a streamed Anthropic message into public chat chunks: the role
- * with `message_start`, text deltas as content, each `tool_use` block as a tool call with
+ * with the first output (`content: ""`, or `content: null` and the first tool call's header
+ * when a tool call comes first, as OpenAI streams it), text deltas as content, each `tool_use` block as a tool call with
  * its own index (0, 1, … whatever blocks come before it) and its `input_json_delta`s as
  * argument fragments (`{}` when none came), and with `message_stop` the finish chunk and the
  * usage chunk (input tokens from `message_start`, output from the cumulative `message_delta`).
@@ -24,6 +25,7 @@ export class AnthropicStreamTranslator {
   readonly #tools = new Map<number, ToolBlock>();
   #usage: JsonObject = {};
   #stopReason: unknown = null;
+  #roleSent = false;
   #done = false;
 
   constructor(model: string, now: number) {
@@ -48,7 +50,7 @@ export class AnthropicStreamTranslator {
         if (!isObject(block)) throw malformed("stream (content_block_start without a block)");
         if (block.type === "text") {
           const text = stringField(block, "text");
-          return text ? [writer.delta({ content: text })] : [];
+          return text ? this.#emit({ content: text }) : [];
         }
         if (block.type !== "tool_use") return [];
         const id = stringField(block, "id");
@@ -56,14 +58,14 @@ export class AnthropicStreamTranslator {
         if (id === null || name === null) throw malformed("stream (a tool_use block without id)");
         const tool: ToolBlock = { index: this.#tools.size, sentArguments: false };
         this.#tools.set(blockIndex(data), tool);
-        const out = [writer.delta({
+        const out = this.#emit({
           tool_calls: [{
             index: tool.index,
             id,
             type: "function",
             function: { name, arguments: "" },
           }],
-        })];
+        });
         if (isObject(block.input) && Object.keys(block.input).length > 0) {
           out.push(this.#arguments(tool, JSON.stringify(block.input)));
         }
@@ -74,7 +76,7 @@ export class AnthropicStreamTranslator {
         if (!isObject(delta)) throw malformed("stream (content_block_delta without a delta)");
         if (delta.type === "text_delta") {
           const text = stringField(delta, "text");
-          return text ? [writer.delta({ content: text })] : [];
+          return text ? this.#emit({ content: text }) : [];
         }
         if (delta.type !== "input_json_delta") return [];
         const tool = this.#tools.get(blockIndex(data));
@@ -96,6 +98,7 @@ export class AnthropicStreamTranslator {
       case "message_stop":
         this.#done = true;
         return [
+          ...this.#emit(null),
           writer.finish(finishReasonOf(this.#stopReason)),
           writer.usage(usageFromAnthropic(this.#usage)),
         ];
@@ -111,7 +114,20 @@ export class AnthropicStreamTranslator {
     if (this.#writer !== null) throw malformed("stream (a second message_start)");
     this.#writer = new ChunkWriter(completionIdOf(id), Math.floor(this.#now / 1000), this.#model);
     if (isObject(message.usage)) this.#usage = numbers(message.usage);
-    return [this.#writer.delta({ role: "assistant", content: "" })];
+    return [];
+  }
+
+  /** The chunks for a delta (none for `null`), led by the role chunk if not yet sent. */
+  #emit(delta: Delta | null): ChatChunk[] {
+    const writer = this.#writer!;
+    const out: ChatChunk[] = [];
+    if (!this.#roleSent) {
+      this.#roleSent = true;
+      if (delta?.tool_calls) return [writer.delta({ role: "assistant", content: null, ...delta })];
+      out.push(writer.delta({ role: "assistant", content: "" }));
+    }
+    if (delta) out.push(writer.delta(delta));
+    return out;
   }
 
   #arguments(tool: ToolBlock, fragment: string): ChatChunk {

@@ -47,8 +47,12 @@ export class OpenAIStreamNormalizer {
       const deltas = this.#deltas(index, isObject(choice.delta) ? choice.delta : {});
       if (!this.#started.has(index)) {
         this.#started.add(index);
-        const first = deltas[0]?.tool_calls ? deltas.shift()! : { content: "" };
-        deltas.unshift({ role: "assistant", ...first });
+        const first = deltas[0]?.tool_calls ? deltas.shift()! : null;
+        deltas.unshift(
+          first
+            ? { role: "assistant", content: null, ...first }
+            : { role: "assistant", content: "" },
+        );
       }
       for (const delta of deltas) out.push(writer.delta(delta, index));
       if (choice.finish_reason !== null && choice.finish_reason !== undefined) {

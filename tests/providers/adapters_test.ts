@@ -85,7 +85,7 @@ for (const style of STYLES) {
     const completion = await both(
       style.make(fake.url, fake.apiKey).provider,
       chatRequest({
-        messages: [{ role: "user", content: "What is the weather in Paris and Tokyo?" }],
+        messages: [{ role: "user", content: "Use get_weather for Paris and Tokyo" }],
         tools: [WEATHER],
         tool_choice: "auto",
       }),
@@ -130,7 +130,7 @@ for (const style of STYLES) {
         tools: [WEATHER],
         messages: [
           { role: "developer", content: "Use tools." },
-          { role: "user", content: "What is the weather in Paris and Tokyo?" },
+          { role: "user", content: "Use get_weather for Paris and Tokyo" },
           {
             role: "assistant",
             content: null,

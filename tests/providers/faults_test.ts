@@ -233,7 +233,7 @@ for (const style of STYLES) {
 
   t("a stream that stalls → 504 mid-stream, and the upstream call is closed", async () => {
     await using fake = style.start();
-    fake.faults = [{ stallAfterEvents: 3 }];
+    fake.faults = [{ stallAfterEvents: 5 }];
     const { provider } = style.make(fake.url, fake.apiKey, { timeout_ms: 150 });
     const { chunks, error } = await streamFailure(provider.chatStream(stream, callContext()));
     assert.ok(chunks.length >= 1);
@@ -300,7 +300,7 @@ for (const style of STYLES) {
 
   t("a caller that stops reading (return()) closes the upstream stream", async () => {
     await using fake = style.start();
-    fake.faults = [{ stallAfterEvents: 3 }];
+    fake.faults = [{ stallAfterEvents: 5 }];
     const { provider } = style.make(fake.url, fake.apiKey);
     const iterator = provider.chatStream(stream, callContext())[Symbol.asyncIterator]();
     const first = await iterator.next();
@@ -311,7 +311,7 @@ for (const style of STYLES) {
 
   t("a caller that leaves while the stream stalls aborts the upstream stream", async () => {
     await using fake = style.start();
-    fake.faults = [{ stallAfterEvents: 3 }];
+    fake.faults = [{ stallAfterEvents: 5 }];
     const { provider } = style.make(fake.url, fake.apiKey);
     const ctx = callContext();
     const iterator = provider.chatStream(stream, ctx)[Symbol.asyncIterator]();

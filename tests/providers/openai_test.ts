@@ -305,6 +305,7 @@ Deno.test("OpenAIStreamNormalizer: the recorded gpt-4o-mini tool stream passes t
   assertStreamContract(chunks, "gw");
   assert.deepEqual(chunks[0]!.choices[0]!.delta, {
     role: "assistant",
+    content: null,
     tool_calls: [{
       index: 0,
       id: "call_F9Za",

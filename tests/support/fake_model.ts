@@ -75,10 +75,12 @@ export function promptTokens(c: Conversation): number {
 }
 
 /**
- * The default script: with tools (unless `none`) and a user turn last, it calls each tool
- * (or just the named one) once with arguments from the schema (`city` properties get the
- * cities named in the last user text); after tool results it reports them; otherwise it
- * answers `You said: <last user text>` and describes any images.
+ * The default script, deciding like the simulator: with tools (unless `none`) and a user turn
+ * last, it calls the named tool, or the tools whose names appear in the last user text (the
+ * first tool when `required` and none appears), each once, or once per city when the tool
+ * has a `city` property and the text names cities (capitalised words after the first);
+ * other string properties get "x". After tool results it reports them; otherwise it answers
+ * `You said: <last user text>` and describes any images.
  */
 export const defaultScript: Script = (c) => {
   const last = c.turns.at(-1);
@@ -89,28 +91,33 @@ export const defaultScript: Script = (c) => {
       toolCalls: [],
     };
   }
-  if (c.tools.length > 0 && c.toolChoice !== "none") {
-    const tools = typeof c.toolChoice === "object"
-      ? c.tools.filter((t) => t.name === (c.toolChoice as { name: string }).name)
-      : c.tools;
-    const cities = userText.match(/\p{Lu}\p{Ll}+/gu)?.slice(1) ?? [];
-    const calls: Reply["toolCalls"] = [];
-    for (const tool of tools) {
-      const props = Object.keys(
-        (tool.parameters.properties ?? {}) as Record<string, unknown>,
-      );
-      if (props.includes("city") && cities.length > 0) {
-        for (const city of cities) calls.push({ name: tool.name, arguments: { city } });
-      } else {
-        calls.push({ name: tool.name, arguments: Object.fromEntries(props.map((p) => [p, "x"])) });
-      }
+  const calls: Reply["toolCalls"] = [];
+  const cities = userText.match(/\p{Lu}\p{Ll}+/gu)?.slice(1) ?? [];
+  for (const tool of chosenTools(c, userText)) {
+    const props = Object.keys((tool.parameters.properties ?? {}) as Record<string, unknown>);
+    if (props.includes("city") && cities.length > 0) {
+      for (const city of cities) calls.push({ name: tool.name, arguments: { city } });
+    } else {
+      calls.push({ name: tool.name, arguments: Object.fromEntries(props.map((p) => [p, "x"])) });
     }
-    return { text: "", toolCalls: calls };
   }
+  if (calls.length > 0) return { text: "", toolCalls: calls };
   const images = last?.images ?? [];
   const seen = images.map((i) => ` I see an ${i.mediaType} image of ${i.bytes} bytes.`).join("");
   return { text: `You said: ${userText}${seen}`, toolCalls: [] };
 };
+
+function chosenTools(c: Conversation, userText: string): Conversation["tools"] {
+  const choice = c.toolChoice;
+  if (c.tools.length === 0 || choice === "none") return [];
+  if (typeof choice === "object") return c.tools.filter((t) => t.name === choice.name);
+  const named = c.tools
+    .map((tool) => ({ tool, at: userText.search(new RegExp(`(?<![\\w-])${tool.name}(?![\\w-])`)) }))
+    .filter((n) => n.at >= 0)
+    .sort((a, b) => a.at - b.at)
+    .map((n) => n.tool);
+  return named.length === 0 && choice === "required" ? c.tools.slice(0, 1) : named;
+}
 
 /** Applies stop sequences and max_tokens to a reply and counts tokens. */
 export function generate(c: Conversation, reply: Reply, callIds: () => string): Generation {

@@ -103,30 +103,6 @@ export async function collect(stream: AsyncIterable<ChatChunk>): Promise<ChatChu
   return chunks;
 }
 
-/** Rebuilds the message a client would assemble from chunks (content, tool calls, finish). */
-export function assemble(chunks: ChatChunk[]) {
-  let content = "";
-  let role: string | undefined;
-  let finish: string | null = null;
-  const calls: { id: string; name: string; arguments: string }[] = [];
-  let usage = null;
-  for (const chunk of chunks) {
-    if (chunk.usage) usage = chunk.usage;
-    for (const choice of chunk.choices) {
-      role ??= choice.delta.role;
-      content += choice.delta.content ?? "";
-      if (choice.finish_reason) finish = choice.finish_reason;
-      for (const call of choice.delta.tool_calls ?? []) {
-        const slot = calls[call.index] ??= { id: "", name: "", arguments: "" };
-        if (call.id) slot.id = call.id;
-        if (call.function?.name) slot.name = call.function.name;
-        slot.arguments += call.function?.arguments ?? "";
-      }
-    }
-  }
-  return { role, content, finish, calls, usage };
-}
-
 /** A chunk as the route or the `openai` client sees it (loosely typed). */
 interface AnyChunk {
   id: string;
@@ -148,6 +124,30 @@ interface AnyChunk {
     finish_reason: string | null;
   }[];
   usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number } | null;
+}
+
+/** Rebuilds the message a client would assemble from chunks (content, tool calls, finish). */
+export function assemble(chunks: readonly AnyChunk[]) {
+  let content = "";
+  let role: string | undefined;
+  let finish: string | null = null;
+  const calls: { id: string; name: string; arguments: string }[] = [];
+  let usage: AnyChunk["usage"] = null;
+  for (const chunk of chunks) {
+    if (chunk.usage) usage = chunk.usage;
+    for (const choice of chunk.choices) {
+      role ??= choice.delta.role ?? undefined;
+      content += choice.delta.content ?? "";
+      if (choice.finish_reason) finish = choice.finish_reason;
+      for (const call of choice.delta.tool_calls ?? []) {
+        const slot = calls[call.index] ??= { id: "", name: "", arguments: "" };
+        if (call.id) slot.id = call.id;
+        if (call.function?.name) slot.name = call.function.name;
+        slot.arguments += call.function?.arguments ?? "";
+      }
+    }
+  }
+  return { role, content, finish, calls, usage };
 }
 
 /**
