@@ -5,6 +5,7 @@ import { AnthropicStreamTranslator } from "./anthropic_stream.ts";
 import type { ProviderDeps } from "./registry.ts";
 import type { CallContext, Provider } from "./types.ts";
 import {
+  chatPost,
   mapStreamError,
   type RetryTiming,
   Upstream,
@@ -62,14 +63,11 @@ export class AnthropicProvider implements Provider {
   }
 
   #request(req: ChatRequest, ctx: CallContext, stream: boolean): UpstreamRequest {
-    return {
-      method: "POST",
-      path: "/v1/messages",
-      body: toAnthropicRequest(req, ctx.upstreamModel, stream),
-      signal: ctx.signal,
-      requestId: ctx.requestId,
+    return chatPost(
+      ctx,
+      "/v1/messages",
+      toAnthropicRequest(req, ctx.upstreamModel, stream),
       stream,
-      model: { id: ctx.model.id, upstream: ctx.upstreamModel },
-    };
+    );
   }
 }

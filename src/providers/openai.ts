@@ -5,6 +5,7 @@ import { OpenAIStreamNormalizer } from "./openai_stream.ts";
 import type { ProviderDeps } from "./registry.ts";
 import type { CallContext, Provider } from "./types.ts";
 import {
+  chatPost,
   mapStreamError,
   type RetryTiming,
   Upstream,
@@ -90,18 +91,11 @@ export class OpenAIProvider implements Provider {
   }
 
   #request(req: ChatRequest, ctx: CallContext, stream: boolean): UpstreamRequest {
-    return {
-      method: "POST",
-      path: "/chat/completions",
-      body: toOpenAIRequest(req, {
-        upstreamModel: ctx.upstreamModel,
-        stream,
-        maxTokensField: this.#maxTokensField,
-      }),
-      signal: ctx.signal,
-      requestId: ctx.requestId,
+    const body = toOpenAIRequest(req, {
+      upstreamModel: ctx.upstreamModel,
       stream,
-      model: { id: ctx.model.id, upstream: ctx.upstreamModel },
-    };
+      maxTokensField: this.#maxTokensField,
+    });
+    return chatPost(ctx, "/chat/completions", body, stream);
   }
 }

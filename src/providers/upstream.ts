@@ -1,6 +1,7 @@
 import { ApiError, upstreamError, upstreamTimeout } from "../errors.ts";
 import { SseDecoderStream, type SseEvent } from "../http/sse.ts";
 import type { ProviderDeps } from "./registry.ts";
+import type { CallContext } from "./types.ts";
 
 /** What an upstream's error body said; fields it did not carry are `null`. */
 export interface UpstreamErrorDetail {
@@ -42,6 +43,24 @@ export interface UpstreamRequest {
   stream?: boolean;
   /** Model ids for rewriting the upstream's error messages (upstream → gateway id). */
   model?: { id: string; upstream: string };
+}
+
+/** The `POST` of a chat call: the caller's signal and request id, and the model ids. */
+export function chatPost(
+  ctx: CallContext,
+  path: string,
+  body: unknown,
+  stream: boolean,
+): UpstreamRequest {
+  return {
+    method: "POST",
+    path,
+    body,
+    signal: ctx.signal,
+    requestId: ctx.requestId,
+    stream,
+    model: { id: ctx.model.id, upstream: ctx.upstreamModel },
+  };
 }
 
 /** The client went away; nobody will read this error, but the route's log shows it. */

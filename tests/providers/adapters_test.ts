@@ -14,9 +14,9 @@ import {
   collect,
 } from "../support/provider_call.ts";
 import { STYLES } from "../support/provider_styles.ts";
+import { dataUrl, pngBytes } from "../support/images.ts";
 
-const PNG_1x1 =
-  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+const PNG_1x1 = dataUrl("image/png", pngBytes(1, 1)).split(",")[1]!;
 
 const WEATHER: Tool = {
   type: "function",
@@ -173,7 +173,7 @@ for (const style of STYLES) {
     );
     assert.equal(
       completion.choices[0]!.message.content,
-      "You said: What is this? I see an image/png image of 70 bytes.",
+      `You said: What is this? I see an image/png image of ${pngBytes(1, 1).length} bytes.`,
     );
     assert.deepEqual(fake.violations, []);
   });

@@ -3,10 +3,10 @@ import { ApiError } from "../../src/errors.ts";
 import { anthropicTemperature, toAnthropicRequest } from "../../src/providers/anthropic_request.ts";
 import type { ChatRequest, Tool } from "../../src/types/openai.ts";
 import { chatRequest } from "../support/provider_call.ts";
+import { dataUrl, gifBytes, pngBytes } from "../support/images.ts";
 
-const PNG_1x1 =
-  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
-const GIF_1x1 = "R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7";
+const PNG_1x1 = dataUrl("image/png", pngBytes(1, 1)).split(",")[1]!;
+const GIF_1x1 = dataUrl("image/gif", gifBytes(1, 1)).split(",")[1]!;
 
 const WEATHER: Tool = {
   type: "function",

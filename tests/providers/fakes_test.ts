@@ -2,9 +2,9 @@
 import assert from "node:assert/strict";
 import { checkAnthropicRequest } from "../support/fake_anthropic.ts";
 import { checkOpenAIRequest } from "../support/fake_openai.ts";
+import { dataUrl, pngBytes } from "../support/images.ts";
 
-const PNG_1x1 =
-  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+const PNG_1x1 = dataUrl("image/png", pngBytes(1, 1)).split(",")[1]!;
 const KEY = "k";
 const anthropicHeaders = new Headers({
   "x-api-key": KEY,

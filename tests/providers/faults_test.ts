@@ -9,6 +9,7 @@ import { ApiError } from "../../src/errors.ts";
 import type { ChatChunk } from "../../src/types/openai.ts";
 import { callContext, chatRequest } from "../support/provider_call.ts";
 import { STYLES } from "../support/provider_styles.ts";
+import { waitFor } from "../support/wait.ts";
 
 /** Runs `fn`, expecting an ApiError; returns it. */
 async function failure(fn: () => Promise<unknown>): Promise<ApiError> {
@@ -32,11 +33,6 @@ async function streamFailure(stream: AsyncIterable<ChatChunk>) {
 
 function quick(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** Resolves when the fake has received `n` requests. */
-async function received(fake: { received: unknown[] }, n = 1): Promise<void> {
-  while (fake.received.length < n) await quick(2);
 }
 
 const stream = chatRequest({ stream: true });
@@ -291,7 +287,7 @@ for (const style of STYLES) {
     const { provider } = style.make(fake.url, fake.apiKey);
     const ctx = callContext();
     const call = failure(() => provider.chat(chatRequest(), ctx));
-    await received(fake);
+    await waitFor(() => fake.received.length === 1, "the upstream call");
     ctx.abort.abort();
     const error = await call;
     assert.equal(error.status, 499);
