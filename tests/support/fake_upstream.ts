@@ -224,7 +224,10 @@ export class FakeUpstream {
           at += slice;
           return;
         }
-        if (ending === "break") return controller.error(new Error("connection broken"));
+        if (ending === "break") {
+          // Deno.serve logs this error to stderr; it is the injected fault, not a failure.
+          return controller.error(new Error("connection broken (a fault the test asked for)"));
+        }
         if (ending === "stall") await this.#sleep(60_000, signal);
         if (!signal.aborted) controller.close();
       },
