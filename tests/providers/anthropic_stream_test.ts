@@ -123,26 +123,28 @@ const STOP = (reason: string, output: number) => [
   { type: "message_stop" },
 ];
 
+/** The events of one tool_use block at content index `index`, its input in `fragments`. */
+function toolBlock(index: number, id: string, name: string, ...fragments: string[]) {
+  return [
+    {
+      type: "content_block_start",
+      index,
+      content_block: { type: "tool_use", id, name, input: {} },
+    },
+    ...fragments.map((partial_json) => ({
+      type: "content_block_delta",
+      index,
+      delta: { type: "input_json_delta", partial_json },
+    })),
+    { type: "content_block_stop", index },
+  ];
+}
+
 Deno.test("AnthropicStreamTranslator: a tool_use with no input deltas gets `{}` arguments", async () => {
   const chunks = await translate(events(
     START,
-    {
-      type: "content_block_start",
-      index: 0,
-      content_block: { type: "tool_use", id: "t1", name: "now", input: {} },
-    },
-    { type: "content_block_stop", index: 0 },
-    {
-      type: "content_block_start",
-      index: 1,
-      content_block: { type: "tool_use", id: "t2", name: "now", input: {} },
-    },
-    {
-      type: "content_block_delta",
-      index: 1,
-      delta: { type: "input_json_delta", partial_json: "" },
-    },
-    { type: "content_block_stop", index: 1 },
+    ...toolBlock(0, "t1", "now"),
+    ...toolBlock(1, "t2", "now", ""),
     ...STOP("tool_use", 12),
   ));
   assertStreamContract(chunks, "claude-gw");
@@ -165,28 +167,8 @@ Deno.test("AnthropicStreamTranslator skips thinking blocks and unknown events, k
     { type: "content_block_start", index: 1, content_block: { type: "text", text: "" } },
     { type: "content_block_delta", index: 1, delta: { type: "text_delta", text: "Hi" } },
     { type: "content_block_stop", index: 1 },
-    {
-      type: "content_block_start",
-      index: 2,
-      content_block: { type: "tool_use", id: "a", name: "f", input: {} },
-    },
-    {
-      type: "content_block_delta",
-      index: 2,
-      delta: { type: "input_json_delta", partial_json: '{"x":1}' },
-    },
-    { type: "content_block_stop", index: 2 },
-    {
-      type: "content_block_start",
-      index: 3,
-      content_block: { type: "tool_use", id: "b", name: "g", input: {} },
-    },
-    {
-      type: "content_block_delta",
-      index: 3,
-      delta: { type: "input_json_delta", partial_json: '{"y":2}' },
-    },
-    { type: "content_block_stop", index: 3 },
+    ...toolBlock(2, "a", "f", '{"x":', "1}"),
+    ...toolBlock(3, "b", "g", '{"y":2}'),
     ...STOP("tool_use", 30),
   ));
   assertStreamContract(chunks, "claude-gw");
