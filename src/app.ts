@@ -1,3 +1,4 @@
+import { AdminToken } from "./auth/admin_token.ts";
 import { authenticate } from "./auth/authenticate.ts";
 import { KeyStore } from "./auth/keys.ts";
 import { ANONYMOUS } from "./auth/principal.ts";
@@ -10,11 +11,22 @@ import { clientIp } from "./http/client_ip.ts";
 import { Cors } from "./http/cors.ts";
 import { errorResponse } from "./http/response.ts";
 import { Router } from "./http/router.ts";
+import { RateLimiter } from "./limits/limiter.ts";
+import { setRateLimitHeaders } from "./limits/windows.ts";
 import { KvLogSink } from "./log/kv_sink.ts";
 import { Logger, type LogOutput } from "./log/logger.ts";
 import type { LogRecord } from "./log/record.ts";
 import { createProviders } from "./providers/registry.ts";
 import type { Provider } from "./providers/types.ts";
+import { createKey, getKey, listKeys, revokeKey, updateKey } from "./routes/admin/keys.ts";
+import { listLogs } from "./routes/admin/logs.ts";
+import {
+  deleteAdminModel,
+  getAdminModel,
+  listAdminModels,
+  putAdminModel,
+} from "./routes/admin/models.ts";
+import { getUsage } from "./routes/admin/usage.ts";
 import { createChatCompletion } from "./routes/chat_completions.ts";
 import { health } from "./routes/health.ts";
 import { generateImages } from "./routes/images.ts";
@@ -27,6 +39,8 @@ export interface Route {
   methods: Partial<Record<string, Handler>>;
   /** Rate-limit scope, or `null` for routes that are not limited (health, admin). */
   scope: LimitScope | null;
+  /** Admin routes need the admin token instead of an API key. */
+  admin?: boolean;
 }
 
 /** The public API's route table. */
@@ -36,6 +50,26 @@ export const ROUTES: readonly Route[] = [
   { path: "/v1/moderations", methods: { POST: createModeration }, scope: "other" },
   { path: "/v1/images/generations", methods: { POST: generateImages }, scope: "images" },
   { path: "/healthz", methods: { GET: health }, scope: null },
+];
+
+/** The admin API (DESIGN §5), served only when `SWITCHYARD_ADMIN_TOKEN` is set. */
+export const ADMIN_ROUTES: readonly Route[] = [
+  { path: "/admin/keys", methods: { GET: listKeys, POST: createKey }, scope: null, admin: true },
+  {
+    path: "/admin/keys/:id",
+    methods: { GET: getKey, PATCH: updateKey, DELETE: revokeKey },
+    scope: null,
+    admin: true,
+  },
+  { path: "/admin/models", methods: { GET: listAdminModels }, scope: null, admin: true },
+  {
+    path: "/admin/models/:id",
+    methods: { GET: getAdminModel, PUT: putAdminModel, DELETE: deleteAdminModel },
+    scope: null,
+    admin: true,
+  },
+  { path: "/admin/logs", methods: { GET: listLogs }, scope: null, admin: true },
+  { path: "/admin/usage", methods: { GET: getUsage }, scope: null, admin: true },
 ];
 
 /** What an app is built from; everything but config and kv has a production default. */
@@ -96,16 +130,15 @@ export async function createApp(deps: AppDeps): Promise<App> {
   });
   await catalogue.seed(config.models);
 
-  const services: Services = {
-    config,
-    kv,
-    clock,
-    logger,
-    catalogue,
-    providers,
-    keys: new KeyStore(kv, clock),
-  };
-  const router = new Router<Handler, Route>(ROUTES);
+  const keys = new KeyStore(kv, clock, {
+    onError: (e) => logger.error("could not record a key's last use", e),
+  });
+  const services: Services = { config, kv, clock, logger, catalogue, providers, keys };
+  const limiter = new RateLimiter({ kv, clock, limits: config.limits, keys });
+  const adminTokenValue = env("SWITCHYARD_ADMIN_TOKEN");
+  const adminToken = adminTokenValue ? new AdminToken(adminTokenValue) : null;
+  if (adminToken) logger.info("admin API enabled under /admin/");
+  const router = new Router<Handler, Route>(adminToken ? [...ROUTES, ...ADMIN_ROUTES] : ROUTES);
   const cors = new Cors(config.server.cors_origins);
 
   async function handler(request: Request, info: Deno.ServeHandlerInfo): Promise<Response> {
@@ -195,6 +228,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     if (cors.isPreflight(request)) return cors.preflight(request);
     const match = router.match(url.pathname);
     if (!match) throw routeNotFound(request.method, url.pathname);
+    if (match.route.admin) adminToken!.authorize(request);
     const methods = match.route.methods;
     const handler = methods[request.method] ??
       (request.method === "HEAD" ? methods.GET : undefined);
@@ -210,7 +244,14 @@ export async function createApp(deps: AppDeps): Promise<App> {
     }
     (ctx as { params: Record<string, string> }).params = match.params;
     if (match.route.scope !== null) {
-      ctx.principal = await authenticate(request, services.keys);
+      // Auth, then the rate limit, before anything reads the body: a refused request costs
+      // no parsing and never reaches a provider.
+      const caller = await authenticate(request, keys);
+      const admission = await limiter.admit(match.route.scope, caller, ctx.ip);
+      ctx.principal = admission.principal;
+      if (admission.window) {
+        setRateLimitHeaders(ctx.responseHeaders, admission.window, clock.now());
+      }
     }
     return await handler(ctx);
   }

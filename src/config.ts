@@ -147,13 +147,15 @@ export class ConfigError extends Error {
 type Json = unknown;
 type Obj = Record<string, Json>;
 
-class FieldError extends Error {
+/** A validation error at a field path (`models[2].provider`); callers add the source. */
+export class FieldError extends Error {
   constructor(readonly path: string, message: string) {
     super(message);
   }
 }
 
-function describe(value: Json): string {
+/** A short description of a JSON value for error messages. */
+export function describe(value: Json): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
   if (typeof value === "string") return `the string ${JSON.stringify(value)}`;
@@ -170,7 +172,7 @@ function join(path: string, key: string | number): string {
 }
 
 /** Reads one JSON object field by field, rejecting unknown keys. */
-class Fields {
+export class Fields {
   readonly #seen = new Set<string>();
   constructor(readonly obj: Obj, readonly path: string) {}
 

@@ -1,24 +1,60 @@
 import { unauthorized } from "../errors.ts";
-import type { KeyStore } from "./keys.ts";
-import { ANONYMOUS, type Principal } from "./principal.ts";
+import { hashKey, isKeyShaped, type KeyEntry, type KeyStore } from "./keys.ts";
 
-/** Resolves the `Authorization` header to a principal (spec §5): none → anonymous; a valid
+/**
+ * Who a request says it is. A key caller's record is either `verified` (read from KV for
+ * this request) or this process's last known copy, which the rate limiter then proves current
+ * with a versionstamp check in its commit (or a fresh read).
+ */
+export type Caller =
+  | { kind: "anonymous" }
+  | { kind: "key"; entry: KeyEntry; verified: boolean };
+
+/** The anonymous caller. */
+export const ANONYMOUS_CALLER: Caller = { kind: "anonymous" };
+
+/** 401 for a key that is not (or no longer) one of ours. */
+export function unknownKey() {
+  return unauthorized(
+    "Incorrect API key provided. Check the key, or send no Authorization header to use the service anonymously.",
+  );
+}
+
+/** 401 for a disabled key. */
+export function disabledKey() {
+  return unauthorized("This API key has been disabled.");
+}
+
+/** The token of an `Authorization: Bearer <token>` header value, or `null` when malformed. */
+export function bearerToken(header: string): string | null {
+  return /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header)?.[1] ?? null;
+}
+
+/** Resolves the `Authorization` header to a caller (spec §5): none → anonymous; a valid
  * key → that key; anything else (malformed, unknown, revoked, disabled) → 401. */
-export async function authenticate(request: Request, keys: KeyStore): Promise<Principal> {
+export async function authenticate(request: Request, keys: KeyStore): Promise<Caller> {
   const header = request.headers.get("authorization");
-  if (header === null) return ANONYMOUS;
-  const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
-  if (!match) {
+  if (header === null) return ANONYMOUS_CALLER;
+  const key = bearerToken(header);
+  if (key === null) {
     throw unauthorized(
       'Malformed Authorization header: expected "Authorization: Bearer <API key>".',
     );
   }
-  const record = await keys.findByKey(match[1]!);
-  if (record === null) {
-    throw unauthorized(
-      "Incorrect API key provided. Check the key, or send no Authorization header to use the service anonymously.",
-    );
-  }
-  if (record.disabled) throw unauthorized("This API key has been disabled.");
-  return { kind: "key", key: record };
+  if (!isKeyShaped(key)) throw unknownKey();
+  const hash = hashKey(key);
+  const cached = keys.cached(hash);
+  if (cached) return { kind: "key", entry: cached, verified: false };
+  const entry = await keys.lookup(hash);
+  if (entry === null) throw unknownKey();
+  if (entry.record.disabled) throw disabledKey();
+  return { kind: "key", entry, verified: true };
+}
+
+/** Reads a caller's key record again; throws the 401 if it was revoked or disabled. */
+export async function verifyKey(keys: KeyStore, entry: KeyEntry): Promise<KeyEntry> {
+  const fresh = await keys.lookup(entry.hash);
+  if (fresh === null) throw unknownKey();
+  if (fresh.record.disabled) throw disabledKey();
+  return fresh;
 }

@@ -1,9 +1,13 @@
+import { retryWhileBusy } from "../kv/busy.ts";
 import type { LogSink } from "./logger.ts";
 import type { LogRecord } from "./record.ts";
+import { addUsage } from "./usage.ts";
 
 /** Key prefix of log records in KV: `["logs", <ms since epoch>, <request id>]`. */
 export const LOG_PREFIX = ["logs"] as const;
 
+/** Records per commit: with up to 4 usage counters per record this stays within KV's limit of
+ * 1000 mutations per atomic operation. */
 const MAX_BATCH = 200;
 
 /** Options for {@link KvLogSink}. */
@@ -17,7 +21,7 @@ export interface KvLogSinkOptions {
 }
 
 /** Keeps request records in KV with `expireIn` = retention, written in batches off the
- * request path. */
+ * request path, and in the same commits the per-day usage counters (see `usage.ts`). */
 export class KvLogSink implements LogSink {
   readonly #kv: Deno.Kv;
   readonly #expireIn: number;
@@ -63,14 +67,19 @@ export class KvLogSink implements LogSink {
 
   async #write(batch: LogRecord[]): Promise<void> {
     for (let i = 0; i < batch.length; i += MAX_BATCH) {
-      const op = this.#kv.atomic();
-      for (const record of batch.slice(i, i + MAX_BATCH)) {
-        op.set([...LOG_PREFIX, Date.parse(record.ts), record.request_id], record, {
-          expireIn: this.#expireIn,
-        });
-      }
+      const slice = batch.slice(i, i + MAX_BATCH);
+      const commit = () => {
+        const op = this.#kv.atomic();
+        for (const record of slice) {
+          op.set([...LOG_PREFIX, Date.parse(record.ts), record.request_id], record, {
+            expireIn: this.#expireIn,
+          });
+        }
+        addUsage(op, slice);
+        return op.commit();
+      };
       try {
-        const result = await op.commit();
+        const result = await retryWhileBusy(commit);
         if (!result.ok) this.#onError(new Error("log batch commit was rejected"));
       } catch (e) {
         this.#onError(e);

@@ -1,7 +1,48 @@
+import { viewerOf } from "../auth/principal.ts";
+import { resolveModel } from "../catalogue/access.ts";
 import type { RequestContext } from "../context.ts";
-import { ApiError } from "../errors.ts";
+import { ApiError, unsupportedCapability, upstreamError } from "../errors.ts";
+import { readJsonObject } from "../http/body.ts";
+import { json } from "../http/response.ts";
+import type { ImageResponse } from "../types/openai.ts";
+import { imageModelId, readImageRequest } from "./image_request.ts";
+import { modelCall } from "./model_call.ts";
 
-/** Being built: see the open issue for this endpoint. */
-export function generateImages(_ctx: RequestContext): Response {
-  throw new ApiError(501, "server_error", "not implemented yet", { code: "not_implemented" });
+const JPEG_DATA_URL = "data:image/jpeg;base64,";
+
+/**
+ * `POST /v1/images/generations` (spec §4.4, preview): the model is resolved first (404, or
+ * 401/403 for callers not granted preview), then the parameters are checked against it.
+ */
+export async function generateImages(ctx: RequestContext): Promise<Response> {
+  const { config, catalogue, providers, clock } = ctx.services;
+  const body = await readJsonObject(ctx.request, config.server.max_body_bytes);
+  const record = resolveModel(catalogue, providers, imageModelId(body), viewerOf(ctx.principal));
+  const { provider, call } = modelCall(ctx, record);
+  if (!record.image_generation) {
+    throw unsupportedCapability(`The model \`${record.id}\` does not generate images.`, "model");
+  }
+  const { request, responseFormat } = readImageRequest(body, record, record.image_generation);
+  if (config.logs.include_content) ctx.log.content = request.prompt;
+  if (!provider.generateImages) {
+    throw new ApiError(
+      501,
+      "server_error",
+      `Image generation through provider "${record.provider}" is not implemented yet.`,
+      { code: "not_implemented" },
+    );
+  }
+  const urls = await provider.generateImages(request, call);
+  if (urls.length !== request.n || urls.some((u) => !u.startsWith(JPEG_DATA_URL))) {
+    throw upstreamError(
+      `The provider "${record.provider}" returned ${urls.length} images for n = ${request.n}, or not as JPEG data URLs.`,
+    );
+  }
+  const response: ImageResponse = {
+    created: Math.floor(clock.now() / 1000),
+    data: urls.map((url) =>
+      responseFormat === "url" ? { url } : { b64_json: url.slice(JPEG_DATA_URL.length) }
+    ),
+  };
+  return json(response);
 }

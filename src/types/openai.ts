@@ -215,8 +215,8 @@ export interface ImageRequest {
   num_inference_steps: number | null;
 }
 
-/** The image generation result (spec §2.8). */
+/** The image generation result (spec §2.8); `b64_json` only when the caller asked for it. */
 export interface ImageResponse {
   created: number;
-  data: { url: string }[];
+  data: ({ url: string } | { b64_json: string })[];
 }

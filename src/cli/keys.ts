@@ -1,0 +1,328 @@
+/**
+ * `deno task keys …`: creates, lists, changes and revokes API keys directly in the KV that
+ * the server uses (same config: `--config`, `SWITCHYARD_CONFIG`, `SWITCHYARD_KV`), without a
+ * running server.
+ */
+import { keyView, readKeyFields } from "../auth/key_fields.ts";
+import { type KeyFields, KeyStore } from "../auth/keys.ts";
+import type { KeyRecord } from "../auth/principal.ts";
+import { systemClock } from "../clock.ts";
+import {
+  ConfigError,
+  FieldError,
+  LIMIT_SCOPES,
+  type LimitScope,
+  loadConfig,
+  type WindowLimit,
+} from "../config.ts";
+import { processOutput } from "../log/logger.ts";
+
+const USAGE = `Usage: deno task keys <command> [options]
+
+Commands:
+  create --name NAME [--models a,b] [--preview] [LIMITS]
+                            Create a key and print it (shown this once only)
+  list [--json]             List keys (never the keys themselves)
+  show ID [--json]          Show one key
+  update ID [--name NAME] [--models a,b|all] [--preview|--no-preview] [LIMITS]
+                            Change a key
+  disable ID                Refuse the key (401) until enabled again
+  enable ID                 Accept a disabled key again
+  revoke ID                 Delete the key for good
+
+LIMITS (per key, overriding limits.key of the config):
+  --chat-per-minute N   --chat-per-day N
+  --images-per-minute N --images-per-day N
+  --other-per-minute N  --other-per-day N
+  N is a positive integer or "unlimited"; with update, "default" removes the override.
+
+Options: --config PATH (or SWITCHYARD_CONFIG) names the config file; SWITCHYARD_KV overrides
+its kv.path. --models takes model ids or globs with *, comma-separated.
+`;
+
+/** Where the CLI writes, and what it reads from the environment. */
+export interface CliIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  env(name: string): string | undefined;
+}
+
+class UsageError extends Error {}
+class Failure extends Error {}
+
+type LimitFlag = `${LimitScope}-per-${"minute" | "day"}`;
+const LIMIT_FLAGS = LIMIT_SCOPES.flatMap((s) => [`${s}-per-minute`, `${s}-per-day`]);
+const VALUE_FLAGS = new Set(["name", "models", "config", ...LIMIT_FLAGS]);
+const SWITCH_FLAGS = new Set(["preview", "no-preview", "json", "help"]);
+
+interface Parsed {
+  positional: string[];
+  flags: Map<string, string | true>;
+}
+
+function parseArgs(args: readonly string[]): Parsed {
+  const positional: string[] = [];
+  const flags = new Map<string, string | true>();
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (!arg.startsWith("--")) {
+      positional.push(arg);
+      continue;
+    }
+    const eq = arg.indexOf("=");
+    const name = arg.slice(2, eq === -1 ? undefined : eq);
+    if (SWITCH_FLAGS.has(name)) {
+      if (eq !== -1) throw new UsageError(`--${name} takes no value`);
+      flags.set(name, true);
+    } else if (VALUE_FLAGS.has(name)) {
+      const value = eq === -1 ? args[++i] : arg.slice(eq + 1);
+      if (value === undefined || (eq === -1 && value.startsWith("--"))) {
+        throw new UsageError(`--${name} needs a value`);
+      }
+      flags.set(name, value);
+    } else {
+      throw new UsageError(`unknown option --${name}`);
+    }
+  }
+  return { positional, flags };
+}
+
+/** Only these flags may be given to a command (besides --config and --help). */
+function allowOnly(parsed: Parsed, command: string, allowed: readonly string[]): void {
+  for (const name of parsed.flags.keys()) {
+    if (name !== "config" && name !== "help" && !allowed.includes(name)) {
+      throw new UsageError(`${command} does not take --${name}`);
+    }
+  }
+}
+
+function oneId(parsed: Parsed, command: string): string {
+  if (parsed.positional.length !== 1) {
+    throw new UsageError(`${command} takes one key id (see "deno task keys list")`);
+  }
+  return parsed.positional[0]!;
+}
+
+function stringFlag(parsed: Parsed, name: string): string | undefined {
+  const value = parsed.flags.get(name);
+  return typeof value === "string" ? value : undefined;
+}
+
+function readModelsFlag(value: string): string[] | null {
+  if (value === "all" || value === "*") return null;
+  return value.split(",").map((s) => s.trim()).filter((s) => s !== "");
+}
+
+/** The limit overrides from the flags, applied over `base`; `allowDefault` lets "default"
+ * remove an override. */
+function readLimitFlags(
+  parsed: Parsed,
+  base: KeyRecord["limits"],
+  allowDefault: boolean,
+): KeyRecord["limits"] | undefined {
+  let changed = false;
+  const limits: KeyRecord["limits"] = structuredClone(base);
+  for (const flag of LIMIT_FLAGS as LimitFlag[]) {
+    const raw = stringFlag(parsed, flag);
+    if (raw === undefined) continue;
+    changed = true;
+    const [scope, , window] = flag.split("-") as [LimitScope, string, "minute" | "day"];
+    const field: keyof WindowLimit = window === "minute" ? "per_minute" : "per_day";
+    const own = limits[scope] ?? {};
+    if (raw === "default" && allowDefault) {
+      delete own[field];
+    } else if (raw === "unlimited") {
+      own[field] = null;
+    } else if (/^[1-9]\d{0,14}$/.test(raw)) {
+      own[field] = Number(raw);
+    } else {
+      throw new UsageError(
+        `--${flag}: expected a positive integer or "unlimited"${
+          allowDefault ? ' or "default"' : ""
+        }, not ${JSON.stringify(raw)}`,
+      );
+    }
+    if (Object.keys(own).length === 0) delete limits[scope];
+    else limits[scope] = own;
+  }
+  return changed ? limits : undefined;
+}
+
+function validate<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (e) {
+    if (e instanceof FieldError) throw new UsageError(`${e.path}: ${e.message}`);
+    throw e;
+  }
+}
+
+function describeLimits(limits: KeyRecord["limits"]): string {
+  const parts: string[] = [];
+  for (const scope of LIMIT_SCOPES) {
+    const own = limits[scope];
+    if (!own) continue;
+    if (own.per_minute !== undefined) {
+      parts.push(`${scope} ${own.per_minute ?? "unlimited"}/min`);
+    }
+    if (own.per_day !== undefined) parts.push(`${scope} ${own.per_day ?? "unlimited"}/day`);
+  }
+  return parts.length === 0 ? "defaults" : parts.join(", ");
+}
+
+function table(records: KeyRecord[]): string {
+  const rows = [["ID", "NAME", "CREATED", "LAST USED", "STATUS", "MODELS", "PREVIEW", "LIMITS"]];
+  for (const r of records) {
+    const view = keyView(r);
+    rows.push([
+      r.id,
+      r.name,
+      view.created.slice(0, 19) + "Z",
+      view.last_used === null ? "never" : view.last_used.slice(0, 19) + "Z",
+      r.disabled ? "disabled" : "active",
+      r.models === null ? "all" : r.models.join(","),
+      r.preview ? "yes" : "no",
+      describeLimits(r.limits),
+    ]);
+  }
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
+  return rows.map((row) => row.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd())
+    .join("\n") + "\n";
+}
+
+async function run(args: readonly string[], io: CliIo): Promise<void> {
+  const parsed = parseArgs(args);
+  const command = parsed.positional.shift();
+  if (command === undefined || command === "help" || parsed.flags.has("help")) {
+    if (command === undefined && !parsed.flags.has("help")) throw new UsageError("no command");
+    io.stdout(USAGE);
+    return;
+  }
+  const commands = ["create", "list", "show", "update", "disable", "enable", "revoke"];
+  if (!commands.includes(command)) throw new UsageError(`unknown command ${command}`);
+
+  const config = await loadConfig({ args, env: io.env });
+  const kv = await Deno.openKv(config.kv.path ?? undefined);
+  try {
+    const keys = new KeyStore(kv, systemClock);
+    const show = (record: KeyRecord) => {
+      if (parsed.flags.has("json")) io.stdout(JSON.stringify(keyView(record), null, 2) + "\n");
+      else io.stdout(table([record]));
+    };
+    const found = (record: KeyRecord | null, id: string): KeyRecord => {
+      if (record === null) throw new Failure(`no API key with id ${id}`);
+      return record;
+    };
+    switch (command) {
+      case "create": {
+        allowOnly(parsed, command, ["name", "models", "preview", ...LIMIT_FLAGS]);
+        if (parsed.positional.length > 0) {
+          throw new UsageError(`create takes no arguments besides options`);
+        }
+        const name = stringFlag(parsed, "name");
+        if (name === undefined) throw new UsageError("create needs --name NAME");
+        const raw: Record<string, unknown> = { name };
+        const models = stringFlag(parsed, "models");
+        if (models !== undefined) raw.models = readModelsFlag(models);
+        if (parsed.flags.has("preview")) raw.preview = true;
+        const limits = readLimitFlags(parsed, {}, false);
+        if (limits !== undefined) raw.limits = limits;
+        const fields = validate(() => readKeyFields(raw, "create"));
+        const { key, record } = await keys.create(fields);
+        io.stdout(key + "\n");
+        io.stderr(
+          `Created API key ${record.id} (${JSON.stringify(record.name)}). ` +
+            "This is the only time the key is shown: store it now.\n",
+        );
+        return;
+      }
+      case "list": {
+        allowOnly(parsed, command, ["json"]);
+        if (parsed.positional.length > 0) throw new UsageError("list takes no arguments");
+        const records = await keys.list();
+        if (parsed.flags.has("json")) {
+          io.stdout(JSON.stringify(records.map(keyView), null, 2) + "\n");
+        } else if (records.length === 0) {
+          io.stderr('No API keys. Create one with "deno task keys create --name NAME".\n');
+        } else {
+          io.stdout(table(records));
+        }
+        return;
+      }
+      case "show": {
+        allowOnly(parsed, command, ["json"]);
+        const id = oneId(parsed, command);
+        show(found(await keys.get(id), id));
+        return;
+      }
+      case "update": {
+        allowOnly(parsed, command, ["name", "models", "preview", "no-preview", ...LIMIT_FLAGS]);
+        const id = oneId(parsed, command);
+        const current = found(await keys.get(id), id);
+        const raw: Record<string, unknown> = {};
+        const name = stringFlag(parsed, "name");
+        if (name !== undefined) raw.name = name;
+        const models = stringFlag(parsed, "models");
+        if (models !== undefined) raw.models = readModelsFlag(models);
+        if (parsed.flags.has("preview") && parsed.flags.has("no-preview")) {
+          throw new UsageError("give --preview or --no-preview, not both");
+        }
+        if (parsed.flags.has("preview")) raw.preview = true;
+        if (parsed.flags.has("no-preview")) raw.preview = false;
+        const limits = readLimitFlags(parsed, current.limits, true);
+        if (limits !== undefined) raw.limits = limits;
+        if (Object.keys(raw).length === 0) {
+          throw new UsageError("update needs at least one option to change");
+        }
+        const fields: KeyFields = validate(() => readKeyFields(raw, "update"));
+        show(found(await keys.update(id, fields), id));
+        return;
+      }
+      case "disable":
+      case "enable": {
+        allowOnly(parsed, command, []);
+        const id = oneId(parsed, command);
+        found(await keys.update(id, { disabled: command === "disable" }), id);
+        io.stderr(`API key ${id} ${command}d.\n`);
+        return;
+      }
+      case "revoke": {
+        allowOnly(parsed, command, []);
+        const id = oneId(parsed, command);
+        if (!(await keys.revoke(id))) throw new Failure(`no API key with id ${id}`);
+        io.stderr(`API key ${id} revoked.\n`);
+        return;
+      }
+    }
+  } finally {
+    kv.close();
+  }
+}
+
+/** Runs the CLI; returns the exit code (0 done, 1 failed, 2 usage error). */
+export async function runKeysCli(args: readonly string[], io: CliIo): Promise<number> {
+  try {
+    await run(args, io);
+    return 0;
+  } catch (e) {
+    if (e instanceof UsageError) {
+      io.stderr(`keys: ${e.message}\n\n${USAGE}`);
+      return 2;
+    }
+    if (e instanceof Failure || e instanceof ConfigError) {
+      io.stderr(`keys: ${e.message}\n`);
+      return 1;
+    }
+    io.stderr(`keys: ${e instanceof Error ? e.message : String(e)}\n`);
+    return 1;
+  }
+}
+
+if (import.meta.main) {
+  const code = await runKeysCli(Deno.args, {
+    stdout: processOutput.stdout,
+    stderr: processOutput.stderr,
+    env: (name) => Deno.env.get(name),
+  });
+  Deno.exit(code);
+}

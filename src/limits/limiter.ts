@@ -1,0 +1,401 @@
+/**
+ * Exact rate limits on Deno KV, shared by every process and machine on the same KV.
+ *
+ * Storage. One KV entry per (scope, subject) holds both fixed windows:
+ * `["ratelimit", scope, "ip" | "key", subject] → [minuteStart, minuteCount, dayStart, dayCount]`.
+ * A window whose stored start is older than the current one counts from 0, so windows are
+ * keyed by their start inside the value. The entry is written with `set` and
+ * `expireIn` = the end of the current UTC day plus a minute, so idle counters disappear.
+ * (Deno KV's `sum` mutation would be the natural counter but takes no `expireIn`, and it
+ * cannot refuse the request that would pass the limit: it always adds.)
+ *
+ * Exactness. Each update is an optimistic transaction: read the entry (or use the copy this
+ * process wrote last, whose versionstamp it knows), decide, then commit with a `check` on
+ * the versionstamp. If any other process changed the counter in between, the commit fails
+ * and we read and decide again. So every admitted request is counted in a serial order
+ * against the true count, and request N+1 of a window is refused whichever process gets it.
+ * On a local KV file shared by several processes, a commit that meets another process's
+ * write fails with "database is locked" (SQLite's busy error; nothing was written): that is
+ * handled like a failed check.
+ *
+ * Cost. Concurrent requests of one (scope, subject) in a process are settled together: one
+ * round reads at most once and commits once for the whole batch, granting
+ * min(waiting, limit − count) and refusing the rest. A process that last wrote the counter
+ * skips the read (its copy and versionstamp are current unless the commit's check says
+ * otherwise). For API keys the same commit also checks the key record's versionstamp, which
+ * proves that the key was neither revoked nor changed: a keyed request costs no separate
+ * read. Once a window is exhausted, a note "blocked until the window ends" answers further
+ * requests from memory (counts only grow within a window, so the note is exact) with no KV
+ * write; for keys, each such request still re-reads the key record so that a revoked key gets
+ * its 401 and a raised limit takes effect at once.
+ */
+import { type Caller, disabledKey, unknownKey, verifyKey } from "../auth/authenticate.ts";
+import { type KeyEntry, keyRecordKey, type KeyStore } from "../auth/keys.ts";
+import { ANONYMOUS, type KeyRecord, type Principal } from "../auth/principal.ts";
+import type { Clock } from "../clock.ts";
+import type { LimitsConfig, LimitScope, WindowLimit } from "../config.ts";
+import { ApiError, rateLimited } from "../errors.ts";
+import { isKvBusy, kvBackoff, retryWhileBusy } from "../kv/busy.ts";
+import {
+  blockingWindow,
+  isUnlimited,
+  limitsFor,
+  retryAfterSeconds,
+  setRateLimitHeaders,
+  tightestWindow,
+  WINDOWS,
+  type WindowState,
+} from "./windows.ts";
+
+/** `[minuteStart, minuteCount, dayStart, dayCount]`, as stored in KV. */
+type Counts = [number, number, number, number];
+
+/** What the limiter decided for an admitted request. */
+export interface Admission {
+  /** Who the request is from, with the key record proven current. */
+  principal: Principal;
+  /** The window for the response headers, or `null` when the scope is unlimited. */
+  window: WindowState | null;
+}
+
+/** Options for {@link RateLimiter}. */
+export interface RateLimiterOptions {
+  kv: Deno.Kv;
+  clock: Clock;
+  limits: LimitsConfig;
+  keys: KeyStore;
+  /** Groups kept in memory before idle ones are dropped. */
+  maxGroups?: number;
+}
+
+const EXPIRY_SLACK_MS = 60_000;
+/** How long one batch keeps trying against other processes before answering 503. (A count
+ * of attempts is no good bound: under saturation a process can lose dozens of races in a
+ * row, and then win.) */
+const SETTLE_BUDGET_MS = 5000;
+
+interface Waiter {
+  resolve(admission: Admission): void;
+  reject(error: unknown): void;
+}
+
+interface Block {
+  until: number;
+  window: WindowState;
+  /** The key record version the block was decided under (`null` for IPs). */
+  keyVersion: string | null;
+}
+
+/** The limiter's state for one (scope, subject) in this process. */
+class Group {
+  /** Whether `counts`/`versionstamp` mirror a KV state this process read or wrote. */
+  known = false;
+  counts: Counts | null = null;
+  versionstamp: string | null = null;
+  queue: Waiter[] = [];
+  running = false;
+  block: Block | null = null;
+
+  constructor(
+    readonly scope: LimitScope,
+    readonly counterKey: Deno.KvKey,
+    /** For key subjects: the newest record known. */
+    public key: KeyEntry | null,
+  ) {}
+
+  /** Takes a caller's copy of the key record if it is newer than the group's. */
+  offer(entry: KeyEntry): void {
+    if (this.key === null || entry.versionstamp > this.key.versionstamp) this.key = entry;
+  }
+
+  idle(now: number): boolean {
+    return !this.running && this.queue.length === 0 &&
+      (this.block === null || this.block.until <= now);
+  }
+}
+
+/** Per-IP and per-key request limits over fixed minute and day windows (DESIGN §8). */
+export class RateLimiter {
+  readonly #kv: Deno.Kv;
+  readonly #clock: Clock;
+  readonly #limits: LimitsConfig;
+  readonly #keys: KeyStore;
+  readonly #maxGroups: number;
+  readonly #groups = new Map<string, Group>();
+
+  constructor(options: RateLimiterOptions) {
+    this.#kv = options.kv;
+    this.#clock = options.clock;
+    this.#limits = options.limits;
+    this.#keys = options.keys;
+    this.#maxGroups = options.maxGroups ?? 10_000;
+  }
+
+  /**
+   * Counts a request of `caller` (from `ip`) against `scope`: resolves with the principal
+   * and the headers' window, or rejects with 429 (over a limit) or 401 (a key revoked or
+   * disabled since it was last seen).
+   */
+  async admit(scope: LimitScope, caller: Caller, ip: string): Promise<Admission> {
+    let entry = caller.kind === "key" ? caller.entry : null;
+    let verified = caller.kind === "anonymous" || caller.verified;
+    const id = entry ? `k\u0000${scope}\u0000${entry.record.id}` : `a\u0000${scope}\u0000${ip}`;
+    let group = this.#groups.get(id);
+    if (group && entry) {
+      group.offer(entry);
+      entry = group.key;
+    }
+    if (isUnlimited(this.#limitsOf(scope, entry))) {
+      if (!entry) return { principal: ANONYMOUS, window: null };
+      if (!verified) {
+        entry = await verifyKey(this.#keys, entry);
+        verified = true;
+        group?.offer(entry);
+      }
+      if (isUnlimited(this.#limitsOf(scope, entry))) {
+        return { principal: { kind: "key", key: entry.record }, window: null };
+      }
+    }
+    if (group?.block) {
+      const now = this.#clock.now();
+      const block = group.block;
+      if (now >= block.until) {
+        group.block = null;
+      } else if (!entry) {
+        throw this.#refusal(scope, block.window, now, false);
+      } else {
+        const fresh = verified ? entry : await verifyKey(this.#keys, entry);
+        if (fresh.versionstamp === block.keyVersion) {
+          throw this.#refusal(scope, block.window, now, true);
+        }
+        // The key record changed (perhaps new limits): decide again against KV.
+        group.offer(fresh);
+        group.block = null;
+      }
+    }
+    if (!group) {
+      const counterKey = ["ratelimit", scope, entry ? "key" : "ip", entry ? entry.record.id : ip];
+      group = new Group(scope, counterKey, entry);
+      this.#insert(id, group);
+    }
+    const target = group;
+    return await new Promise<Admission>((resolve, reject) => {
+      target.queue.push({ resolve, reject });
+      if (!target.running) this.#run(target);
+    });
+  }
+
+  #limitsOf(scope: LimitScope, entry: KeyEntry | null): WindowLimit {
+    return limitsFor(this.#limits, scope, entry?.record ?? null);
+  }
+
+  #insert(id: string, group: Group): void {
+    if (this.#groups.size >= this.#maxGroups) {
+      const now = this.#clock.now();
+      for (const [gid, g] of this.#groups) if (g.idle(now)) this.#groups.delete(gid);
+    }
+    this.#groups.set(id, group);
+  }
+
+  async #run(group: Group): Promise<void> {
+    group.running = true;
+    try {
+      while (group.queue.length > 0) {
+        const batch = group.queue;
+        group.queue = [];
+        try {
+          await this.#settle(group, batch);
+        } catch (e) {
+          group.known = false;
+          for (const waiter of batch) waiter.reject(e);
+        }
+      }
+    } finally {
+      group.running = false;
+    }
+  }
+
+  /** Decides one batch: grants what the windows allow in one commit, refuses the rest. */
+  async #settle(group: Group, batch: Waiter[]): Promise<void> {
+    let fresh = false;
+    const giveUpAt = performance.now() + SETTLE_BUDGET_MS;
+    for (let attempt = 1;; attempt++) {
+      if (!group.known) {
+        const failure = await retryWhileBusy(() => this.#read(group));
+        if (failure) {
+          for (const waiter of batch) waiter.reject(failure);
+          return;
+        }
+        fresh = true;
+      }
+      const now = this.#clock.now();
+      const limits = this.#limitsOf(group.scope, group.key);
+      const principal: Principal = group.key ? { kind: "key", key: group.key.record } : ANONYMOUS;
+      // A key's limits come from its record, so only a record proven current may refuse or
+      // waive: a commit (below) proves it; otherwise read first.
+      const unproven = group.key !== null && !fresh;
+      if (isUnlimited(limits)) {
+        if (unproven) {
+          group.known = false;
+          continue;
+        }
+        for (const waiter of batch) waiter.resolve({ principal, window: null });
+        return;
+      }
+      const counts = current(group.counts, now);
+      let available = Infinity;
+      for (const [i, w] of WINDOWS.entries()) {
+        const limit = limits[w.field];
+        if (limit !== null) available = Math.min(available, limit - counts[2 * i + 1]!);
+      }
+      const grant = Math.max(0, Math.min(batch.length, available));
+      if (grant === 0) {
+        if (unproven) {
+          group.known = false;
+          continue;
+        }
+        this.#refuse(group, batch, states(counts, limits, 0), now);
+        return;
+      }
+      const next: Counts = [counts[0], counts[1] + grant, counts[2], counts[3] + grant];
+      const op = this.#kv.atomic().check({
+        key: group.counterKey,
+        versionstamp: group.versionstamp,
+      });
+      if (group.key) {
+        op.check({ key: keyRecordKey(group.key.hash), versionstamp: group.key.versionstamp });
+      }
+      op.set(group.counterKey, next, { expireIn: next[2] + WINDOWS[1].ms - now + EXPIRY_SLACK_MS });
+      let result: Deno.KvCommitResult | Deno.KvCommitError;
+      try {
+        result = await op.commit();
+      } catch (e) {
+        // Another process was writing the file at that moment: nothing was written.
+        if (!isKvBusy(e)) throw e;
+        result = { ok: false };
+      }
+      if (!result.ok) {
+        // Another process changed the counter (or the key) since we read it, or held the
+        // lock: read again and decide again, after a short jittered pause.
+        group.known = false;
+        if (performance.now() > giveUpAt) throw busy();
+        await kvBackoff(attempt);
+        continue;
+      }
+      group.counts = next;
+      group.versionstamp = result.versionstamp;
+      for (let i = 0; i < grant; i++) {
+        batch[i]!.resolve({ principal, window: tightestWindow(states(counts, limits, i + 1)) });
+      }
+      const after = states(next, limits, 0);
+      if (blockingWindow(after)) this.#refuse(group, batch.slice(grant), after, now);
+      if (group.key) this.#keys.noteUse(group.key, now);
+      return;
+    }
+  }
+
+  /** Reads the counter (and the key record) from KV; returns the error for the batch when
+   * the key is gone or disabled. */
+  async #read(group: Group): Promise<ApiError | null> {
+    if (group.key === null) {
+      const entry = await this.#kv.get<Counts>(group.counterKey);
+      group.counts = entry.value;
+      group.versionstamp = entry.versionstamp;
+      group.known = true;
+      return null;
+    }
+    const hash = group.key.hash;
+    const [counter, key] = await this.#kv.getMany<[Counts, KeyRecord]>([
+      group.counterKey,
+      keyRecordKey(hash),
+    ]);
+    group.counts = counter.value;
+    group.versionstamp = counter.versionstamp;
+    group.known = true;
+    if (key.value === null || key.versionstamp === null) {
+      this.#keys.forget(hash);
+      group.known = false;
+      return unknownKey();
+    }
+    group.key = { hash, record: key.value, versionstamp: key.versionstamp };
+    this.#keys.remember(group.key);
+    if (key.value.disabled) {
+      group.known = false;
+      return disabledKey();
+    }
+    return null;
+  }
+
+  /** Refuses waiters with 429 and notes the block so later requests cost no KV write. */
+  #refuse(group: Group, waiters: Waiter[], windows: WindowState[], now: number): void {
+    const window = blockingWindow(windows);
+    if (window === null) return;
+    group.block = { until: window.resetAt, window, keyVersion: group.key?.versionstamp ?? null };
+    for (const waiter of waiters) {
+      waiter.reject(this.#refusal(group.scope, window, now, group.key !== null));
+    }
+  }
+
+  #refusal(scope: LimitScope, window: WindowState, now: number, keyed: boolean): ApiError {
+    const headers = new Headers();
+    setRateLimitHeaders(headers, { ...window, remaining: 0 }, now);
+    const retryAfter = retryAfterSeconds(window, now);
+    headers.set("retry-after", String(retryAfter));
+    const what = SCOPE_NAMES[scope];
+    const subject = keyed
+      ? "for this API key"
+      : "per IP address for anonymous callers (an API key gets higher limits)";
+    return rateLimited(
+      `Rate limit reached for ${what}: ${window.limit} per ${window.name} ${subject}. ` +
+        `Try again in ${retryAfter} s.`,
+      headers,
+    );
+  }
+}
+
+const SCOPE_NAMES: Record<LimitScope, string> = {
+  chat: "chat completions",
+  images: "image generations",
+  other: "requests",
+};
+
+/** The counts for the windows that contain `now`; a stored window that has ended counts 0.
+ * (A stored window later than ours, from a process whose clock runs ahead, is kept.) */
+function current(stored: Counts | null, now: number): Counts {
+  const minute = now - (now % WINDOWS[0].ms);
+  const day = now - (now % WINDOWS[1].ms);
+  if (stored === null) return [minute, 0, day, 0];
+  const [ms, mc, ds, dc] = stored;
+  return [
+    ms >= minute ? ms : minute,
+    ms >= minute ? mc : 0,
+    ds >= day ? ds : day,
+    ds >= day ? dc : 0,
+  ];
+}
+
+/** The limited windows' states after `extra` more requests. */
+function states(counts: Counts, limits: WindowLimit, extra: number): WindowState[] {
+  const out: WindowState[] = [];
+  for (const [i, w] of WINDOWS.entries()) {
+    const limit = limits[w.field];
+    if (limit === null) continue;
+    const start = counts[2 * i]!;
+    out.push({
+      name: w.name,
+      limit,
+      remaining: Math.max(0, limit - counts[2 * i + 1]! - extra),
+      resetAt: start + w.ms,
+    });
+  }
+  return out;
+}
+
+function busy(): ApiError {
+  return new ApiError(
+    503,
+    "server_error",
+    "The rate limiter could not settle this request under heavy contention; try again.",
+    { code: "rate_limiter_busy" },
+  );
+}

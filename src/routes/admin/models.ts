@@ -1,0 +1,74 @@
+import { isServed } from "../../catalogue/access.ts";
+import type { ModelRecord } from "../../catalogue/model.ts";
+import { readModel } from "../../config.ts";
+import type { RequestContext } from "../../context.ts";
+import { invalidRequest } from "../../errors.ts";
+import { json } from "../../http/response.ts";
+import { notFound, readBody, validated } from "./input.ts";
+
+/** A catalogue record as the admin API shows it: everything stored, plus whether its provider
+ * is available here and whether it is served (enabled and available). */
+function modelView(ctx: RequestContext, record: ModelRecord) {
+  const { providers } = ctx.services;
+  return {
+    ...record,
+    available: providers.isAvailable(record.provider),
+    served: isServed(record, providers),
+  };
+}
+
+/** `GET /admin/models`: every model in the catalogue, disabled and unavailable ones too. */
+export function listAdminModels(ctx: RequestContext): Response {
+  const records = ctx.services.catalogue.all().sort((a, b) => (a.id < b.id ? -1 : 1));
+  return json({ object: "list", data: records.map((r) => modelView(ctx, r)) });
+}
+
+/** `GET /admin/models/{id}`. */
+export function getAdminModel(ctx: RequestContext): Response {
+  const id = ctx.params.id!;
+  const record = ctx.services.catalogue.get(id);
+  if (!record) throw notFound("model", id, "model_not_found");
+  return json(modelView(ctx, record));
+}
+
+/**
+ * `PUT /admin/models/{id}`: adds or replaces a model (the body is a config model entry; its
+ * `id` may be left out). This instance serves it at once, every other within a second.
+ */
+export async function putAdminModel(ctx: RequestContext): Promise<Response> {
+  const id = ctx.params.id!;
+  const { catalogue, config, clock } = ctx.services;
+  const body = await readBody(ctx);
+  if (body.id !== undefined && body.id !== id) {
+    throw invalidRequest(
+      `id: the body's id ${JSON.stringify(body.id)} differs from the path's ${JSON.stringify(id)}.`,
+      "id",
+    );
+  }
+  const providers = new Map(config.providers.map((p) => [p.id, p]));
+  const model = validated(() => readModel({ ...body, id }, "", providers));
+  if (model.default_moderation) {
+    const other = catalogue.all().find((m) => m.default_moderation && m.id !== id);
+    if (other) {
+      throw invalidRequest(
+        `default_moderation: "${other.id}" is already the default moderation model; unset it there first.`,
+        "default_moderation",
+      );
+    }
+  }
+  const prior = catalogue.get(id);
+  const record: ModelRecord = {
+    ...model,
+    created: model.created ?? prior?.created ?? Math.floor(clock.now() / 1000),
+    source: "admin",
+  };
+  await catalogue.put(record);
+  return json(modelView(ctx, record), prior ? 200 : 201);
+}
+
+/** `DELETE /admin/models/{id}`: removes a model from the catalogue of every instance. */
+export async function deleteAdminModel(ctx: RequestContext): Promise<Response> {
+  const id = ctx.params.id!;
+  if (!(await ctx.services.catalogue.delete(id))) throw notFound("model", id, "model_not_found");
+  return new Response(null, { status: 204 });
+}

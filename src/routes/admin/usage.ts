@@ -1,0 +1,51 @@
+import type { RequestContext } from "../../context.ts";
+import { invalidRequest } from "../../errors.ts";
+import { json } from "../../http/response.ts";
+import { readUsage } from "../../log/usage.ts";
+import { queryParams } from "./input.ts";
+
+/**
+ * `GET /admin/usage?day=YYYY-MM-DD` (default: today, UTC): requests, errors and tokens per
+ * key and model on that day, with each key's name, and the day's totals. Counted from the
+ * request log as its records are written to KV (in the same commits), so every logged request
+ * is counted exactly once.
+ */
+export async function getUsage(ctx: RequestContext): Promise<Response> {
+  const q = queryParams(ctx, ["day"]);
+  const day = q.get("day") ?? new Date(ctx.services.clock.now()).toISOString().slice(0, 10);
+  const ms = /^\d{4}-\d{2}-\d{2}$/.test(day) ? Date.parse(`${day}T00:00:00Z`) : NaN;
+  if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== day) {
+    throw invalidRequest(
+      `day: expected a UTC date like 2026-01-15, not ${JSON.stringify(day)}.`,
+      "day",
+    );
+  }
+  const [rows, keys] = await Promise.all([
+    readUsage(ctx.services.kv, day),
+    ctx.services.keys.list(),
+  ]);
+  const names = new Map(keys.map((k) => [k.id, k.name]));
+  const totals = { requests: 0, errors: 0, prompt_tokens: 0, completion_tokens: 0 };
+  const data = rows.map((row) => {
+    totals.requests += row.requests;
+    totals.errors += row.errors;
+    totals.prompt_tokens += row.prompt_tokens;
+    totals.completion_tokens += row.completion_tokens;
+    return {
+      key_id: row.key_id,
+      key_name: row.key_id === null ? null : names.get(row.key_id) ?? null,
+      model: row.model,
+      requests: row.requests,
+      errors: row.errors,
+      prompt_tokens: row.prompt_tokens,
+      completion_tokens: row.completion_tokens,
+      total_tokens: row.prompt_tokens + row.completion_tokens,
+    };
+  });
+  return json({
+    object: "usage",
+    day,
+    data,
+    totals: { ...totals, total_tokens: totals.prompt_tokens + totals.completion_tokens },
+  });
+}

@@ -1,0 +1,84 @@
+import assert from "node:assert/strict";
+import { keyView, readKeyFields } from "../../src/auth/key_fields.ts";
+import { FieldError } from "../../src/config.ts";
+
+function fieldError(value: unknown, mode: "create" | "update"): { path: string; message: string } {
+  try {
+    readKeyFields(value, mode as "update");
+  } catch (e) {
+    if (e instanceof FieldError) return { path: e.path, message: e.message };
+    throw e;
+  }
+  throw new Error("no error");
+}
+
+Deno.test("key fields to create: name required, the rest optional and checked", () => {
+  assert.deepEqual(readKeyFields({ name: "ci" }, "create"), { name: "ci" });
+  assert.deepEqual(
+    readKeyFields({
+      name: "ci",
+      models: ["sim-chat", "gpt-*"],
+      preview: true,
+      limits: { chat: { per_minute: 100, per_day: null }, images: {} },
+    }, "create"),
+    {
+      name: "ci",
+      models: ["sim-chat", "gpt-*"],
+      preview: true,
+      limits: { chat: { per_minute: 100, per_day: null }, images: {} },
+    },
+  );
+  assert.deepEqual(readKeyFields({ name: "all", models: null }, "create"), {
+    name: "all",
+    models: null,
+  });
+  assert.equal(fieldError({}, "create").path, "name");
+  assert.equal(fieldError({ name: "" }, "create").path, "name");
+  assert.equal(fieldError({ name: "x".repeat(201) }, "create").path, "name");
+  assert.equal(fieldError({ name: "a", models: "sim-chat" }, "create").path, "models");
+  assert.equal(fieldError({ name: "a", models: ["ok", "bad id!"] }, "create").path, "models[1]");
+  assert.equal(fieldError({ name: "a", models: [3] }, "create").path, "models[0]");
+  assert.equal(fieldError({ name: "a", preview: "yes" }, "create").path, "preview");
+  assert.equal(fieldError({ name: "a", limits: [] }, "create").path, "limits");
+  assert.equal(fieldError({ name: "a", limits: { text: {} } }, "create").path, "limits.text");
+  assert.equal(
+    fieldError({ name: "a", limits: { chat: { per_minute: 0 } } }, "create").path,
+    "limits.chat.per_minute",
+  );
+  assert.equal(
+    fieldError({ name: "a", limits: { chat: { per_hour: 5 } } }, "create").path,
+    "limits.chat.per_hour",
+  );
+  assert.equal(fieldError({ name: "a", disabled: true }, "create").path, "disabled");
+  assert.equal(fieldError({ name: "a", key: "sk-sy-x" }, "create").path, "key");
+});
+
+Deno.test("key fields to change: any subset, at least one, disabled allowed", () => {
+  assert.deepEqual(readKeyFields({ disabled: true }, "update"), { disabled: true });
+  assert.deepEqual(readKeyFields({ models: ["a"], name: "n" }, "update"), {
+    name: "n",
+    models: ["a"],
+  });
+  const empty = fieldError({}, "update");
+  assert.equal(empty.path, "(root)");
+  assert.match(empty.message, /nothing to change/);
+  assert.equal(fieldError({ disabled: 1 }, "update").path, "disabled");
+  assert.equal(fieldError([], "update").path, "(root)");
+});
+
+Deno.test("the public view of a key has no hash and ISO times", () => {
+  const view = keyView({
+    id: "key_1",
+    name: "n",
+    hash: "ab".repeat(32),
+    created: Date.UTC(2026, 0, 15),
+    last_used: null,
+    disabled: false,
+    models: null,
+    preview: false,
+    limits: {},
+  });
+  assert.ok(!("hash" in view));
+  assert.equal(view.created, "2026-01-15T00:00:00.000Z");
+  assert.equal(view.last_used, null);
+});

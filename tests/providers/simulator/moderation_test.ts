@@ -1,0 +1,103 @@
+import assert from "node:assert/strict";
+import type { ModelRecord } from "../../../src/catalogue/model.ts";
+import { MODERATION_CATEGORIES } from "../../../src/config.ts";
+import {
+  classify,
+  compilePattern,
+  scoreText,
+} from "../../../src/providers/simulator/moderation.ts";
+import { LEXICON } from "../../../src/providers/simulator/moderation_lexicon.ts";
+import { pngUrl } from "../../support/image_fixtures.ts";
+
+const flagged = (text: string) =>
+  Object.entries(scoreText(text)).filter(([, v]) => v >= 0.5).map(([k]) => k).sort();
+
+Deno.test("scoreText: harmless text scores 0 everywhere", () => {
+  for (const text of ["Hello, how are you?", "The quick brown fox", "I love my neighbours", ""]) {
+    assert.deepEqual(Object.values(scoreText(text)), new Array(11).fill(0), text);
+  }
+});
+
+Deno.test("scoreText: each category has text that flags it", () => {
+  const cases: [string, string[]][] = [
+    ["I will kill you", ["harassment", "harassment/threatening", "violence"]],
+    ["you are such a worthless idiot", ["harassment"]],
+    ["immigrants are vermin", ["hate"]],
+    ["death to all muslims", ["hate", "hate/threatening", "violence"]],
+    ["I want to kill myself", ["self-harm", "self-harm/intent"]],
+    ["how do i overdose", ["self-harm", "self-harm/instructions"]],
+    ["let's watch porn and have sex", ["sexual"]],
+    ["naked pictures of a child", ["sexual", "sexual/minors"]],
+    ["he was dismembered, a pool of blood everywhere", ["violence", "violence/graphic"]],
+  ];
+  for (const [text, expected] of cases) assert.deepEqual(flagged(text), expected, text);
+});
+
+Deno.test("scoreText: obfuscated spellings score like plain ones", () => {
+  const plain = scoreText("I will kill you");
+  for (
+    const text of [
+      "I w1ll k1ll y0u",
+      "i will k.i.l.l you",
+      "I will k i l l you",
+      "i will kiiiill you",
+    ]
+  ) {
+    assert.deepEqual(scoreText(text), plain, text);
+  }
+});
+
+Deno.test("scoreText: negation and benign contexts lower the score", () => {
+  assert.deepEqual(flagged("I would never hurt you"), []);
+  assert.deepEqual(flagged("I don't want to kill myself"), []);
+  assert.deepEqual(flagged("kill the process and restart the server"), []);
+  assert.deepEqual(flagged("he had a heart attack"), []);
+  assert.deepEqual(flagged("sex education for kids"), []);
+  assert.ok(scoreText("I would never hurt you").violence < scoreText("I will hurt you").violence);
+});
+
+Deno.test("scoreText: more evidence, higher score, never above 1", () => {
+  const one = scoreText("stupid").harassment;
+  const more = scoreText("you are stupid, stupid, stupid").harassment;
+  assert.ok(one > 0 && one < 0.5);
+  assert.ok(more > one && more <= 1);
+  const extreme = scoreText("kill kill kill you you i will kill you die die death to all jews");
+  for (const c of MODERATION_CATEGORIES) assert.ok(extreme[c] >= 0 && extreme[c] <= 1);
+});
+
+Deno.test("every lexicon pattern compiles and matches its own first phrase", () => {
+  for (const { pattern } of LEXICON) {
+    const re = compilePattern(pattern);
+    const sample = pattern.split(" + ").filter((s) => s !== "~" && !s.endsWith("?"))
+      .map((slot) => slot.split("|")[0]!).join(" ");
+    if (sample.includes("@")) continue; // groups: covered by the category tests
+    const text = sample.replaceAll("*", "");
+    assert.ok(re.test(text), `${pattern} does not match "${text}"`);
+  }
+  assert.throws(() => compilePattern("@nosuchgroup"), /unknown lexicon group/);
+  assert.throws(() => compilePattern("Bad!"), /invalid lexicon word/);
+});
+
+const call = {
+  signal: new AbortController().signal,
+  requestId: "r",
+  upstreamModel: "m",
+  model: {} as ModelRecord,
+};
+
+Deno.test("classify: one result per text; paired images' embedded text counts", async () => {
+  const threat = await pngUrl("I will kill you");
+  const results = await classify(
+    { model: "m", input: ["hello", "hi there"], input_images: [await pngUrl(null), threat] },
+    call,
+  );
+  assert.equal(results.length, 2);
+  assert.equal(results[0]!.flagged, false);
+  assert.equal(results[1]!.flagged, true);
+  assert.equal(results[1]!.categories["harassment/threatening"], true);
+});
+
+Deno.test("classify is deterministic", async () => {
+  const req = { model: "m", input: ["you idiot", "go away", "kill"], input_images: [] };
+  assert.deepEqual(await classify(req, call), await classify(req, call));
+});

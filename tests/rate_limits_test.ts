@@ -1,0 +1,216 @@
+/** Spec §8 (limits), row by row, over a real port. */
+import assert from "node:assert/strict";
+import { Logger } from "../src/log/logger.ts";
+import { createProviders } from "../src/providers/registry.ts";
+import type { Provider } from "../src/providers/types.ts";
+import {
+  CapturedOutput,
+  FakeClock,
+  startServer,
+  testConfig,
+  type TestServer,
+} from "./support/server.ts";
+
+const MINUTE = 60_000;
+const CHAT = JSON.stringify({ model: "sim-chat", messages: [{ role: "user", content: "hi" }] });
+
+/** The simulator, wrapped to count every call that reaches it. */
+function countingProvider(): { provider: Provider; calls: () => number } {
+  const clock = new FakeClock();
+  const sim = createProviders(testConfig(), {
+    env: () => undefined,
+    fetch,
+    clock,
+    logger: new Logger({ clock, output: new CapturedOutput() }),
+  }).get("sim")!;
+  let calls = 0;
+  const provider = new Proxy(sim, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop, target);
+      if (typeof value !== "function") return value;
+      return (...args: unknown[]) => {
+        calls++;
+        return value.apply(target, args);
+      };
+    },
+  });
+  return { provider, calls: () => calls };
+}
+
+async function chat(server: TestServer, init: { body?: string; headers?: HeadersInit } = {}) {
+  const headers = new Headers(init.headers);
+  headers.set("content-type", "application/json");
+  const res = await fetch(`${server.url}/v1/chat/completions`, {
+    method: "POST",
+    headers,
+    body: init.body ?? CHAT,
+  });
+  const text = await res.text();
+  return { res, text };
+}
+
+function limitHeaders(res: Response) {
+  return {
+    limit: res.headers.get("x-ratelimit-limit-requests"),
+    remaining: res.headers.get("x-ratelimit-remaining-requests"),
+    reset: res.headers.get("x-ratelimit-reset-requests"),
+  };
+}
+
+Deno.test("§8.1: anonymous chat is 10 a minute per IP; the 11th is a 429 that reaches no provider", async () => {
+  const { provider, calls } = countingProvider();
+  const clock = new FakeClock(Date.UTC(2026, 0, 15, 12, 0, 0));
+  await using server = await startServer({ clock, providers: new Map([["sim", provider]]) });
+  let succeeded = 0;
+  for (let i = 0; i < 10; i++) {
+    const { res } = await chat(server);
+    assert.notEqual(res.status, 429, `request ${i + 1}`);
+    if (res.status === 200) succeeded++;
+    assert.deepEqual(limitHeaders(res), { limit: "10", remaining: String(9 - i), reset: "1m0s" });
+  }
+  const { res, text } = await chat(server);
+  assert.equal(res.status, 429);
+  assert.deepEqual(limitHeaders(res), { limit: "10", remaining: "0", reset: "1m0s" });
+  assert.equal(res.headers.get("retry-after"), "60");
+  const body = JSON.parse(text);
+  assert.equal(body.error.type, "rate_limit_error");
+  assert.equal(body.error.code, "rate_limit_exceeded");
+  assert.match(body.error.message, /10 per minute/);
+  // The limit is checked before the body is read: broken JSON still gets the 429, not a 400.
+  const broken = await chat(server, { body: "{not json" });
+  assert.equal(broken.res.status, 429);
+  assert.equal(calls(), succeeded, "a refused request reached the provider");
+  // A second later the reset is a second closer; a minute later the window is new.
+  clock.advance(1000);
+  const later = await chat(server);
+  assert.equal(later.res.status, 429);
+  assert.equal(limitHeaders(later.res).reset, "59s");
+  assert.equal(later.res.headers.get("retry-after"), "59");
+  clock.advance(59_000);
+  const next = await chat(server);
+  assert.notEqual(next.res.status, 429);
+  assert.equal(limitHeaders(next.res).remaining, "9");
+  await server.app.services.logger.flush();
+  const refusedRecord = server.output.records().find((r) => r.status === 429)!;
+  assert.equal(refusedRecord.error, "rate_limit_exceeded");
+  assert.equal(refusedRecord.provider, null);
+});
+
+Deno.test("§8.1: 500 a day is the daily cap; a new UTC day starts again", async () => {
+  const clock = new FakeClock(Date.UTC(2026, 0, 15, 23, 0, 0));
+  await using server = await startServer({ clock });
+  for (let i = 0; i < 10; i++) assert.notEqual((await chat(server)).res.status, 429);
+  assert.equal((await chat(server)).res.status, 429);
+  clock.advance(MINUTE);
+  const again = await chat(server);
+  assert.notEqual(again.res.status, 429);
+  assert.equal(limitHeaders(again.res).remaining, "9");
+  let sent = 11;
+  while (sent < 500) {
+    const { res } = await chat(server);
+    if (res.status === 429) clock.advance(MINUTE);
+    else sent++;
+  }
+  clock.advance(MINUTE);
+  const { res } = await chat(server);
+  assert.equal(res.status, 429);
+  const untilMidnight = Date.UTC(2026, 0, 16) - clock.now();
+  assert.equal(limitHeaders(res).limit, "500");
+  assert.equal(limitHeaders(res).remaining, "0");
+  assert.equal(res.headers.get("retry-after"), String(Math.ceil(untilMidnight / 1000)));
+  clock.ms = Date.UTC(2026, 0, 16, 0, 0, 0);
+  assert.notEqual((await chat(server)).res.status, 429);
+});
+
+Deno.test("§8.1: other endpoints are 50,000 a day per IP; health is not limited", async () => {
+  await using server = await startServer();
+  const res = await fetch(`${server.url}/v1/models`);
+  await res.body?.cancel();
+  assert.equal(res.status, 200);
+  // The fake clock stands at 12:00 UTC: the day window resets in 12 hours.
+  assert.deepEqual(limitHeaders(res), { limit: "50000", remaining: "49999", reset: "12h0m0s" });
+  const moderation = await fetch(`${server.url}/v1/moderations`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ input: "hi" }),
+  });
+  await moderation.body?.cancel();
+  assert.equal(limitHeaders(moderation).remaining, "49998");
+  for (let i = 0; i < 20; i++) {
+    const health = await fetch(`${server.url}/healthz`);
+    await health.body?.cancel();
+    assert.equal(health.status, 200);
+    assert.equal(health.headers.get("x-ratelimit-limit-requests"), null);
+  }
+});
+
+Deno.test("§8.1: the limit is per client IP (X-Forwarded-For only behind a trusted proxy)", async () => {
+  await using server = await startServer({
+    config: testConfig((raw) => {
+      raw.server = { port: 0, hostname: "127.0.0.1", trust_proxy: true };
+    }),
+  });
+  const from = (ip: string) => chat(server, { headers: { "x-forwarded-for": ip } });
+  for (let i = 0; i < 10; i++) await from("198.51.100.1");
+  assert.equal((await from("198.51.100.1")).res.status, 429);
+  const other = await from("198.51.100.2");
+  assert.notEqual(other.res.status, 429);
+  assert.equal(limitHeaders(other.res).remaining, "9");
+});
+
+Deno.test("§8.2: image generation has its own limits", async () => {
+  await using server = await startServer();
+  const { key } = await server.app.services.keys.create({ name: "p", preview: true });
+  const images = (authorization?: string) =>
+    fetch(`${server.url}/v1/images/generations`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        ...(authorization ? { authorization } : {}),
+      },
+      body: JSON.stringify({ model: "sim-image", prompt: "a cat" }),
+    });
+  for (let i = 0; i < 2; i++) {
+    const res = await images();
+    await res.body?.cancel();
+    assert.notEqual(res.status, 429);
+    assert.equal(limitHeaders(res).limit, "2");
+  }
+  const third = await images();
+  await third.body?.cancel();
+  assert.equal(third.status, 429);
+  // Chat from the same IP is a different scope.
+  assert.notEqual((await chat(server)).res.status, 429);
+  // A key has the configured key limits for images: 10 a minute.
+  const keyed = await images(`Bearer ${key}`);
+  await keyed.body?.cancel();
+  assert.notEqual(keyed.status, 429);
+  assert.deepEqual(limitHeaders(keyed), { limit: "10", remaining: "9", reset: "1m0s" });
+});
+
+Deno.test("§8.3: keys have higher limits, counted per key, with per-key overrides", async () => {
+  await using server = await startServer({
+    config: testConfig((raw) => {
+      raw.limits = { key: { chat: { per_minute: 20, per_day: 1000 } } };
+    }),
+  });
+  const { keys } = server.app.services;
+  const a = await keys.create({ name: "a" });
+  const b = await keys.create({ name: "b", limits: { chat: { per_minute: 3 } } });
+  for (let i = 0; i < 11; i++) await chat(server);
+  assert.equal((await chat(server)).res.status, 429);
+  const auth = (key: string) => ({ headers: { authorization: `Bearer ${key}` } });
+  for (let i = 0; i < 20; i++) {
+    const { res } = await chat(server, auth(a.key));
+    assert.notEqual(res.status, 429, `key request ${i + 1}`);
+    assert.equal(limitHeaders(res).limit, "20");
+  }
+  assert.equal((await chat(server, auth(a.key))).res.status, 429);
+  for (let i = 0; i < 3; i++) {
+    assert.notEqual((await chat(server, auth(b.key))).res.status, 429);
+  }
+  const over = await chat(server, auth(b.key));
+  assert.equal(over.res.status, 429);
+  assert.equal(limitHeaders(over.res).limit, "3");
+  assert.match(JSON.parse(over.text).error.message, /for this API key/);
+});

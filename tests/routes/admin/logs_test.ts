@@ -1,0 +1,137 @@
+import assert from "node:assert/strict";
+import type { LogRecord } from "../../../src/log/record.ts";
+import { admin, type JsonBody, startAdminServer } from "../../support/admin.ts";
+import { FakeClock, type TestServer } from "../../support/server.ts";
+
+const T0 = Date.UTC(2026, 0, 15, 12, 0, 0);
+
+async function request(server: TestServer, path: string, init: RequestInit = {}) {
+  const res = await fetch(`${server.url}${path}`, init);
+  await res.body?.cancel();
+  return res.status;
+}
+
+/** Requests at known times: T0 anon models, T0+1s keyed models, T0+2s 11 anon chats without a model (400s; the
+ * 11th refused), T0+3s keyed moderation. */
+async function traffic(server: TestServer, clock: FakeClock): Promise<string> {
+  const { key, record } = await server.app.services.keys.create({ name: "k" });
+  const auth = { authorization: `Bearer ${key}` };
+  await request(server, "/v1/models");
+  clock.advance(1000);
+  await request(server, "/v1/models", { headers: auth });
+  clock.advance(1000);
+  for (let i = 0; i < 11; i++) {
+    await request(server, "/v1/chat/completions", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
+  }
+  clock.advance(1000);
+  await request(server, "/v1/moderations", {
+    method: "POST",
+    headers: { ...auth, "content-type": "application/json" },
+    body: JSON.stringify({ input: "x" }),
+  });
+  await server.app.services.logger.flush();
+  return record.id;
+}
+
+async function logs(server: TestServer, query: string): Promise<JsonBody> {
+  const res = await admin(server, "GET", `/admin/logs?${query}`);
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  return res.body;
+}
+
+Deno.test("GET /admin/logs: records newest first, filtered by time, status, key, model, path", async () => {
+  const clock = new FakeClock(T0);
+  await using server = await startAdminServer({ clock });
+  const keyId = await traffic(server, clock);
+  const api = await logs(server, "path=/v1/chat/completions");
+  assert.equal(api.data.length, 11);
+  assert.equal(api.next_cursor, null);
+  const all: LogRecord[] = (await logs(server, "")).data.filter((r: LogRecord) =>
+    r.path.startsWith("/v1/")
+  );
+  assert.equal(all.length, 14);
+  assert.deepEqual(
+    all.map((r) => r.path),
+    ["/v1/moderations", ...Array(11).fill("/v1/chat/completions"), "/v1/models", "/v1/models"],
+  );
+  for (let i = 1; i < all.length; i++) assert.ok(all[i - 1]!.ts >= all[i]!.ts);
+  assert.ok(!("hash" in all[0]!) && !JSON.stringify(all).includes("sk-sy-"));
+
+  assert.equal((await logs(server, "status=429")).data.length, 1);
+  assert.equal((await logs(server, "status=429")).data[0].error, "rate_limit_exceeded");
+  assert.equal((await logs(server, "status=4xx")).data.length, 11);
+  const keyed = await logs(server, `key_id=${keyId}`);
+  assert.deepEqual(keyed.data.map((r: LogRecord) => r.path), ["/v1/moderations", "/v1/models"]);
+  assert.ok(
+    (await logs(server, "key_id=anonymous&path=/v1/models")).data.every((r: LogRecord) =>
+      r.key_id === null
+    ),
+  );
+  // (A record's ts is when the request arrived: a hair before the fake clock's reading.)
+  const since = await logs(server, `since=${new Date(T0 + 1500).toISOString()}&status=4xx`);
+  assert.equal(since.data.length, 11);
+  const until = await logs(server, `until=${T0 + 500}`);
+  assert.deepEqual(until.data.map((r: LogRecord) => r.path), ["/v1/models"]);
+  const window = await logs(server, `since=${T0 + 500}&until=${T0 + 1500}`);
+  assert.deepEqual(window.data.map((r: LogRecord) => r.key_id), [keyId]);
+
+  const record: LogRecord = {
+    ts: new Date(T0 + 5000).toISOString(),
+    request_id: "req_model",
+    method: "POST",
+    path: "/v1/chat/completions",
+    status: 200,
+    ms: 3,
+    ip: "127.0.0.1",
+    key_id: null,
+    model: "sim-chat",
+    provider: "sim",
+    prompt_tokens: 1,
+    completion_tokens: 2,
+    error: null,
+  };
+  server.app.services.logger.request(record);
+  await server.app.services.logger.flush();
+  assert.deepEqual((await logs(server, "model=sim-chat")).data, [record]);
+});
+
+Deno.test("GET /admin/logs pages with limit and next_cursor", async () => {
+  const clock = new FakeClock(T0);
+  await using server = await startAdminServer({ clock });
+  await traffic(server, clock);
+  const seen: string[] = [];
+  let query = "limit=4&path=/v1/chat/completions";
+  for (let page = 0; page < 10; page++) {
+    const body = await logs(server, query);
+    assert.ok(body.data.length <= 4);
+    seen.push(...body.data.map((r: LogRecord) => r.request_id));
+    if (body.next_cursor === null) break;
+    query = `limit=4&path=/v1/chat/completions&cursor=${encodeURIComponent(body.next_cursor)}`;
+  }
+  assert.equal(seen.length, 11);
+  assert.equal(new Set(seen).size, 11);
+});
+
+Deno.test("GET /admin/logs: bad parameters are 400s naming the parameter", async () => {
+  await using server = await startAdminServer();
+  const cases: [string, string][] = [
+    ["since=yesterday", "since"],
+    ["until=2026-99-99", "until"],
+    ["status=abc", "status"],
+    ["status=600", "status"],
+    ["limit=0", "limit"],
+    ["limit=1001", "limit"],
+    ["limit=ten", "limit"],
+    ["cursor=zzz!!", "cursor"],
+    ["sort=asc", "sort"],
+  ];
+  for (const [query, param] of cases) {
+    const res = await admin(server, "GET", `/admin/logs?${query}`);
+    assert.equal(res.status, 400, query);
+    assert.equal(res.body.error.param, param, query);
+  }
+});

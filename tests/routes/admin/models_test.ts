@@ -1,0 +1,160 @@
+import assert from "node:assert/strict";
+import { admin, type JsonBody, startAdminServer } from "../../support/admin.ts";
+import { testConfig, type TestServer } from "../../support/server.ts";
+
+async function publicIds(server: TestServer): Promise<string[]> {
+  const res = await fetch(`${server.url}/v1/models`);
+  return (await res.json()).data.map((m: { id: string }) => m.id);
+}
+
+const config = () =>
+  testConfig((raw) => {
+    (raw.providers as unknown[]).push({
+      id: "openai",
+      style: "openai",
+      api_key_env: "OPENAI_API_KEY",
+    });
+    (raw.models as unknown[]).push(
+      { id: "gpt-x", provider: "openai", chat_completions: true },
+      { id: "sim-off", provider: "sim", chat_completions: true, enabled: false },
+    );
+  });
+
+Deno.test("GET /admin/models lists every model, with disabled and unavailable ones flagged", async () => {
+  await using server = await startAdminServer({ config: config() });
+  const res = await admin(server, "GET", "/admin/models");
+  assert.equal(res.status, 200);
+  const byId = new Map<string, JsonBody>(res.body.data.map((m: JsonBody) => [m.id, m]));
+  assert.deepEqual([...byId.keys()], [
+    "gpt-x",
+    "sim-chat",
+    "sim-image",
+    "sim-keyed",
+    "sim-moderation",
+    "sim-off",
+    "sim-vision",
+  ]);
+  assert.deepEqual(
+    [byId.get("gpt-x"), byId.get("sim-off"), byId.get("sim-chat")].map((m: JsonBody) => [
+      m.enabled,
+      m.available,
+      m.served,
+    ]),
+    [[true, false, false], [false, true, false], [true, true, true]],
+  );
+  const one = await admin(server, "GET", "/admin/models/sim-keyed");
+  assert.equal(one.status, 200);
+  assert.equal(one.body.access, "key");
+  assert.equal(one.body.source, "config");
+  assert.equal(one.body.upstream_model, "sim-keyed");
+  const missing = await admin(server, "GET", "/admin/models/nope");
+  assert.equal(missing.status, 404);
+  assert.equal(missing.body.error.code, "model_not_found");
+});
+
+Deno.test("PUT /admin/models/{id} adds and changes models; this instance serves them at once", async () => {
+  await using server = await startAdminServer({ config: config() });
+  const added = await admin(server, "PUT", "/admin/models/sim-new", {
+    provider: "sim",
+    chat_completions: true,
+    labels: ["chat completions"],
+  });
+  assert.equal(added.status, 201);
+  assert.equal(added.body.id, "sim-new");
+  assert.equal(added.body.source, "admin");
+  assert.equal(added.body.created, Math.floor(Date.UTC(2026, 0, 15, 12) / 1000));
+  assert.equal(added.body.served, true);
+  assert.ok((await publicIds(server)).includes("sim-new"));
+  const changed = await admin(server, "PUT", "/admin/models/sim-new", {
+    id: "sim-new",
+    provider: "sim",
+    chat_completions: true,
+    access: "key",
+  });
+  assert.equal(changed.status, 200);
+  assert.equal(changed.body.created, added.body.created);
+  assert.ok(!(await publicIds(server)).includes("sim-new"));
+  // Disabling a config model through the API hides it.
+  const off = await admin(server, "PUT", "/admin/models/sim-chat", {
+    provider: "sim",
+    chat_completions: true,
+    enabled: false,
+  });
+  assert.equal(off.status, 200);
+  assert.ok(!(await publicIds(server)).includes("sim-chat"));
+  // Ids with a slash are written with %2F.
+  const slashed = await admin(server, "PUT", "/admin/models/org%2Fmodel", {
+    provider: "sim",
+    moderation: true,
+  });
+  assert.equal(slashed.status, 201);
+  assert.equal(slashed.body.id, "org/model");
+  assert.equal((await admin(server, "GET", "/admin/models/org%2Fmodel")).body.id, "org/model");
+});
+
+Deno.test("PUT /admin/models/{id}: the body is validated like the config, 400s name the field", async () => {
+  await using server = await startAdminServer({ config: config() });
+  const cases: [unknown, string][] = [
+    [{ chat_completions: true }, "provider"],
+    [{ provider: "nope", chat_completions: true }, "provider"],
+    [{ provider: "sim", chat_completions: "yes" }, "chat_completions"],
+    [{ provider: "sim" }, "(root)"],
+    [{ provider: "sim", chat_completions: true, access: "secret" }, "access"],
+    [{ provider: "sim", chat_completions: true, colour: "red" }, "colour"],
+    [{ provider: "sim", image_generation: { sizes: ["big"] } }, "image_generation.sizes[0]"],
+    [{ id: "other", provider: "sim", chat_completions: true }, "id"],
+    [{ provider: "sim", moderation: true, default_moderation: true }, "default_moderation"],
+  ];
+  for (const [body, param] of cases) {
+    const res = await admin(server, "PUT", "/admin/models/sim-x", body);
+    assert.equal(res.status, 400, JSON.stringify(body));
+    assert.equal(res.body.error.param, param === "(root)" ? null : param, JSON.stringify(body));
+  }
+  const badId = await admin(server, "PUT", "/admin/models/bad%20id", {
+    provider: "sim",
+    chat_completions: true,
+  });
+  assert.equal(badId.status, 400);
+  assert.equal(badId.body.error.param, "id");
+  assert.equal((await admin(server, "GET", "/admin/models/sim-x")).status, 404);
+});
+
+Deno.test("DELETE /admin/models/{id} removes a model: 204, then 404", async () => {
+  await using server = await startAdminServer({ config: config() });
+  assert.equal((await admin(server, "DELETE", "/admin/models/sim-vision")).status, 204);
+  assert.ok(!(await publicIds(server)).includes("sim-vision"));
+  assert.equal((await admin(server, "GET", "/admin/models/sim-vision")).status, 404);
+  assert.equal((await admin(server, "DELETE", "/admin/models/sim-vision")).status, 404);
+});
+
+Deno.test("a model put through one instance appears in /v1/models of another within a second", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const kvA = await Deno.openKv(`${dir}/kv.sqlite`);
+    const kvB = await Deno.openKv(`${dir}/kv.sqlite`);
+    try {
+      await using a = await startAdminServer({ kv: kvA });
+      await using b = await startAdminServer({ kv: kvB, cataloguePollMs: 100 });
+      const put = await admin(a, "PUT", "/admin/models/sim-late", {
+        provider: "sim",
+        chat_completions: true,
+      });
+      assert.equal(put.status, 201);
+      const started = performance.now();
+      while (!(await publicIds(b)).includes("sim-late")) {
+        assert.ok(performance.now() - started < 5000, "the other instance never saw the model");
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      await admin(a, "DELETE", "/admin/models/sim-late");
+      while ((await publicIds(b)).includes("sim-late")) {
+        assert.ok(performance.now() - started < 10_000, "the other instance kept the model");
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    } finally {
+      kvA.close();
+      kvB.close();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

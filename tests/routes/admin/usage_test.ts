@@ -1,0 +1,110 @@
+import assert from "node:assert/strict";
+import type { LogRecord } from "../../../src/log/record.ts";
+import { admin, startAdminServer } from "../../support/admin.ts";
+import { FakeClock } from "../../support/server.ts";
+
+const T0 = Date.UTC(2026, 0, 15, 12, 0, 0);
+
+function record(fields: Partial<LogRecord>): LogRecord {
+  return {
+    ts: new Date(T0).toISOString(),
+    request_id: "req_" + crypto.randomUUID(),
+    method: "POST",
+    path: "/v1/chat/completions",
+    status: 200,
+    ms: 1,
+    ip: "127.0.0.1",
+    key_id: null,
+    model: "sim-chat",
+    provider: "sim",
+    prompt_tokens: null,
+    completion_tokens: null,
+    error: null,
+    ...fields,
+  };
+}
+
+Deno.test("GET /admin/usage: requests, errors and tokens per key and model for a UTC day", async () => {
+  await using server = await startAdminServer({ clock: new FakeClock(T0) });
+  const { logger, keys } = server.app.services;
+  const { key, record: k } = await keys.create({ name: "team" });
+  for (const authorization of [undefined, undefined, `Bearer ${key}`]) {
+    const res = await fetch(`${server.url}/v1/models`, {
+      headers: authorization ? { authorization } : {},
+    });
+    await res.body?.cancel();
+  }
+  await admin(server, "GET", "/admin/keys");
+  logger.request(record({ key_id: k.id, prompt_tokens: 10, completion_tokens: 5 }));
+  logger.request(record({ key_id: k.id, prompt_tokens: 10, completion_tokens: 5 }));
+  logger.request(record({ key_id: k.id, status: 502, error: "upstream_error" }));
+  logger.request(record({ prompt_tokens: 3, completion_tokens: 4 }));
+  logger.request(record({ ts: new Date(T0 - 86_400_000).toISOString(), prompt_tokens: 7 }));
+  await logger.flush();
+
+  const res = await admin(server, "GET", "/admin/usage?day=2026-01-15");
+  assert.equal(res.status, 200);
+  const row = (
+    key_id: string | null,
+    key_name: string | null,
+    model: string | null,
+    r: number[],
+  ) => ({
+    key_id,
+    key_name,
+    model,
+    requests: r[0],
+    errors: r[1],
+    prompt_tokens: r[2],
+    completion_tokens: r[3],
+    total_tokens: r[2]! + r[3]!,
+  });
+  assert.deepEqual(res.body, {
+    object: "usage",
+    day: "2026-01-15",
+    data: [
+      row(null, null, null, [2, 0, 0, 0]),
+      row(null, null, "sim-chat", [1, 0, 3, 4]),
+      row(k.id, "team", null, [1, 0, 0, 0]),
+      row(k.id, "team", "sim-chat", [3, 1, 20, 10]),
+    ],
+    totals: {
+      requests: 7,
+      errors: 1,
+      prompt_tokens: 23,
+      completion_tokens: 14,
+      total_tokens: 37,
+    },
+  });
+  // Today (by the server's clock) is the default day; other days are separate.
+  assert.deepEqual((await admin(server, "GET", "/admin/usage")).body.data, res.body.data);
+  const before = await admin(server, "GET", "/admin/usage?day=2026-01-14");
+  assert.deepEqual(before.body.data, [row(null, null, "sim-chat", [1, 0, 7, 0])]);
+  assert.deepEqual((await admin(server, "GET", "/admin/usage?day=2025-01-01")).body.data, []);
+});
+
+Deno.test("usage counts every logged request exactly once, across batches", async () => {
+  await using server = await startAdminServer({ clock: new FakeClock(T0) });
+  const { logger } = server.app.services;
+  for (let i = 0; i < 450; i++) {
+    logger.request(record({ model: `m${i % 3}`, prompt_tokens: 1, completion_tokens: 2 }));
+    if (i % 100 === 0) await new Promise((r) => setTimeout(r, 1));
+  }
+  await logger.flush();
+  const res = await admin(server, "GET", "/admin/usage?day=2026-01-15");
+  assert.deepEqual(res.body.data.map((r: { requests: number }) => r.requests), [150, 150, 150]);
+  assert.equal(res.body.totals.prompt_tokens, 450);
+  assert.equal(res.body.totals.completion_tokens, 900);
+});
+
+Deno.test("GET /admin/usage: a bad day is a 400 naming day", async () => {
+  await using server = await startAdminServer();
+  for (const query of ["day=2026-02-30", "day=15-01-2026", "day=today", "day="]) {
+    const res = await admin(server, "GET", `/admin/usage?${query}`);
+    assert.equal(res.status, 400, query);
+    assert.equal(res.body.error.param, "day");
+  }
+  const unknown = await admin(server, "GET", "/admin/usage?date=2026-01-15");
+  assert.equal(unknown.status, 400);
+  assert.equal(unknown.body.error.param, "date");
+});
