@@ -67,13 +67,16 @@ export class SseDecoderStream extends TransformStream<Uint8Array, SseEvent> {
       else if (field === "id" && !value.includes("\0")) id = value;
     };
 
+    // `scanned`: how much of `buffer` (a partial line) has already been searched for a line end.
+    let scanned = 0;
     const feed = (text: string, controller: TransformStreamDefaultController<SseEvent>) => {
+      if (text === "") return;
       let start = 0;
       if (sawCr && text.charCodeAt(0) === 10) start = 1;
       sawCr = false;
       buffer += start ? text.slice(start) : text;
       let from = 0;
-      for (let i = 0; i < buffer.length; i++) {
+      for (let i = scanned; i < buffer.length; i++) {
         const c = buffer.charCodeAt(i);
         if (c !== 10 && c !== 13) continue;
         line(buffer.slice(from, i), controller);
@@ -87,6 +90,7 @@ export class SseDecoderStream extends TransformStream<Uint8Array, SseEvent> {
         from = i + 1;
       }
       buffer = buffer.slice(from);
+      scanned = buffer.length;
     };
 
     super({

@@ -1,22 +1,73 @@
-import { ApiError } from "../errors.ts";
-import type { ChatChunk, ChatCompletion } from "../types/openai.ts";
+import type { ChatChunk, ChatCompletion, ChatRequest } from "../types/openai.ts";
+import { toAnthropicRequest } from "./anthropic_request.ts";
+import { fromAnthropicMessage } from "./anthropic_response.ts";
+import { AnthropicStreamTranslator } from "./anthropic_stream.ts";
 import type { ProviderDeps } from "./registry.ts";
-import type { Provider } from "./types.ts";
+import type { CallContext, Provider } from "./types.ts";
+import {
+  chatPost,
+  mapStreamError,
+  type RetryTiming,
+  Upstream,
+  type UpstreamErrorDetail,
+  type UpstreamRequest,
+} from "./upstream.ts";
+import { isObject, malformed, parseEventData } from "./wire.ts";
 
-/** The anthropic-style adapter (being built: issue 4). */
+/** Reads an Anthropic error body (`{"type":"error","error":{"type","message"}}`). */
+export function parseAnthropicError(body: unknown): UpstreamErrorDetail {
+  const detail: UpstreamErrorDetail = { message: null, type: null, code: null, param: null };
+  if (!isObject(body) || !isObject(body.error)) return detail;
+  if (typeof body.error.message === "string") detail.message = body.error.message;
+  if (typeof body.error.type === "string") detail.type = body.error.type;
+  return detail;
+}
+
+/** The adapter for Anthropic's Messages API (`x-api-key` + `anthropic-version`). */
 export class AnthropicProvider implements Provider {
   readonly id: string;
+  readonly #deps: ProviderDeps;
+  readonly #upstream: Upstream;
 
-  constructor(deps: ProviderDeps) {
+  constructor(deps: ProviderDeps, timing: RetryTiming = {}) {
     this.id = deps.config.id;
+    this.#deps = deps;
+    const headers: Record<string, string> = {
+      "anthropic-version": deps.config.anthropic_version,
+    };
+    if (deps.apiKey) headers["x-api-key"] = deps.apiKey;
+    this.#upstream = new Upstream(deps, { headers, parseError: parseAnthropicError }, timing);
   }
 
-  chat(): Promise<ChatCompletion> {
-    return Promise.reject(new ApiError(501, "server_error", "not implemented yet"));
+  async chat(req: ChatRequest, ctx: CallContext): Promise<ChatCompletion> {
+    const data = await this.#upstream.json(this.#request(req, ctx, false));
+    return fromAnthropicMessage(data, ctx.model.id, this.#deps.clock.now());
   }
 
-  // deno-lint-ignore require-yield
-  async *chatStream(): AsyncIterable<ChatChunk> {
-    throw new ApiError(501, "server_error", "not implemented yet");
+  async *chatStream(req: ChatRequest, ctx: CallContext): AsyncGenerator<ChatChunk> {
+    const response = await this.#upstream.call(this.#request(req, ctx, true));
+    const translator = new AnthropicStreamTranslator(ctx.model.id, this.#deps.clock.now());
+    try {
+      for await (const event of response.events()) {
+        const data = parseEventData(event.data);
+        if (event.event === "error" || data.type === "error") {
+          throw mapStreamError(this.id, parseAnthropicError(data), this.#deps.apiKey);
+        }
+        yield* translator.push(data);
+        if (translator.done) break;
+      }
+    } finally {
+      response.close();
+    }
+    if (!translator.done) throw malformed("stream: it ended before message_stop");
+  }
+
+  #request(req: ChatRequest, ctx: CallContext, stream: boolean): UpstreamRequest {
+    return chatPost(
+      ctx,
+      "/v1/messages",
+      toAnthropicRequest(req, ctx.upstreamModel, stream),
+      stream,
+    );
   }
 }

@@ -1,22 +1,101 @@
-import { ApiError } from "../errors.ts";
-import type { ChatChunk, ChatCompletion } from "../types/openai.ts";
+import type { ChatChunk, ChatCompletion, ChatRequest } from "../types/openai.ts";
+import { fromOpenAICompletion } from "./openai_response.ts";
+import { toOpenAIRequest } from "./openai_request.ts";
+import { OpenAIStreamNormalizer } from "./openai_stream.ts";
 import type { ProviderDeps } from "./registry.ts";
-import type { Provider } from "./types.ts";
+import type { CallContext, Provider } from "./types.ts";
+import {
+  chatPost,
+  mapStreamError,
+  type RetryTiming,
+  Upstream,
+  type UpstreamErrorDetail,
+  type UpstreamRequest,
+} from "./upstream.ts";
+import { isObject, malformed, parseEventData } from "./wire.ts";
 
-/** The openai-style adapter (being built: issue 4). */
+/** Reads an OpenAI-style error body, and the variants compatible servers write
+ * (`{"error": "text"}` from Ollama, `{"detail": …}` from FastAPI-based servers). */
+export function parseOpenAIError(body: unknown): UpstreamErrorDetail {
+  const detail: UpstreamErrorDetail = { message: null, type: null, code: null, param: null };
+  if (!isObject(body)) return detail;
+  const error = body.error;
+  if (isObject(error)) {
+    if (typeof error.message === "string") detail.message = error.message;
+    if (typeof error.type === "string") detail.type = error.type;
+    if (typeof error.code === "string" || typeof error.code === "number") {
+      detail.code = String(error.code);
+    }
+    if (typeof error.param === "string") detail.param = error.param;
+  } else if (typeof error === "string") {
+    detail.message = error;
+  } else if (typeof body.detail === "string") {
+    detail.message = body.detail;
+  } else if (Array.isArray(body.detail)) {
+    detail.message = body.detail
+      .map((d) => isObject(d) && typeof d.msg === "string" ? d.msg : JSON.stringify(d))
+      .join("; ");
+  } else if (typeof body.message === "string") {
+    detail.message = body.message;
+  }
+  return detail;
+}
+
+/** The adapter for any OpenAI-compatible `base_url` (OpenAI, Groq, Together, Mistral,
+ * OpenRouter, vLLM, Ollama, llama.cpp server). */
 export class OpenAIProvider implements Provider {
   readonly id: string;
+  readonly #deps: ProviderDeps;
+  readonly #upstream: Upstream;
+  readonly #maxTokensField: "max_tokens" | "max_completion_tokens";
 
-  constructor(deps: ProviderDeps) {
+  constructor(deps: ProviderDeps, timing: RetryTiming = {}) {
     this.id = deps.config.id;
+    this.#deps = deps;
+    const headers: Record<string, string> = {};
+    if (deps.apiKey) headers.authorization = `Bearer ${deps.apiKey}`;
+    this.#upstream = new Upstream(deps, { headers, parseError: parseOpenAIError }, timing);
+    this.#maxTokensField = new URL(deps.config.base_url).hostname === "api.openai.com"
+      ? "max_completion_tokens"
+      : "max_tokens";
   }
 
-  chat(): Promise<ChatCompletion> {
-    return Promise.reject(new ApiError(501, "server_error", "not implemented yet"));
+  async chat(req: ChatRequest, ctx: CallContext): Promise<ChatCompletion> {
+    const data = await this.#upstream.json(this.#request(req, ctx, false));
+    return fromOpenAICompletion(data, ctx.model.id, this.#deps.clock.now());
   }
 
-  // deno-lint-ignore require-yield
-  async *chatStream(): AsyncIterable<ChatChunk> {
-    throw new ApiError(501, "server_error", "not implemented yet");
+  async *chatStream(req: ChatRequest, ctx: CallContext): AsyncGenerator<ChatChunk> {
+    const response = await this.#upstream.call(this.#request(req, ctx, true));
+    const normalizer = new OpenAIStreamNormalizer(ctx.model.id, this.#deps.clock.now());
+    let done = false;
+    try {
+      for await (const event of response.events()) {
+        if (event.data === "[DONE]") {
+          done = true;
+          break;
+        }
+        const data = parseEventData(event.data);
+        if (event.event === "error" || data.error !== undefined) {
+          throw mapStreamError(this.id, parseOpenAIError(data), this.#deps.apiKey);
+        }
+        yield* normalizer.push(data);
+      }
+    } finally {
+      response.close();
+    }
+    if (!done && !normalizer.finished) {
+      throw malformed("stream: it ended before the completion was finished");
+    }
+    yield* normalizer.end();
+  }
+
+  #request(req: ChatRequest, ctx: CallContext, stream: boolean): UpstreamRequest {
+    const body = toOpenAIRequest(req, {
+      upstreamModel: ctx.upstreamModel,
+      stream,
+      maxTokensField: this.#maxTokensField,
+    });
+    return chatPost(ctx, "/chat/completions", body, stream);
   }
 }

@@ -1,0 +1,484 @@
+import { ApiError, upstreamError, upstreamTimeout } from "../errors.ts";
+import { SseDecoderStream, type SseEvent } from "../http/sse.ts";
+import type { ProviderDeps } from "./registry.ts";
+import type { CallContext } from "./types.ts";
+
+/** What an upstream's error body said; fields it did not carry are `null`. */
+export interface UpstreamErrorDetail {
+  message: string | null;
+  type: string | null;
+  code: string | null;
+  param: string | null;
+}
+
+/** How one upstream style authenticates and writes its error bodies. */
+export interface UpstreamStyle {
+  /** Headers sent with every call (authentication, API version); the config's extras win. */
+  headers: Record<string, string>;
+  /** Reads an error body (already parsed as JSON, or the raw text when it was not JSON). */
+  parseError(body: unknown): UpstreamErrorDetail;
+}
+
+/** Retry timing; the defaults suit production, tests shorten them. */
+export interface RetryTiming {
+  /** Wait before the first retry when the upstream gave no `retry-after`; doubled per retry. */
+  initialBackoffMs?: number;
+  /** Upper bound of the exponential backoff. */
+  maxBackoffMs?: number;
+  /** Source of jitter in [0, 1). */
+  random?: () => number;
+}
+
+/** One call to an upstream. */
+export interface UpstreamRequest {
+  method: "GET" | "POST";
+  /** Appended to the provider's `base_url`, e.g. `/chat/completions`. */
+  path: string;
+  /** Sent as JSON. */
+  body?: unknown;
+  /** The client's signal: when it fires, the upstream call is aborted. */
+  signal: AbortSignal;
+  requestId: string;
+  /** A streamed body: after the headers, the deadline restarts with every chunk read. */
+  stream?: boolean;
+  /** Model ids for rewriting the upstream's error messages (upstream → gateway id). */
+  model?: { id: string; upstream: string };
+}
+
+/** The `POST` of a chat call: the caller's signal and request id, and the model ids. */
+export function chatPost(
+  ctx: CallContext,
+  path: string,
+  body: unknown,
+  stream: boolean,
+): UpstreamRequest {
+  return {
+    method: "POST",
+    path,
+    body,
+    signal: ctx.signal,
+    requestId: ctx.requestId,
+    stream,
+    model: { id: ctx.model.id, upstream: ctx.upstreamModel },
+  };
+}
+
+/** The client went away; nobody will read this error, but the route's log shows it. */
+export function clientClosed(): ApiError {
+  return new ApiError(499, "upstream_error", "The client closed the request.", {
+    code: "client_disconnected",
+  });
+}
+
+const NO_DETAIL: UpstreamErrorDetail = { message: null, type: null, code: null, param: null };
+
+/** Whether an upstream status may be retried before the first byte (DESIGN §6). */
+export function isRetryableStatus(status: number): boolean {
+  return status === 429 || status >= 500;
+}
+
+/**
+ * Maps an upstream error response to the gateway's error (DESIGN §6, §7): 429 stays 429,
+ * a request the upstream rejected stays 400 (413) with the upstream's message, the upstream
+ * refusing our credentials or not knowing the model is our fault (502, no upstream text),
+ * everything else is a 502 `upstream_error`.
+ */
+export function mapUpstreamStatus(
+  provider: string,
+  status: number,
+  detail: UpstreamErrorDetail,
+  headers: Headers,
+  now: number,
+  model?: { id: string; upstream: string },
+): ApiError {
+  const said = detail.message === null ? null : rewriteModel(detail.message, model);
+  if (status === 400 || status === 422 || status === 413) {
+    const message = said ?? `The upstream provider rejected the request (HTTP ${status}).`;
+    if (status === 413) {
+      return new ApiError(413, "invalid_request_error", message, { code: "request_too_large" });
+    }
+    return new ApiError(400, "invalid_request_error", message, {
+      code: detail.code,
+      param: detail.param,
+    });
+  }
+  if (status === 429) {
+    const quota = detail.code === "insufficient_quota" || detail.type === "insufficient_quota";
+    const wait = quota ? null : retryAfterMs(headers, now);
+    const retryAfter = wait === null ? null : Math.max(1, Math.ceil(wait / 1000));
+    return new ApiError(
+      429,
+      "rate_limit_error",
+      quota
+        ? `The upstream provider "${provider}" has no quota left for this gateway; try again later or another model.`
+        : `The upstream provider "${provider}" is rate limiting requests; retry after a short wait.`,
+      {
+        code: quota ? "insufficient_quota" : "rate_limit_exceeded",
+        ...(retryAfter !== null ? { headers: { "retry-after": String(retryAfter) } } : {}),
+      },
+    );
+  }
+  if (status === 401 || status === 403) {
+    return upstreamError(
+      `The upstream provider "${provider}" refused the gateway's credentials (HTTP ${status}); the operator must check its API key.`,
+    );
+  }
+  if (status === 404) {
+    return upstreamError(
+      `The upstream provider "${provider}" does not know the configured model or path (HTTP 404); the operator must check its configuration.`,
+    );
+  }
+  const kind = detail.type ?? detail.code;
+  return upstreamError(
+    `The upstream provider "${provider}" failed (HTTP ${status}${kind ? ` ${kind}` : ""}).`,
+  );
+}
+
+/** The error an upstream reported inside a stream that had already begun; `secret` (the
+ * provider's key) is removed from the upstream's message. */
+export function mapStreamError(
+  provider: string,
+  detail: UpstreamErrorDetail,
+  secret: string | null,
+): ApiError {
+  const said = detail.message ? `: ${redact(detail.message, secret)}` : "";
+  if (detail.type === "rate_limit_error" || detail.code === "rate_limit_exceeded") {
+    return new ApiError(
+      429,
+      "rate_limit_error",
+      `The upstream provider "${provider}" is rate limiting requests${said}`,
+      { code: "rate_limit_exceeded" },
+    );
+  }
+  return upstreamError(
+    `The upstream provider "${provider}" failed mid-stream (${detail.type ?? "error"})${said}`,
+  );
+}
+
+/** Removes a secret from text that came from outside (upstream messages, error reasons). */
+export function redact(text: string, secret: string | null): string {
+  return secret ? text.replaceAll(secret, "[redacted]") : text;
+}
+
+/** Milliseconds to wait from `retry-after-ms` / `retry-after` (seconds or an HTTP date), if given. */
+export function retryAfterMs(headers: Headers, now: number): number | null {
+  const ms = headers.get("retry-after-ms");
+  if (ms !== null && ms.trim() !== "" && Number.isFinite(Number(ms)) && Number(ms) >= 0) {
+    return Number(ms);
+  }
+  const after = headers.get("retry-after");
+  if (after === null || after.trim() === "") return null;
+  const seconds = Number(after);
+  if (Number.isFinite(seconds)) return seconds >= 0 ? seconds * 1000 : null;
+  const date = Date.parse(after);
+  return Number.isNaN(date) ? null : Math.max(0, date - now);
+}
+
+function rewriteModel(message: string, model?: { id: string; upstream: string }): string {
+  if (!model || model.upstream === model.id || model.upstream === "") return message;
+  return message.replaceAll(model.upstream, model.id);
+}
+
+/** The client's signal and the provider's deadline, as one abort controller for fetch. */
+class Deadline {
+  readonly controller = new AbortController();
+  timedOut = false;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #ends = 0;
+  readonly #client: AbortSignal;
+  readonly #onClientAbort = () => this.controller.abort(this.#client.reason);
+
+  constructor(client: AbortSignal, ms: number) {
+    this.#client = client;
+    if (client.aborted) this.controller.abort(client.reason);
+    else client.addEventListener("abort", this.#onClientAbort, { once: true });
+    this.arm(ms);
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  get clientGone(): boolean {
+    return this.#client.aborted;
+  }
+
+  /** Milliseconds left before the deadline. */
+  remaining(): number {
+    return this.#ends - performance.now();
+  }
+
+  /** (Re)starts the deadline `ms` from now. */
+  arm(ms: number): void {
+    clearTimeout(this.#timer);
+    this.#ends = performance.now() + ms;
+    this.#timer = setTimeout(() => {
+      this.timedOut = true;
+      this.controller.abort(new DOMException("The upstream deadline passed.", "TimeoutError"));
+    }, ms);
+  }
+
+  /** Aborts whatever is still running and stops the timer. */
+  close(): void {
+    clearTimeout(this.#timer);
+    this.#client.removeEventListener("abort", this.#onClientAbort);
+    if (!this.controller.signal.aborted) this.controller.abort();
+  }
+}
+
+/** Calls one provider's HTTP API: deadline, retries before the first byte, error mapping. */
+export class Upstream {
+  readonly #deps: ProviderDeps;
+  readonly #style: UpstreamStyle;
+  readonly #headers: Record<string, string>;
+  readonly #initialBackoffMs: number;
+  readonly #maxBackoffMs: number;
+  readonly #random: () => number;
+
+  constructor(deps: ProviderDeps, style: UpstreamStyle, timing: RetryTiming = {}) {
+    this.#deps = deps;
+    this.#style = style;
+    this.#headers = {
+      ...style.headers,
+      ...deps.config.headers,
+      "content-type": "application/json",
+    };
+    this.#initialBackoffMs = timing.initialBackoffMs ?? 500;
+    this.#maxBackoffMs = timing.maxBackoffMs ?? 8000;
+    this.#random = timing.random ?? Math.random;
+  }
+
+  /** Calls the upstream and parses its JSON answer; every failure is an ApiError. */
+  async json(request: UpstreamRequest): Promise<unknown> {
+    const response = await this.call(request);
+    try {
+      return await response.json();
+    } finally {
+      response.close();
+    }
+  }
+
+  /**
+   * Sends the request, retrying on 429, 5xx and connection errors while no answer has been
+   * accepted (bounded by `max_retries` and the deadline, honouring `retry-after`). Resolves
+   * with a 2xx answer whose body is still to be read; every failure is an ApiError.
+   */
+  async call(request: UpstreamRequest): Promise<UpstreamResponse> {
+    const { config } = this.#deps;
+    const deadline = new Deadline(request.signal, config.timeout_ms);
+    const url = config.base_url + request.path;
+    const init: RequestInit = { method: request.method, headers: this.#headers };
+    if (request.body !== undefined) init.body = JSON.stringify(request.body);
+    try {
+      for (let attempt = 0;; attempt++) {
+        let response: Response;
+        try {
+          response = await this.#deps.fetch(url, { ...init, signal: deadline.signal });
+        } catch (e) {
+          const failure = this.#thrown(e, deadline, "connect", request.requestId);
+          if (failure.status === 502 && await this.#retry(attempt, null, deadline, request)) {
+            continue;
+          }
+          throw failure;
+        }
+        if (response.ok) {
+          return new UpstreamResponse(response, {
+            deadline,
+            idleMs: request.stream ? config.timeout_ms : null,
+            readFailure: (e) => this.#thrown(e, deadline, "read", request.requestId),
+          });
+        }
+        const failure = await this.#failure(response, deadline, request);
+        if (failure.retryable && await this.#retry(attempt, response.headers, deadline, request)) {
+          continue;
+        }
+        throw failure.error;
+      }
+    } catch (e) {
+      deadline.close();
+      throw e;
+    }
+  }
+
+  /** Turns a thrown fetch or body-read error into the gateway's error. */
+  #thrown(e: unknown, deadline: Deadline, phase: "connect" | "read", requestId: string): ApiError {
+    if (e instanceof ApiError) return e;
+    if (deadline.clientGone) return clientClosed();
+    const id = this.#deps.config.id;
+    if (deadline.timedOut) {
+      this.#warn(`upstream deadline of ${this.#deps.config.timeout_ms} ms passed`, requestId);
+      return upstreamTimeout(
+        `The upstream provider "${id}" did not answer within ${this.#deps.config.timeout_ms} ms.`,
+      );
+    }
+    const reason = this.#redact(e instanceof Error ? e.message : String(e));
+    if (phase === "connect") {
+      this.#warn(`could not connect: ${reason}`, requestId);
+      return upstreamError(`Could not reach the upstream provider "${id}".`);
+    }
+    this.#warn(`the connection broke while reading the answer: ${reason}`, requestId);
+    return upstreamError(
+      `The connection to the upstream provider "${id}" broke while reading its answer.`,
+    );
+  }
+
+  /** Reads and maps a non-2xx answer. */
+  async #failure(
+    response: Response,
+    deadline: Deadline,
+    request: UpstreamRequest,
+  ): Promise<{ error: ApiError; retryable: boolean }> {
+    let text: string;
+    try {
+      text = await response.text();
+    } catch (e) {
+      const error = this.#thrown(e, deadline, "read", request.requestId);
+      return { error, retryable: error.status === 502 };
+    }
+    let body: unknown = text;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      // Not JSON (a proxy's HTML page): parseError gets the text.
+    }
+    const parsed = typeof body === "string" && body.trim() === ""
+      ? NO_DETAIL
+      : this.#style.parseError(body);
+    const detail = {
+      ...parsed,
+      message: parsed.message === null ? null : this.#redact(parsed.message),
+    };
+    const status = response.status;
+    const error = mapUpstreamStatus(
+      this.#deps.config.id,
+      status,
+      detail,
+      response.headers,
+      this.#deps.clock.now(),
+      request.model,
+    );
+    const quota = detail.code === "insufficient_quota" || detail.type === "insufficient_quota";
+    const retryable = isRetryableStatus(status) && !quota &&
+      response.headers.get("x-should-retry") !== "false";
+    const what = status === 401 || status === 403
+      ? `upstream refused the API key (HTTP ${status}${
+        detail.type ? ` ${detail.type}` : ""
+      }); check ${this.#deps.config.api_key_env ?? "the provider's headers"}`
+      : `upstream answered HTTP ${status}${detail.type ? ` ${detail.type}` : ""}${
+        detail.message ? `: ${detail.message.slice(0, 300)}` : ""
+      }`;
+    this.#warn(what, request.requestId);
+    return { error, retryable };
+  }
+
+  /** Waits before the next attempt if one is allowed and fits the deadline. */
+  async #retry(
+    attempt: number,
+    headers: Headers | null,
+    deadline: Deadline,
+    request: UpstreamRequest,
+  ): Promise<boolean> {
+    if (attempt >= this.#deps.config.max_retries) return false;
+    const asked = headers === null ? null : retryAfterMs(headers, this.#deps.clock.now());
+    const backoff = Math.min(this.#initialBackoffMs * 2 ** attempt, this.#maxBackoffMs) *
+      (1 - 0.25 * this.#random());
+    const wait = asked ?? backoff;
+    if (wait >= deadline.remaining()) return false;
+    this.#warn(
+      `retrying in ${Math.round(wait)} ms (retry ${
+        attempt + 1
+      } of ${this.#deps.config.max_retries})`,
+      request.requestId,
+    );
+    await sleep(wait, deadline.signal);
+    if (deadline.signal.aborted) {
+      throw this.#thrown(deadline.signal.reason, deadline, "connect", request.requestId);
+    }
+    return true;
+  }
+
+  #warn(message: string, requestId: string): void {
+    this.#deps.logger.warn(`provider "${this.#deps.config.id}" (${requestId}): ${message}`);
+  }
+
+  #redact(text: string): string {
+    return redact(text, this.#deps.apiKey);
+  }
+}
+
+interface BodyReading {
+  deadline: Deadline;
+  /** For streams: the deadline restarts with this many milliseconds before every read. */
+  idleMs: number | null;
+  readFailure: (e: unknown) => ApiError;
+}
+
+/** An accepted (2xx) upstream answer whose body is read within the deadline. */
+export class UpstreamResponse {
+  readonly response: Response;
+  readonly #reading: BodyReading;
+
+  constructor(response: Response, reading: BodyReading) {
+    this.response = response;
+    this.#reading = reading;
+  }
+
+  /** The body as JSON; a body that is not JSON is a 502. */
+  async json(): Promise<unknown> {
+    let text: string;
+    try {
+      text = await this.response.text();
+    } catch (e) {
+      throw this.#reading.readFailure(e);
+    }
+    try {
+      return JSON.parse(text);
+    } catch {
+      throw upstreamError("The upstream provider answered with a body that is not JSON.");
+    }
+  }
+
+  /**
+   * The body's server-sent events. Each read must arrive within the provider's timeout;
+   * a broken connection is a 502, a stall a 504. Stopping early cancels the body.
+   */
+  async *events(): AsyncGenerator<SseEvent, void, undefined> {
+    const body = this.response.body;
+    if (body === null) throw upstreamError("The upstream provider answered with an empty body.");
+    const reader = body.pipeThrough(new SseDecoderStream()).getReader();
+    try {
+      while (true) {
+        if (this.#reading.idleMs !== null) this.#reading.deadline.arm(this.#reading.idleMs);
+        let next: ReadableStreamReadResult<SseEvent>;
+        try {
+          next = await reader.read();
+        } catch (e) {
+          throw this.#reading.readFailure(e);
+        }
+        if (next.done) return;
+        yield next.value;
+      }
+    } finally {
+      reader.cancel().catch(() => {});
+      this.close();
+    }
+  }
+
+  /** Aborts the upstream call if it is still running and releases the deadline timer. */
+  close(): void {
+    this.#reading.deadline.close();
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done, { once: true });
+  });
+}

@@ -1,0 +1,191 @@
+/**
+ * The Anthropic Messages API wire format (`POST /v1/messages`), as far as Switchyard speaks
+ * it. Field names follow the wire exactly.
+ */
+
+/** Media types Anthropic accepts in an image block. */
+export type ImageMediaType = "image/jpeg" | "image/png" | "image/gif" | "image/webp";
+
+export interface TextBlock {
+  type: "text";
+  /** Must be non-empty in requests. */
+  text: string;
+}
+
+export interface ImageBlock {
+  type: "image";
+  source: { type: "base64"; media_type: ImageMediaType; data: string };
+}
+
+export interface ToolUseBlock {
+  type: "tool_use";
+  /** `toolu_…` */
+  id: string;
+  name: string;
+  input: Record<string, unknown>;
+}
+
+export interface ToolResultBlock {
+  type: "tool_result";
+  tool_use_id: string;
+  content?: string | TextBlock[];
+  is_error?: boolean;
+}
+
+/** Any other block a response may carry (thinking, server tools…); Switchyard skips it. */
+export interface OtherBlock {
+  type: string;
+  [field: string]: unknown;
+}
+
+/** A block in a request message. */
+export type RequestBlock = TextBlock | ImageBlock | ToolUseBlock | ToolResultBlock;
+
+export interface Message {
+  role: "user" | "assistant";
+  content: string | RequestBlock[];
+}
+
+export interface Tool {
+  name: string;
+  description?: string;
+  /** A JSON schema whose `type` is `object`. */
+  input_schema: Record<string, unknown>;
+}
+
+export type ToolChoice =
+  | { type: "auto"; disable_parallel_tool_use?: boolean }
+  | { type: "any"; disable_parallel_tool_use?: boolean }
+  | { type: "tool"; name: string; disable_parallel_tool_use?: boolean }
+  | { type: "none" };
+
+/** The request body of `POST /v1/messages`. */
+export interface MessagesRequest {
+  model: string;
+  messages: Message[];
+  max_tokens: number;
+  system?: string | TextBlock[];
+  stop_sequences?: string[];
+  /** 0–1. */
+  temperature?: number;
+  top_p?: number;
+  top_k?: number;
+  tools?: Tool[];
+  tool_choice?: ToolChoice;
+  metadata?: { user_id?: string };
+  stream?: boolean;
+}
+
+export type StopReason =
+  | "end_turn"
+  | "max_tokens"
+  | "stop_sequence"
+  | "tool_use"
+  | "pause_turn"
+  | "refusal";
+
+export interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_creation_input_tokens?: number | null;
+  cache_read_input_tokens?: number | null;
+}
+
+/** A response content block. */
+export type ResponseBlock = TextBlock | ToolUseBlock | OtherBlock;
+
+/** The response of `POST /v1/messages` without `stream`. */
+export interface MessagesResponse {
+  /** `msg_…` */
+  id: string;
+  type: "message";
+  role: "assistant";
+  model: string;
+  content: ResponseBlock[];
+  stop_reason: StopReason | null;
+  stop_sequence: string | null;
+  usage: Usage;
+}
+
+/** Error types of Anthropic error bodies and `error` stream events. */
+export type ErrorType =
+  | "invalid_request_error"
+  | "authentication_error"
+  | "permission_error"
+  | "not_found_error"
+  | "request_too_large"
+  | "rate_limit_error"
+  | "api_error"
+  | "overloaded_error";
+
+/** The body of an error response, and the data of an `error` stream event. */
+export interface ErrorResponse {
+  type: "error";
+  error: { type: ErrorType | string; message: string };
+  request_id?: string;
+}
+
+export interface MessageStartEvent {
+  type: "message_start";
+  /** The message with empty `content`; its usage holds the input tokens. */
+  message: MessagesResponse;
+}
+
+export interface ContentBlockStartEvent {
+  type: "content_block_start";
+  index: number;
+  content_block: ResponseBlock;
+}
+
+export interface TextDelta {
+  type: "text_delta";
+  text: string;
+}
+
+export interface InputJsonDelta {
+  type: "input_json_delta";
+  partial_json: string;
+}
+
+/** Other deltas (thinking, signatures, citations); Switchyard skips them. */
+export interface OtherDelta {
+  type: string;
+  [field: string]: unknown;
+}
+
+export interface ContentBlockDeltaEvent {
+  type: "content_block_delta";
+  index: number;
+  delta: TextDelta | InputJsonDelta | OtherDelta;
+}
+
+export interface ContentBlockStopEvent {
+  type: "content_block_stop";
+  index: number;
+}
+
+export interface MessageDeltaEvent {
+  type: "message_delta";
+  delta: { stop_reason: StopReason | null; stop_sequence: string | null };
+  /** Cumulative: `output_tokens` so far, and (newer API versions) the input counts. */
+  usage: Partial<Usage>;
+}
+
+export interface MessageStopEvent {
+  type: "message_stop";
+}
+
+export interface PingEvent {
+  type: "ping";
+}
+
+/** The data of one SSE event of a streamed message; the SSE `event:` name equals `type`. */
+export type StreamEvent =
+  | MessageStartEvent
+  | ContentBlockStartEvent
+  | ContentBlockDeltaEvent
+  | ContentBlockStopEvent
+  | MessageDeltaEvent
+  | MessageStopEvent
+  | PingEvent
+  | ErrorResponse;

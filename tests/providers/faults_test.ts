@@ -1,0 +1,334 @@
+/**
+ * The fault table of DESIGN §6, row by row, for both upstream styles: what the adapter throws
+ * for each upstream failure, how often it retried, that nothing is retried once streaming
+ * began, that the provider's key never reaches a message or a log line, and that a caller who
+ * leaves closes the upstream connection (the fake sees it go) with or without streaming.
+ */
+import assert from "node:assert/strict";
+import { ApiError } from "../../src/errors.ts";
+import type { ChatChunk } from "../../src/types/openai.ts";
+import { callContext, chatRequest } from "../support/provider_call.ts";
+import { STYLES } from "../support/provider_styles.ts";
+import { waitFor } from "../support/wait.ts";
+
+/** Runs `fn`, expecting an ApiError; returns it. */
+async function failure(fn: () => Promise<unknown>): Promise<ApiError> {
+  try {
+    await fn();
+  } catch (e) {
+    if (e instanceof ApiError) return e;
+    throw e;
+  }
+  throw new Error("expected an ApiError, got a result");
+}
+
+/** Reads a stream until it throws; returns the chunks before and the error. */
+async function streamFailure(stream: AsyncIterable<ChatChunk>) {
+  const chunks: ChatChunk[] = [];
+  const error = await failure(async () => {
+    for await (const chunk of stream) chunks.push(chunk);
+  });
+  return { chunks, error };
+}
+
+function quick(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+const stream = chatRequest({ stream: true });
+
+for (const style of STYLES) {
+  const t = (name: string, fn: () => Promise<void>) =>
+    Deno.test(`${style.name} faults: ${name}`, fn);
+
+  t("upstream 429 → 429 after the bounded retries, retry-after passed on", async () => {
+    await using fake = style.start();
+    const fault = { status: 429, errorType: "rate_limit_error", headers: { "retry-after": "0" } };
+    fake.faults = [fault, fault, fault, fault];
+    const { provider, fetches } = style.make(fake.url, fake.apiKey);
+    const error = await failure(() => provider.chat(chatRequest(), callContext()));
+    assert.equal(error.status, 429);
+    assert.equal(error.type, "rate_limit_error");
+    assert.equal(error.code, "rate_limit_exceeded");
+    assert.equal(new Headers(error.headers).get("retry-after"), "1");
+    assert.equal(fetches(), 3);
+    assert.equal(fake.received.length, 3);
+  });
+
+  t("a 429 then success is retried (retry-after-ms honoured)", async () => {
+    await using fake = style.start();
+    fake.faults = [{ status: 429, headers: { "retry-after-ms": "5" } }];
+    const { provider } = style.make(fake.url, fake.apiKey);
+    const completion = await provider.chat(chatRequest(), callContext());
+    assert.equal(completion.choices[0]!.finish_reason, "stop");
+    assert.equal(fake.received.length, 2);
+  });
+
+  t("a retry-after beyond the deadline is not waited for", async () => {
+    await using fake = style.start();
+    fake.faults = [{ status: 429, headers: { "retry-after": "30" } }];
+    const { provider } = style.make(fake.url, fake.apiKey, { timeout_ms: 2_000 });
+    const error = await failure(() => provider.chat(chatRequest(), callContext()));
+    assert.equal(error.status, 429);
+    assert.equal(new Headers(error.headers).get("retry-after"), "30");
+    assert.equal(fake.received.length, 1);
+  });
+
+  for (const status of [500, 503, 529]) {
+    t(`upstream ${status} → 502 upstream_error after the bounded retries`, async () => {
+      await using fake = style.start();
+      const fault = { status, errorType: status === 529 ? "overloaded_error" : "api_error" };
+      fake.faults = [fault, fault, fault];
+      const { provider } = style.make(fake.url, fake.apiKey);
+      const error = await failure(() => provider.chat(chatRequest(), callContext()));
+      assert.equal(error.status, 502);
+      assert.equal(error.type, "upstream_error");
+      assert.equal(error.code, "upstream_error");
+      assert.match(error.message, new RegExp(`HTTP ${status}`));
+      assert.equal(fake.received.length, 3);
+    });
+  }
+
+  t("a 529 before a stream's first byte is retried, then the stream flows", async () => {
+    await using fake = style.start();
+    fake.faults = [{ status: 529, errorType: "overloaded_error" }];
+    const { provider } = style.make(fake.url, fake.apiKey);
+    const chunks = [];
+    for await (const chunk of provider.chatStream(stream, callContext())) chunks.push(chunk);
+    assert.equal(chunks.at(-2)?.choices[0]?.finish_reason, "stop");
+    assert.equal(fake.received.length, 2);
+  });
+
+  t("max_retries 0 means one attempt", async () => {
+    await using fake = style.start();
+    fake.faults = [{ status: 503 }];
+    const { provider } = style.make(fake.url, fake.apiKey, { max_retries: 0 });
+    const error = await failure(() => provider.chat(chatRequest(), callContext()));
+    assert.equal(error.status, 502);
+    assert.equal(fake.received.length, 1);
+  });
+
+  t("insufficient_quota is a 429 that is never retried", async () => {
+    await using fake = style.start();
+    fake.faults = [{
+      status: 429,
+      errorType: "insufficient_quota",
+      errorCode: "insufficient_quota",
+      message: "You exceeded your current quota",
+    }];
+    const { provider } = style.make(fake.url, fake.apiKey);
+    const error = await failure(() => provider.chat(chatRequest(), callContext()));
+    assert.equal(error.status, 429);
+    assert.equal(error.code, "insufficient_quota");
+    assert.equal(fake.received.length, 1);
+  });
+
+  t("upstream 400 → 400 with the upstream's message, not retried", async () => {
+    await using fake = style.start();
+    fake.faults = [{
+      status: 400,
+      errorType: "invalid_request_error",
+      message: "prompt is too long for upstream-model-v1: 300000 tokens > 200000 maximum",
+    }];
+    const { provider } = style.make(fake.url, fake.apiKey);
+    const error = await failure(() => provider.chat(chatRequest(), callContext()));
+    assert.equal(error.status, 400);
+    assert.equal(error.type, "invalid_request_error");
+    assert.equal(error.message, "prompt is too long for gw-model: 300000 tokens > 200000 maximum");
+    assert.equal(fake.received.length, 1);
+  });
+
+  for (const status of [401, 403]) {
+    t(`upstream ${status} → 502 whose message and logs never hold the key`, async () => {
+      await using fake = style.start({ apiKey: "sk-the-right-key-000000000000" });
+      const wrongKey = "sk-wrong-key-SECRET-4242424242424242";
+      fake.faults = [{
+        status,
+        errorType: status === 401 ? "authentication_error" : "permission_error",
+        message: `Incorrect API key provided: ${wrongKey}.`,
+      }];
+      const { provider, output } = style.make(fake.url, wrongKey);
+      for (const call of [() => provider.chat(chatRequest(), callContext())]) {
+        const error = await failure(call);
+        assert.equal(error.status, 502);
+        assert.equal(error.code, "upstream_error");
+        assert.match(error.message, /credentials/);
+        assert.ok(!JSON.stringify(error.toBody()).includes(wrongKey));
+        assert.ok(!JSON.stringify(error.toBody()).includes("SECRET"));
+      }
+      // A wrong key without a fault: the fake's own check answers 401.
+      const error = await failure(() => provider.chat(chatRequest(), callContext()));
+      assert.equal(error.status, 502);
+      assert.match(output.err, new RegExp(`HTTP ${status}`));
+      assert.match(output.err, /UP_API_KEY/);
+      assert.ok(!output.err.includes("SECRET") && !output.out.includes("SECRET"));
+      assert.equal(fake.received.length, 2);
+    });
+  }
+
+  t("upstream 404 (unknown model) → 502 naming a configuration problem", async () => {
+    await using fake = style.start();
+    fake.faults = [{ status: 404, errorType: "not_found_error", message: "model: nope" }];
+    const { provider } = style.make(fake.url, fake.apiKey);
+    const error = await failure(() => provider.chat(chatRequest(), callContext()));
+    assert.equal(error.status, 502);
+    assert.match(error.message, /configuration/);
+    assert.equal(fake.received.length, 1);
+  });
+
+  t("garbage instead of JSON → 502", async () => {
+    await using fake = style.start();
+    fake.faults = [{ garbage: "<html>Bad gateway</html>" }, { garbage: '{"unexpected": true}' }];
+    const { provider } = style.make(fake.url, fake.apiKey);
+    for (let i = 0; i < 2; i++) {
+      const error = await failure(() => provider.chat(chatRequest(), callContext()));
+      assert.equal(error.status, 502);
+      assert.equal(error.code, "upstream_error");
+      assert.match(error.message, /not JSON|malformed/);
+    }
+  });
+
+  t("a stream of garbage → 502, never a clean stop", async () => {
+    await using fake = style.start();
+    fake.faults = [{ garbage: "data: {not json\n\n" }, { garbage: "hello" }];
+    const { provider } = style.make(fake.url, fake.apiKey);
+    for (let i = 0; i < 2; i++) {
+      const { chunks, error } = await streamFailure(provider.chatStream(stream, callContext()));
+      assert.equal(error.status, 502);
+      assert.ok(chunks.every((c) => c.choices.every((ch) => ch.finish_reason === null)));
+    }
+  });
+
+  t("connection refused → 502 after the bounded retries", async () => {
+    const listener = Deno.listen({ port: 0, hostname: "127.0.0.1" });
+    const port = (listener.addr as Deno.NetAddr).port;
+    listener.close();
+    const { provider, fetches, output } = style.make(`http://127.0.0.1:${port}`, "sk-x");
+    const error = await failure(() => provider.chat(chatRequest(), callContext()));
+    assert.equal(error.status, 502);
+    assert.equal(error.code, "upstream_error");
+    assert.match(error.message, /Could not reach/);
+    assert.equal(fetches(), 3);
+    assert.match(output.err, /could not connect/);
+  });
+
+  t(
+    "a deadline before the answer → 504 upstream_timeout, and the upstream call is closed",
+    async () => {
+      await using fake = style.start();
+      fake.faults = [{ delayMs: 10_000 }];
+      const { provider } = style.make(fake.url, fake.apiKey, { timeout_ms: 100 });
+      const error = await failure(() => provider.chat(chatRequest(), callContext()));
+      assert.equal(error.status, 504);
+      assert.equal(error.type, "upstream_error");
+      assert.equal(error.code, "upstream_timeout");
+      assert.equal(fake.received.length, 1);
+      assert.match(await fake.last.gone, /request signal|stream cancelled/);
+    },
+  );
+
+  t("a stream that stalls → 504 mid-stream, and the upstream call is closed", async () => {
+    await using fake = style.start();
+    fake.faults = [{ stallAfterEvents: 5 }];
+    const { provider } = style.make(fake.url, fake.apiKey, { timeout_ms: 150 });
+    const { chunks, error } = await streamFailure(provider.chatStream(stream, callContext()));
+    assert.ok(chunks.length >= 1);
+    assert.equal(error.status, 504);
+    assert.equal(error.code, "upstream_timeout");
+    assert.ok(chunks.every((c) => c.choices.every((ch) => ch.finish_reason === null)));
+    await fake.last.gone;
+    assert.equal(fake.received.length, 1);
+  });
+
+  t("an error event mid-stream → the iterator throws; no finish, no retry", async () => {
+    await using fake = style.start();
+    fake.script = () => ({ text: "one two three four five six", toolCalls: [] });
+    fake.faults = [{ errorAfterEvents: 4 }];
+    const { provider } = style.make(fake.url, fake.apiKey);
+    const { chunks, error } = await streamFailure(provider.chatStream(stream, callContext()));
+    assert.ok(chunks.length >= 2);
+    assert.equal(chunks[0]!.choices[0]!.delta.role, "assistant");
+    assert.ok(chunks.every((c) => c.choices.every((ch) => ch.finish_reason === null)));
+    assert.ok(chunks.every((c) => c.usage === undefined));
+    assert.equal(error.status, 502);
+    assert.equal(error.type, "upstream_error");
+    assert.match(error.message, /Overloaded/);
+    assert.equal(fake.received.length, 1);
+  });
+
+  t("a connection broken mid-stream → 502 from the iterator; no retry", async () => {
+    await using fake = style.start();
+    fake.script = () => ({ text: "one two three four five six", toolCalls: [] });
+    fake.faults = [{ breakAfterEvents: 4 }];
+    const { provider } = style.make(fake.url, fake.apiKey);
+    const { chunks, error } = await streamFailure(provider.chatStream(stream, callContext()));
+    assert.ok(chunks.length >= 2);
+    assert.ok(chunks.every((c) => c.choices.every((ch) => ch.finish_reason === null)));
+    assert.equal(error.status, 502);
+    assert.equal(fake.received.length, 1);
+  });
+
+  t("a stream that ends early without an error → 502, never a clean stop", async () => {
+    await using fake = style.start();
+    fake.script = () => ({ text: "one two three four five six", toolCalls: [] });
+    fake.faults = [{ endAfterEvents: 4 }, { garbage: "" }];
+    const { provider } = style.make(fake.url, fake.apiKey);
+    for (let i = 0; i < 2; i++) {
+      const { chunks, error } = await streamFailure(provider.chatStream(stream, callContext()));
+      assert.equal(error.status, 502);
+      assert.match(error.message, /ended before/);
+      assert.ok(chunks.every((c) => c.choices.every((ch) => ch.finish_reason === null)));
+    }
+  });
+
+  t("a caller that leaves aborts a non-streamed upstream call", async () => {
+    await using fake = style.start();
+    fake.faults = [{ delayMs: 10_000 }];
+    const { provider } = style.make(fake.url, fake.apiKey);
+    const ctx = callContext();
+    const call = failure(() => provider.chat(chatRequest(), ctx));
+    await waitFor(() => fake.received.length === 1, "the upstream call");
+    ctx.abort.abort();
+    const error = await call;
+    assert.equal(error.status, 499);
+    assert.match(await fake.last.gone, /request signal/);
+  });
+
+  t("a caller that stops reading (return()) closes the upstream stream", async () => {
+    await using fake = style.start();
+    fake.faults = [{ stallAfterEvents: 5 }];
+    const { provider } = style.make(fake.url, fake.apiKey);
+    const iterator = provider.chatStream(stream, callContext())[Symbol.asyncIterator]();
+    const first = await iterator.next();
+    assert.equal(first.done, false);
+    await iterator.return?.();
+    assert.match(await fake.last.gone, /request signal|stream cancelled/);
+  });
+
+  t("a caller that leaves while the stream stalls aborts the upstream stream", async () => {
+    await using fake = style.start();
+    fake.faults = [{ stallAfterEvents: 5 }];
+    const { provider } = style.make(fake.url, fake.apiKey);
+    const ctx = callContext();
+    const iterator = provider.chatStream(stream, ctx)[Symbol.asyncIterator]();
+    await iterator.next();
+    const pending = failure(async () => {
+      while (!(await iterator.next()).done) { /* drain until the stall */ }
+    });
+    await quick(20);
+    ctx.abort.abort();
+    const error = await pending;
+    assert.equal(error.status, 499);
+    assert.match(await fake.last.gone, /request signal|stream cancelled/);
+  });
+
+  t("a caller already gone never reaches the upstream", async () => {
+    await using fake = style.start();
+    const { provider } = style.make(fake.url, fake.apiKey);
+    const ctx = callContext();
+    ctx.abort.abort();
+    const error = await failure(() => provider.chat(chatRequest(), ctx));
+    assert.equal(error.status, 499);
+    assert.equal(fake.received.length, 0);
+  });
+}

@@ -1,0 +1,27 @@
+/** The README's provider examples are valid configs that enable what they say. */
+import assert from "node:assert/strict";
+import { parseConfig } from "../src/config.ts";
+import { Logger } from "../src/log/logger.ts";
+import { createProviders } from "../src/providers/registry.ts";
+import { CapturedOutput, FakeClock } from "./support/server.ts";
+
+const readme = await Deno.readTextFile(new URL("../README.md", import.meta.url));
+const section = readme.slice(readme.indexOf("## Providers"), readme.indexOf("## The simulator"));
+const examples = [...section.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => JSON.parse(m[1]!));
+
+Deno.test("the README's provider examples are valid configs", () => {
+  assert.equal(examples.length, 4);
+  for (const example of examples) {
+    const config = parseConfig(example, "README.md");
+    const output = new CapturedOutput();
+    const clock = new FakeClock();
+    const providers = createProviders(config, {
+      env: (name) => `key-for-${name}`,
+      fetch,
+      clock,
+      logger: new Logger({ clock, output }),
+    });
+    for (const model of config.models) assert.ok(providers.isAvailable(model.provider));
+    assert.equal(output.err, "");
+  }
+});

@@ -1,0 +1,262 @@
+/**
+ * The HTTP side of the fake upstreams (`Deno.serve` on port 0): records what arrives, notices
+ * when a caller goes away, and can be told to fail. The wire formats live in
+ * `fake_openai.ts` and `fake_anthropic.ts`.
+ */
+import { defaultScript, type Script } from "./fake_model.ts";
+
+/** One way to misbehave, for one request. */
+export interface Fault {
+  /** Answer with this status and the style's error body (`type`/`message` below). */
+  status?: number;
+  errorType?: string;
+  errorCode?: string;
+  message?: string;
+  /** Extra response headers (`retry-after`, …). */
+  headers?: Record<string, string>;
+  /** Wait this long before answering (given up when the caller leaves). */
+  delayMs?: number;
+  /** Answer 200 with this raw body instead of the real answer. */
+  garbage?: string;
+  /** Stream: after this many events, break the connection (no clean end). */
+  breakAfterEvents?: number;
+  /** Stream: after this many events, stop writing (until the caller leaves). */
+  stallAfterEvents?: number;
+  /** Stream: after this many events, send the style's mid-stream error event and end. */
+  errorAfterEvents?: number;
+  /** Stream: after this many events, end the body cleanly (a truncated stream). */
+  endAfterEvents?: number;
+}
+
+/** One request the fake received. */
+export interface Received {
+  method: string;
+  path: string;
+  headers: Headers;
+  /** The parsed JSON body (or the raw text when it was not JSON). */
+  body: unknown;
+  /** Violations of the documented format found in it (empty when it was right). */
+  violations: string[];
+  /** Resolves with how the caller went away, if it did before the answer ended. */
+  gone: Promise<string>;
+  /** Whether the caller went away before the answer ended. */
+  wentAway: boolean;
+}
+
+/** A style's answer to a valid request. */
+export type Answer =
+  | { kind: "json"; status: number; body: unknown }
+  | { kind: "stream"; events: string[] };
+
+/** What a style (OpenAI or Anthropic) plugs into the server. */
+export interface FakeStyle {
+  /** The path it serves, e.g. `/v1/chat/completions`. */
+  path: string;
+  /** Checks headers and body against the documented format; returns the violations. */
+  check(headers: Headers, body: unknown): string[];
+  /** Renders a valid request's answer. */
+  answer(body: Record<string, unknown>, script: Script): Answer;
+  /** The style's error body. */
+  errorBody(status: number, type: string, message: string, code?: string): unknown;
+  /** The style's mid-stream error event (SSE text). */
+  streamError(type: string, message: string): string;
+}
+
+/** Options of a fake upstream. */
+export interface FakeOptions {
+  /** The API key it expects. */
+  apiKey?: string;
+  /** Write streams in slices of this many bytes (splitting lines, events, characters). */
+  sliceBytes?: number;
+}
+
+const encoder = new TextEncoder();
+
+/** The API key fakes expect unless told otherwise. */
+export const FAKE_API_KEY = "sk-fake-upstream-key-0123456789";
+
+/** A running fake upstream. */
+export class FakeUpstream {
+  readonly url: string;
+  readonly apiKey: string;
+  readonly received: Received[] = [];
+  /** Faults for the next requests, in order; requests beyond them are answered normally. */
+  faults: Fault[] = [];
+  /** What the model answers. */
+  script: Script = defaultScript;
+  sliceBytes: number | null;
+  readonly #server: Deno.HttpServer<Deno.NetAddr>;
+  readonly #style: FakeStyle;
+  readonly #timers = new Set<ReturnType<typeof setTimeout>>();
+
+  constructor(style: FakeStyle, options: FakeOptions = {}) {
+    this.#style = style;
+    this.apiKey = options.apiKey ?? FAKE_API_KEY;
+    this.sliceBytes = options.sliceBytes ?? null;
+    this.#server = Deno.serve(
+      { port: 0, hostname: "127.0.0.1", onListen: () => {} },
+      (request) => this.#handle(request),
+    );
+    this.url = `http://127.0.0.1:${this.#server.addr.port}`;
+  }
+
+  /** The last request received. */
+  get last(): Received {
+    const last = this.received.at(-1);
+    if (!last) throw new Error("the fake upstream received no request");
+    return last;
+  }
+
+  /** Every violation found in every request so far. */
+  get violations(): string[] {
+    return this.received.flatMap((r) => r.violations);
+  }
+
+  async close(): Promise<void> {
+    for (const timer of this.#timers) clearTimeout(timer);
+    await this.#server.shutdown();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  async #handle(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    const text = await request.text();
+    let body: unknown = text;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      // recorded as text; the style's check reports it
+    }
+    let markGone: (how: string) => void = () => {};
+    const received: Received = {
+      method: request.method,
+      path: url.pathname,
+      headers: request.headers,
+      body,
+      violations: [],
+      gone: new Promise((resolve) => markGone = resolve),
+      wentAway: false,
+    };
+    const gone = (how: string) => {
+      if (received.wentAway) return;
+      received.wentAway = true;
+      markGone(how);
+    };
+    request.signal.addEventListener("abort", () => gone("request signal"), { once: true });
+    this.received.push(received);
+
+    const style = this.#style;
+    if (request.method !== "POST" || url.pathname !== style.path) {
+      received.violations.push(`unexpected ${request.method} ${url.pathname}`);
+      return json(404, style.errorBody(404, "not_found_error", `No route ${url.pathname}`));
+    }
+    received.violations.push(...style.check(request.headers, body));
+    const fault = this.faults.shift() ?? {};
+    if (fault.delayMs) await this.#sleep(fault.delayMs, request.signal);
+    if (request.signal.aborted) return new Response(null, { status: 499 });
+    if (fault.status) {
+      const type = fault.errorType ?? "api_error";
+      return json(
+        fault.status,
+        style.errorBody(
+          fault.status,
+          type,
+          fault.message ?? `fault ${fault.status}`,
+          fault.errorCode,
+        ),
+        fault.headers,
+      );
+    }
+    if (received.violations.length > 0) {
+      if (received.violations.some((v) => v.startsWith("auth:"))) {
+        return json(401, style.errorBody(401, "authentication_error", "invalid x-api-key"));
+      }
+      return json(
+        400,
+        style.errorBody(400, "invalid_request_error", received.violations.join("; ")),
+      );
+    }
+    if (fault.garbage !== undefined) {
+      return new Response(fault.garbage, {
+        headers: { "content-type": "application/json", ...fault.headers },
+      });
+    }
+    const answer = style.answer(body as Record<string, unknown>, this.script);
+    if (answer.kind === "json") return json(answer.status, answer.body, fault.headers);
+    return this.#stream(answer.events, fault, gone, request.signal);
+  }
+
+  #stream(
+    events: string[],
+    fault: Fault,
+    gone: (how: string) => void,
+    signal: AbortSignal,
+  ): Response {
+    let limit = events.length;
+    let ending = "end" as "end" | "break" | "stall" | "error";
+    for (
+      const [n, kind] of [
+        [fault.breakAfterEvents, "break"],
+        [fault.stallAfterEvents, "stall"],
+        [fault.errorAfterEvents, "error"],
+        [fault.endAfterEvents, "end"],
+      ] as const
+    ) {
+      if (n !== undefined) {
+        limit = Math.min(n, events.length);
+        ending = kind;
+      }
+    }
+    let text = events.slice(0, limit).join("");
+    if (ending === "error") text += this.#style.streamError("overloaded_error", "Overloaded");
+    const bytes = encoder.encode(text);
+    const slice = this.sliceBytes ?? bytes.length;
+    let at = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull: async (controller) => {
+        if (at < bytes.length) {
+          // A pause between slices, so they reach the reader as separate reads.
+          if (at > 0 && this.sliceBytes !== null) await Promise.resolve();
+          controller.enqueue(bytes.subarray(at, at + slice));
+          at += slice;
+          return;
+        }
+        if (ending === "break") {
+          // Deno.serve logs this error to stderr; it is the injected fault, not a failure.
+          return controller.error(new Error("connection broken (a fault the test asked for)"));
+        }
+        if (ending === "stall") await this.#sleep(60_000, signal);
+        if (!signal.aborted) controller.close();
+      },
+      cancel: () => gone("stream cancelled"),
+    });
+    return new Response(stream, {
+      headers: { "content-type": "text/event-stream; charset=utf-8", ...fault.headers },
+    });
+  }
+
+  #sleep(ms: number, signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      if (signal.aborted) return resolve();
+      const done = () => {
+        clearTimeout(timer);
+        this.#timers.delete(timer);
+        signal.removeEventListener("abort", done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.#timers.add(timer);
+      signal.addEventListener("abort", done, { once: true });
+    });
+  }
+}
+
+function json(status: number, body: unknown, headers?: Record<string, string>): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { "content-type": "application/json", ...headers },
+  });
+}

@@ -1,0 +1,75 @@
+/**
+ * A gateway on a real port with three chat models side by side: the simulator (`sim-vision`),
+ * one behind the fake OpenAI-style upstream (`oa-chat`) and one behind the fake Anthropic
+ * upstream (`an-chat`), with rate limits no test reaches.
+ */
+import { startFakeAnthropic } from "./fake_anthropic.ts";
+import { startFakeOpenAI } from "./fake_openai.ts";
+import type { FakeUpstream } from "./fake_upstream.ts";
+import { startServer, testConfig, type TestServer } from "./server.ts";
+
+const GENEROUS = { per_minute: 100_000, per_day: 1_000_000 };
+const CHAT_MODEL = { chat_completions: true, function_calling: true, image_input: true };
+
+/** The gateway and the fakes behind it. */
+export interface Gateway {
+  server: TestServer;
+  openai: FakeUpstream;
+  anthropic: FakeUpstream;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** Options for {@link startGateway}. */
+export interface GatewayOptions {
+  /** The fakes write their streams in slices of this many bytes. */
+  sliceBytes?: number;
+  /** Provider settings for both upstream providers (timeout_ms, max_retries…). */
+  provider?: Record<string, unknown>;
+}
+
+/** Starts both fakes and a gateway configured with a model on each. */
+export async function startGateway(options: GatewayOptions = {}): Promise<Gateway> {
+  const fakeOptions = options.sliceBytes ? { sliceBytes: options.sliceBytes } : {};
+  const openai = startFakeOpenAI(fakeOptions);
+  const anthropic = startFakeAnthropic(fakeOptions);
+  const keys: Record<string, string> = { OA_KEY: openai.apiKey, AN_KEY: anthropic.apiKey };
+  const server = await startServer({
+    config: testConfig((raw) => {
+      (raw.providers as unknown[]).push(
+        {
+          id: "oa",
+          style: "openai",
+          base_url: `${openai.url}/v1`,
+          api_key_env: "OA_KEY",
+          ...options.provider,
+        },
+        {
+          id: "an",
+          style: "anthropic",
+          base_url: anthropic.url,
+          api_key_env: "AN_KEY",
+          ...options.provider,
+        },
+      );
+      (raw.models as unknown[]).push(
+        { id: "oa-chat", provider: "oa", upstream_model: "gpt-up", ...CHAT_MODEL },
+        { id: "an-chat", provider: "an", upstream_model: "claude-up", ...CHAT_MODEL },
+      );
+      raw.limits = {
+        anonymous: { chat: GENEROUS, other: GENEROUS, images: GENEROUS },
+        key: { chat: GENEROUS, other: GENEROUS, images: GENEROUS },
+      };
+    }),
+    env: (name) => keys[name],
+  });
+  return {
+    server,
+    openai,
+    anthropic,
+    async [Symbol.asyncDispose]() {
+      await server.close();
+      await openai.close();
+      await anthropic.close();
+    },
+  };
+}
