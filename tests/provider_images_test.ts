@@ -5,12 +5,12 @@
  * counts and sizes refused with a 502, the upstream fault table and a client disconnect.
  */
 import assert from "node:assert/strict";
-import { APIError } from "openai";
 import { encodeJpeg } from "../src/images/jpeg.ts";
 import { openaiClient } from "./support/client.ts";
 import { assertDisconnectAborts, assertFaultMapping } from "./support/fault_mapping.ts";
 import { fakePicture } from "./support/fake_openai_images.ts";
 import { startGateway } from "./support/gateway.ts";
+import { clientError } from "./support/rejection.ts";
 import { webpBytes } from "./support/images.ts";
 import { checkJpeg, jpegFromDataUrl } from "./support/jpeg_check.ts";
 
@@ -45,16 +45,6 @@ const MODELS = [
     },
   },
 ];
-
-async function apiError(run: () => Promise<unknown>): Promise<APIError> {
-  try {
-    await run();
-  } catch (e) {
-    if (e instanceof APIError) return e;
-    throw e;
-  }
-  throw new Error("expected an APIError");
-}
 
 /** The red and blue channels at a pixel of a decoded image (RGBA). */
 function pixel(image: { width: number; data: Uint8Array }, x: number, y: number) {
@@ -134,7 +124,7 @@ Deno.test("images through an OpenAI-style upstream: n and size pass through as t
   }
   // Over the model's max_n, or a size it does not have: refused before any upstream call.
   const calls = fake.received.length;
-  const error = await apiError(() =>
+  const error = await clientError(() =>
     client.images.generate({ model: "oa-dall-e-3", prompt: "x", n: 2 })
   );
   assert.equal(error.status, 400);
@@ -193,7 +183,9 @@ Deno.test("images through an OpenAI-style upstream: a JPEG passes through untouc
   ];
   for (const [garbage, message] of rows) {
     fake.faults = [{ garbage }];
-    const error = await apiError(() => client.images.generate({ model: "oa-flux", prompt: "x" }));
+    const error = await clientError(() =>
+      client.images.generate({ model: "oa-flux", prompt: "x" })
+    );
     assert.equal(error.status, 502, garbage.slice(0, 80));
     assert.equal((error.error as { code: string }).code, "upstream_error");
     assert.match(error.message, message);

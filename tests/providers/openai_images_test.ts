@@ -3,7 +3,6 @@
  * the answer (count, base64, URLs), and what it does with each image format and size.
  */
 import assert from "node:assert/strict";
-import { ApiError } from "../../src/errors.ts";
 import { encodeJpeg } from "../../src/images/jpeg.ts";
 import {
   isGptImageModel,
@@ -15,6 +14,7 @@ import type { ImageRequest } from "../../src/types/openai.ts";
 import { fakePicture } from "../support/fake_openai_images.ts";
 import { gifBytes, webpBytes } from "../support/images.ts";
 import { checkJpeg, jpegFromDataUrl } from "../support/jpeg_check.ts";
+import { gatewayError } from "../support/rejection.ts";
 
 function request(patch: Partial<ImageRequest> = {}): ImageRequest {
   return {
@@ -28,16 +28,6 @@ function request(patch: Partial<ImageRequest> = {}): ImageRequest {
     num_inference_steps: null,
     ...patch,
   };
-}
-
-async function failure(run: () => Promise<unknown> | unknown): Promise<ApiError> {
-  try {
-    await run();
-  } catch (e) {
-    if (e instanceof ApiError) return e;
-    throw e;
-  }
-  throw new Error("expected an ApiError");
 }
 
 Deno.test("toOpenAIImageBody: b64_json for DALL·E-style models, none for GPT image models", () => {
@@ -83,7 +73,7 @@ Deno.test("readImageAnswer: n base64 images, else a 502 saying what came", async
     ["nope", 1, /no data array/],
   ];
   for (const [body, n, message] of cases) {
-    const error = await failure(() => readImageAnswer(body, n));
+    const error = await gatewayError(() => readImageAnswer(body, n));
     assert.equal(error.status, 502, JSON.stringify(body));
     assert.equal(error.code, "upstream_error");
     assert.match(error.message, message);
@@ -125,7 +115,7 @@ Deno.test("toJpegDataUrl: other formats, other sizes, broken files are 502s that
   ];
   for (const [bytes, message] of cases) {
     const base64 = typeof bytes === "string" ? bytes : bytes.toBase64();
-    const error = await failure(() => toJpegDataUrl(base64, 64, 48, "data[0]"));
+    const error = await gatewayError(() => toJpegDataUrl(base64, 64, 48, "data[0]"));
     assert.equal(error.status, 502, String(message));
     assert.equal(error.code, "upstream_error");
     assert.match(error.message, message);

@@ -16,6 +16,7 @@ import { OMNI_CATEGORIES } from "../support/fake_openai_moderation.ts";
 import { pngUrl } from "../support/image_fixtures.ts";
 import { callContext, modelRecord } from "../support/provider_call.ts";
 import { STYLES } from "../support/provider_styles.ts";
+import { gatewayError } from "../support/rejection.ts";
 import { waitFor } from "../support/wait.ts";
 
 const openai = STYLES.find((s) => s.name === "openai")!;
@@ -33,16 +34,6 @@ function moderationContext(upstream: string) {
       moderation: true,
     }),
   );
-}
-
-async function failure(run: () => Promise<unknown>): Promise<ApiError> {
-  try {
-    await run();
-  } catch (e) {
-    if (e instanceof ApiError) return e;
-    throw e;
-  }
-  throw new Error("expected an ApiError");
 }
 
 const flagged = (r: { categories: Record<string, boolean> }) =>
@@ -210,7 +201,7 @@ Deno.test("openai adapter moderation: a result count that does not match, or gar
     JSON.stringify({ id: "modr-x", model: "omni", results: Array(n).fill(omniResult()) });
   fake.faults = [{ garbage: body(1) }, { garbage: body(3) }, { garbage: '{"results": {}}' }];
   for (const message of [/1 results for 2 inputs/, /3 results for 2 inputs/, /malformed/]) {
-    const error = await failure(() => provider.moderate!(request(["a", "b"]), ctx()));
+    const error = await gatewayError(() => provider.moderate!(request(["a", "b"]), ctx()));
     assert.equal(error.status, 502);
     assert.equal(error.code, "upstream_error");
     assert.match(error.message, message);
@@ -226,7 +217,7 @@ Deno.test("openai adapter moderation: an upstream 400 (too many images) stays a 
     errorCode: "too_many_images",
     message: "Number of images (2) exceeds maximum of 1",
   }];
-  const error = await failure(() =>
+  const error = await gatewayError(() =>
     provider.moderate!(request(["a"]), moderationContext("omni-moderation-latest"))
   );
   assert.equal(error.status, 400);
@@ -242,7 +233,7 @@ Deno.test("openai adapter moderation: one failing call aborts the others of the 
   // has gone by then (the fake only notices when it answers: see Fault.delayMs).
   const slow = { delayMs: 300 };
   fake.faults = [{ status: 503, delayMs: 100 }, slow, slow, slow];
-  const error = await failure(() =>
+  const error = await gatewayError(() =>
     provider.moderate!(
       request(["a", "b", "c", "d"], [image, image, image]),
       moderationContext("omni-moderation-latest"),

@@ -50,9 +50,11 @@ const TOP_LEVEL = new Set([
   "reasoning_effort",
 ]);
 
-const CREATED = 1_767_225_600;
+/** The `created` time the fake's answers carry. */
+export const CREATED = 1_767_225_600;
 
-function isObj(v: unknown): v is Obj {
+/** Whether a parsed JSON value is an object (not an array or null). */
+export function isObj(v: unknown): v is Obj {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 

@@ -10,7 +10,7 @@
  * `guidance_scale` and `num_inference_steps`, which OpenAI's models reject.
  */
 import { PNG } from "pngjs";
-import { checkOpenAIHeaders } from "./fake_openai.ts";
+import { checkOpenAIHeaders, CREATED, isObj } from "./fake_openai.ts";
 import type { Answer, FakeRoute } from "./fake_upstream.ts";
 
 type Obj = Record<string, unknown>;
@@ -66,12 +66,6 @@ const FIELDS = new Set([
   "stream",
   "partial_images",
 ]);
-
-const CREATED = 1_767_225_600;
-
-function isObj(v: unknown): v is Obj {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
 
 function modelOf(name: unknown): ImageModel {
   const id = typeof name === "string" ? name : "dall-e-2";

@@ -14,7 +14,7 @@
  * the categories OpenAI classifies images in.
  */
 import { embeddedText } from "../../src/images/metadata.ts";
-import { checkOpenAIHeaders, imageDataUrlBytes } from "./fake_openai.ts";
+import { checkOpenAIHeaders, imageDataUrlBytes, isObj } from "./fake_openai.ts";
 import type { Answer, FakeRoute } from "./fake_upstream.ts";
 
 type Obj = Record<string, unknown>;
@@ -99,10 +99,6 @@ export const FAKE_LEXICON: [RegExp, Record<string, number>][] = [
 
 /** The score of a category nothing matched (OpenAI's are small, never exactly 0). */
 export const BASE_SCORE = 0.000012;
-
-function isObj(v: unknown): v is Obj {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
 
 function score(text: string): Map<string, number> {
   const scores = new Map<string, number>();
