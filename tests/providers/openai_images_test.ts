@@ -10,10 +10,12 @@ import {
   toJpegDataUrl,
   toOpenAIImageBody,
 } from "../../src/providers/openai_images.ts";
+import { OpenAIProvider } from "../../src/providers/openai.ts";
 import type { ImageRequest } from "../../src/types/openai.ts";
 import { fakePicture } from "../support/fake_openai_images.ts";
 import { gifBytes, webpBytes } from "../support/images.ts";
 import { checkJpeg, jpegFromDataUrl } from "../support/jpeg_check.ts";
+import { callContext, modelRecord, providerDeps } from "../support/provider_call.ts";
 import { gatewayError } from "../support/rejection.ts";
 
 function request(patch: Partial<ImageRequest> = {}): ImageRequest {
@@ -120,4 +122,23 @@ Deno.test("toJpegDataUrl: other formats, other sizes, broken files are 502s that
     assert.equal(error.code, "upstream_error");
     assert.match(error.message, message);
   }
+});
+
+Deno.test("openai adapter images: a caller gone while the answer arrives gets a 499, not images", async () => {
+  const png = fakePicture("x", 0, 64, 48).toBase64();
+  const deps = providerDeps("openai", "http://upstream.test/v1", "sk-test");
+  const ctx = callContext(modelRecord({ upstream_model: "dall-e-2", chat_completions: false }));
+  let bodies = 0;
+  deps.fetch = (_input, init) => {
+    bodies++;
+    assert.equal(JSON.parse(String(init?.body)).n, 2);
+    ctx.abort.abort(); // the client leaves while the upstream answers
+    return Promise.resolve(
+      Response.json({ created: 1, data: [{ b64_json: png }, { b64_json: png }] }),
+    );
+  };
+  const provider = new OpenAIProvider(deps);
+  const error = await gatewayError(() => provider.generateImages(request({ n: 2 }), ctx));
+  assert.equal(error.status, 499);
+  assert.equal(bodies, 1);
 });
