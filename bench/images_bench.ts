@@ -1,9 +1,11 @@
 /**
  * Micro-benchmarks of the image path: `deno bench bench/images_bench.ts`.
- * The JPEG encoder at the spec's three sizes, and the simulator's painter at the largest.
+ * The JPEG encoder at the spec's three sizes, the simulator's painter at the largest, the PNG
+ * decoder, and the whole PNG → JPEG transcoding an OpenAI-style upstream's images go through.
  */
 import { encodeJpeg } from "../src/images/jpeg.ts";
 import { decodePng } from "../src/images/png.ts";
+import { pngToJpeg } from "../src/images/transcode.ts";
 import { paintScene } from "../src/providers/simulator/painter.ts";
 import { planScene } from "../src/providers/simulator/scene.ts";
 import { PNG } from "pngjs";
@@ -32,4 +34,8 @@ for (let i = 0; i < 1024 * 1024; i++) {
 const png = new Uint8Array(PNG.sync.write(source));
 Deno.bench("decodePng 1024x1024 RGBA", { group: "png" }, async () => {
   await decodePng(png);
+});
+
+Deno.bench("pngToJpeg 1024x1024 RGBA", { group: "transcode" }, async () => {
+  await pngToJpeg(png);
 });

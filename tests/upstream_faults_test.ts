@@ -5,10 +5,10 @@
  * closes the upstream connection, streaming or not.
  */
 import assert from "node:assert/strict";
-import { APIError } from "openai";
 import { SseDecoderStream } from "../src/http/sse.ts";
 import { logRecord, openaiClient, postChat } from "./support/client.ts";
 import { type Gateway, startGateway } from "./support/gateway.ts";
+import { clientError } from "./support/rejection.ts";
 import type { FakeUpstream, Fault } from "./support/fake_upstream.ts";
 import { waitFor } from "./support/wait.ts";
 
@@ -24,16 +24,6 @@ const TARGETS = [
 ] as const;
 
 const HELLO = [{ role: "user" as const, content: "Hello there, how are you today?" }];
-
-async function apiError(run: () => Promise<unknown>): Promise<APIError> {
-  try {
-    await run();
-  } catch (e) {
-    if (e instanceof APIError) return e;
-    throw e;
-  }
-  throw new Error("expected an APIError");
-}
 
 /** The SSE events of a raw streamed response. */
 async function events(response: Response): Promise<string[]> {
@@ -79,7 +69,7 @@ for (const target of TARGETS) {
     for (const stream of [false, true]) {
       for (const [fault, status, code, message] of rows) {
         fail(fake, fault);
-        const error = await apiError(async () => {
+        const error = await clientError(async () => {
           if (!stream) {
             await client.chat.completions.create({ model: target.model, messages: HELLO });
             return;
@@ -150,7 +140,7 @@ for (const target of TARGETS) {
       stream: true,
     });
     let content = "";
-    const error = await apiError(async () => {
+    const error = await clientError(async () => {
       for await (const chunk of stream) content += chunk.choices[0]?.delta.content ?? "";
     });
     assert.match(error.message, /Overloaded/);

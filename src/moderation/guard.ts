@@ -12,6 +12,7 @@ import type {
   ModerationRequest,
   ModerationResult,
 } from "../types/openai.ts";
+import { mapBounded } from "./map_bounded.ts";
 import { type ModerationPair, pairInputs } from "./pairing.ts";
 import { type CategoryScores, finalizeResult, liftParents, zeroScores } from "./result.ts";
 
@@ -173,28 +174,19 @@ async function classifyPair(
 }
 
 /**
- * Moderates through a chat model: one guard call per text+image pair, a few at a time. An answer
- * that cannot be read is a 502 `upstream_error`, never a silent "not flagged".
+ * Moderates through a chat model: one guard call per text+image pair, a few at a time (the
+ * first failure aborts the others). An answer that cannot be read is a 502 `upstream_error`,
+ * never a silent "not flagged".
  */
-export async function guardModerate(
+export function guardModerate(
   provider: Provider,
   req: ModerationRequest,
   call: CallContext,
 ): Promise<ModerationResult[]> {
-  const pairs = pairInputs(req.input, req.input_images);
-  const results: ModerationResult[] = new Array(pairs.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < pairs.length) {
-      const i = next++;
-      try {
-        results[i] = await classifyPair(provider, pairs[i]!, call);
-      } catch (e) {
-        next = pairs.length; // the other workers start no new calls
-        throw e;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, pairs.length) }, worker));
-  return results;
+  return mapBounded(
+    pairInputs(req.input, req.input_images),
+    CONCURRENCY,
+    call.signal,
+    (pair, _i, signal) => classifyPair(provider, pair, { ...call, signal }),
+  );
 }

@@ -1,4 +1,13 @@
-import type { ChatChunk, ChatCompletion, ChatRequest } from "../types/openai.ts";
+import type {
+  ChatChunk,
+  ChatCompletion,
+  ChatRequest,
+  ImageRequest,
+  ModerationRequest,
+  ModerationResult,
+} from "../types/openai.ts";
+import { openAIGenerateImages } from "./openai_images.ts";
+import { openAIModerate } from "./openai_moderation.ts";
 import { fromOpenAICompletion } from "./openai_response.ts";
 import { toOpenAIRequest } from "./openai_request.ts";
 import { OpenAIStreamNormalizer } from "./openai_stream.ts";
@@ -97,5 +106,15 @@ export class OpenAIProvider implements Provider {
       maxTokensField: this.#maxTokensField,
     });
     return chatPost(ctx, "/chat/completions", body, stream);
+  }
+
+  /** `POST /moderations`; see openai_moderation.ts. */
+  moderate(req: ModerationRequest, ctx: CallContext): Promise<ModerationResult[]> {
+    return openAIModerate(this.#upstream, req, ctx);
+  }
+
+  /** `POST /images/generations`; see openai_images.ts. */
+  generateImages(req: ImageRequest, ctx: CallContext): Promise<string[]> {
+    return openAIGenerateImages(this.#upstream, req, ctx);
   }
 }

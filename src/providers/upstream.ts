@@ -45,7 +45,8 @@ export interface UpstreamRequest {
   model?: { id: string; upstream: string };
 }
 
-/** The `POST` of a chat call: the caller's signal and request id, and the model ids. */
+/** The `POST` of a model call (chat, moderation, images): the caller's signal and request id,
+ * and the model ids. */
 export function chatPost(
   ctx: CallContext,
   path: string,

@@ -28,7 +28,7 @@ export async function generateImages(ctx: RequestContext): Promise<Response> {
     throw new ApiError(
       501,
       "server_error",
-      `Image generation through provider "${record.provider}" is not implemented yet.`,
+      `Provider "${record.provider}" cannot generate images.`,
       { code: "not_implemented" },
     );
   }

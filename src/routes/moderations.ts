@@ -76,7 +76,7 @@ export async function createModeration(ctx: RequestContext): Promise<Response> {
     throw new ApiError(
       501,
       "server_error",
-      `Native moderation through provider "${record.provider}" is not implemented yet; set moderation_mode: "guard" for \`${record.id}\`.`,
+      `Provider "${record.provider}" has no moderation API; set moderation_mode: "guard" for \`${record.id}\`.`,
       { code: "not_implemented" },
     );
   }

@@ -2,6 +2,8 @@
 import assert from "node:assert/strict";
 import { checkAnthropicRequest } from "../support/fake_anthropic.ts";
 import { checkOpenAIRequest } from "../support/fake_openai.ts";
+import { checkImageRequest } from "../support/fake_openai_images.ts";
+import { checkModerationRequest } from "../support/fake_openai_moderation.ts";
 import { dataUrl, pngBytes } from "../support/images.ts";
 
 const PNG_1x1 = dataUrl("image/png", pngBytes(1, 1)).split(",")[1]!;
@@ -154,4 +156,65 @@ Deno.test("the OpenAI fake rejects each translation mistake", () => {
     assert.notDeepEqual(openai(body, headers), [], name);
   }
   assert.deepEqual(openai({ stream: true, stream_options: { include_usage: true } }), []);
+});
+
+Deno.test("the OpenAI fake's moderation endpoint rejects what OpenAI rejects", () => {
+  const image = { type: "image_url", image_url: { url: `data:image/png;base64,${PNG_1x1}` } };
+  const text = { type: "text", text: "caption" };
+  const check = (body: unknown, headers = openaiHeaders) =>
+    checkModerationRequest(headers, body, KEY);
+  for (
+    const body of [
+      { model: "omni-moderation-latest", input: "a" },
+      { model: "omni-moderation-latest", input: ["a", "b"] },
+      { model: "omni-moderation-latest", input: [text, image] },
+      { input: [image] },
+      { model: "text-moderation-stable", input: ["a"] },
+    ]
+  ) assert.deepEqual(check(body), [], JSON.stringify(body));
+  const cases: [string, unknown, Headers?][] = [
+    ["wrong key", { input: "a" }, new Headers({ "content-type": "application/json" })],
+    ["a gateway field", { input: "a", input_images: [] }],
+    ["no input", { model: "omni-moderation-latest" }],
+    ["an empty array", { input: [] }],
+    ["strings and parts mixed", { input: ["a", text] }],
+    ["two images", { input: [text, image, image] }],
+    ["an image for a text model", { model: "text-moderation-latest", input: [text, image] }],
+    ["not an image", {
+      input: [{ type: "image_url", image_url: { url: "data:image/png;base64,aGk=" } }],
+    }],
+    ["a bad part", { input: [{ type: "video", url: "x" }] }],
+    ["a part with extra fields", { input: [{ ...text, detail: "low" }] }],
+  ];
+  for (const [name, body, headers] of cases) assert.notDeepEqual(check(body, headers), [], name);
+});
+
+Deno.test("the OpenAI fake's image endpoint rejects what each model rejects", () => {
+  const check = (body: Record<string, unknown>) =>
+    checkImageRequest(openaiHeaders, { prompt: "a cat", ...body }, KEY);
+  for (
+    const body of [
+      { model: "dall-e-3", size: "1792x1024", response_format: "b64_json" },
+      { model: "dall-e-2", n: 10, size: "256x256" },
+      { model: "gpt-image-1", n: 3, size: "1536x1024", quality: "high" },
+      { model: "flux-schnell", size: "64x48", guidance_scale: 3.5, num_inference_steps: 4 },
+    ]
+  ) assert.deepEqual(check(body), [], JSON.stringify(body));
+  const cases: [string, Record<string, unknown>][] = [
+    ["response_format for a GPT image model", {
+      model: "gpt-image-1",
+      response_format: "b64_json",
+    }],
+    ["n = 2 for dall-e-3", { model: "dall-e-3", n: 2 }],
+    ["a size dall-e-3 does not make", { model: "dall-e-3", size: "512x512" }],
+    ["guidance_scale for dall-e-3", { model: "dall-e-3", guidance_scale: 3.5 }],
+    ["num_inference_steps for gpt-image-1", { model: "gpt-image-1", num_inference_steps: 30 }],
+    ["a gateway field", { model: "dall-e-2", width: 256 }],
+    ["a bad response_format", { model: "dall-e-2", response_format: "png" }],
+    ["n not an integer", { model: "flux-schnell", n: 1.5 }],
+    ["a malformed size", { model: "flux-schnell", size: "big" }],
+    ["no prompt", { model: "dall-e-2", prompt: "" }],
+    ["steps not an integer", { model: "flux-schnell", num_inference_steps: 2.5 }],
+  ];
+  for (const [name, body] of cases) assert.notDeepEqual(check(body), [], name);
 });

@@ -5,27 +5,16 @@
  * leaves closes the upstream connection (the fake sees it go) with or without streaming.
  */
 import assert from "node:assert/strict";
-import { ApiError } from "../../src/errors.ts";
 import type { ChatChunk } from "../../src/types/openai.ts";
 import { callContext, chatRequest } from "../support/provider_call.ts";
 import { STYLES } from "../support/provider_styles.ts";
+import { gatewayError } from "../support/rejection.ts";
 import { waitFor } from "../support/wait.ts";
-
-/** Runs `fn`, expecting an ApiError; returns it. */
-async function failure(fn: () => Promise<unknown>): Promise<ApiError> {
-  try {
-    await fn();
-  } catch (e) {
-    if (e instanceof ApiError) return e;
-    throw e;
-  }
-  throw new Error("expected an ApiError, got a result");
-}
 
 /** Reads a stream until it throws; returns the chunks before and the error. */
 async function streamFailure(stream: AsyncIterable<ChatChunk>) {
   const chunks: ChatChunk[] = [];
-  const error = await failure(async () => {
+  const error = await gatewayError(async () => {
     for await (const chunk of stream) chunks.push(chunk);
   });
   return { chunks, error };
@@ -46,7 +35,7 @@ for (const style of STYLES) {
     const fault = { status: 429, errorType: "rate_limit_error", headers: { "retry-after": "0" } };
     fake.faults = [fault, fault, fault, fault];
     const { provider, fetches } = style.make(fake.url, fake.apiKey);
-    const error = await failure(() => provider.chat(chatRequest(), callContext()));
+    const error = await gatewayError(() => provider.chat(chatRequest(), callContext()));
     assert.equal(error.status, 429);
     assert.equal(error.type, "rate_limit_error");
     assert.equal(error.code, "rate_limit_exceeded");
@@ -68,7 +57,7 @@ for (const style of STYLES) {
     await using fake = style.start();
     fake.faults = [{ status: 429, headers: { "retry-after": "30" } }];
     const { provider } = style.make(fake.url, fake.apiKey, { timeout_ms: 2_000 });
-    const error = await failure(() => provider.chat(chatRequest(), callContext()));
+    const error = await gatewayError(() => provider.chat(chatRequest(), callContext()));
     assert.equal(error.status, 429);
     assert.equal(new Headers(error.headers).get("retry-after"), "30");
     assert.equal(fake.received.length, 1);
@@ -80,7 +69,7 @@ for (const style of STYLES) {
       const fault = { status, errorType: status === 529 ? "overloaded_error" : "api_error" };
       fake.faults = [fault, fault, fault];
       const { provider } = style.make(fake.url, fake.apiKey);
-      const error = await failure(() => provider.chat(chatRequest(), callContext()));
+      const error = await gatewayError(() => provider.chat(chatRequest(), callContext()));
       assert.equal(error.status, 502);
       assert.equal(error.type, "upstream_error");
       assert.equal(error.code, "upstream_error");
@@ -103,7 +92,7 @@ for (const style of STYLES) {
     await using fake = style.start();
     fake.faults = [{ status: 503 }];
     const { provider } = style.make(fake.url, fake.apiKey, { max_retries: 0 });
-    const error = await failure(() => provider.chat(chatRequest(), callContext()));
+    const error = await gatewayError(() => provider.chat(chatRequest(), callContext()));
     assert.equal(error.status, 502);
     assert.equal(fake.received.length, 1);
   });
@@ -117,7 +106,7 @@ for (const style of STYLES) {
       message: "You exceeded your current quota",
     }];
     const { provider } = style.make(fake.url, fake.apiKey);
-    const error = await failure(() => provider.chat(chatRequest(), callContext()));
+    const error = await gatewayError(() => provider.chat(chatRequest(), callContext()));
     assert.equal(error.status, 429);
     assert.equal(error.code, "insufficient_quota");
     assert.equal(fake.received.length, 1);
@@ -131,7 +120,7 @@ for (const style of STYLES) {
       message: "prompt is too long for upstream-model-v1: 300000 tokens > 200000 maximum",
     }];
     const { provider } = style.make(fake.url, fake.apiKey);
-    const error = await failure(() => provider.chat(chatRequest(), callContext()));
+    const error = await gatewayError(() => provider.chat(chatRequest(), callContext()));
     assert.equal(error.status, 400);
     assert.equal(error.type, "invalid_request_error");
     assert.equal(error.message, "prompt is too long for gw-model: 300000 tokens > 200000 maximum");
@@ -149,7 +138,7 @@ for (const style of STYLES) {
       }];
       const { provider, output } = style.make(fake.url, wrongKey);
       for (const call of [() => provider.chat(chatRequest(), callContext())]) {
-        const error = await failure(call);
+        const error = await gatewayError(call);
         assert.equal(error.status, 502);
         assert.equal(error.code, "upstream_error");
         assert.match(error.message, /credentials/);
@@ -157,7 +146,7 @@ for (const style of STYLES) {
         assert.ok(!JSON.stringify(error.toBody()).includes("SECRET"));
       }
       // A wrong key without a fault: the fake's own check answers 401.
-      const error = await failure(() => provider.chat(chatRequest(), callContext()));
+      const error = await gatewayError(() => provider.chat(chatRequest(), callContext()));
       assert.equal(error.status, 502);
       assert.match(output.err, new RegExp(`HTTP ${status}`));
       assert.match(output.err, /UP_API_KEY/);
@@ -170,7 +159,7 @@ for (const style of STYLES) {
     await using fake = style.start();
     fake.faults = [{ status: 404, errorType: "not_found_error", message: "model: nope" }];
     const { provider } = style.make(fake.url, fake.apiKey);
-    const error = await failure(() => provider.chat(chatRequest(), callContext()));
+    const error = await gatewayError(() => provider.chat(chatRequest(), callContext()));
     assert.equal(error.status, 502);
     assert.match(error.message, /configuration/);
     assert.equal(fake.received.length, 1);
@@ -181,7 +170,7 @@ for (const style of STYLES) {
     fake.faults = [{ garbage: "<html>Bad gateway</html>" }, { garbage: '{"unexpected": true}' }];
     const { provider } = style.make(fake.url, fake.apiKey);
     for (let i = 0; i < 2; i++) {
-      const error = await failure(() => provider.chat(chatRequest(), callContext()));
+      const error = await gatewayError(() => provider.chat(chatRequest(), callContext()));
       assert.equal(error.status, 502);
       assert.equal(error.code, "upstream_error");
       assert.match(error.message, /not JSON|malformed/);
@@ -204,7 +193,7 @@ for (const style of STYLES) {
     const port = (listener.addr as Deno.NetAddr).port;
     listener.close();
     const { provider, fetches, output } = style.make(`http://127.0.0.1:${port}`, "sk-x");
-    const error = await failure(() => provider.chat(chatRequest(), callContext()));
+    const error = await gatewayError(() => provider.chat(chatRequest(), callContext()));
     assert.equal(error.status, 502);
     assert.equal(error.code, "upstream_error");
     assert.match(error.message, /Could not reach/);
@@ -218,7 +207,7 @@ for (const style of STYLES) {
       await using fake = style.start();
       fake.faults = [{ delayMs: 10_000 }];
       const { provider } = style.make(fake.url, fake.apiKey, { timeout_ms: 100 });
-      const error = await failure(() => provider.chat(chatRequest(), callContext()));
+      const error = await gatewayError(() => provider.chat(chatRequest(), callContext()));
       assert.equal(error.status, 504);
       assert.equal(error.type, "upstream_error");
       assert.equal(error.code, "upstream_timeout");
@@ -286,7 +275,7 @@ for (const style of STYLES) {
     fake.faults = [{ delayMs: 10_000 }];
     const { provider } = style.make(fake.url, fake.apiKey);
     const ctx = callContext();
-    const call = failure(() => provider.chat(chatRequest(), ctx));
+    const call = gatewayError(() => provider.chat(chatRequest(), ctx));
     await waitFor(() => fake.received.length === 1, "the upstream call");
     ctx.abort.abort();
     const error = await call;
@@ -312,7 +301,7 @@ for (const style of STYLES) {
     const ctx = callContext();
     const iterator = provider.chatStream(stream, ctx)[Symbol.asyncIterator]();
     await iterator.next();
-    const pending = failure(async () => {
+    const pending = gatewayError(async () => {
       while (!(await iterator.next()).done) { /* drain until the stall */ }
     });
     await quick(20);
@@ -327,7 +316,7 @@ for (const style of STYLES) {
     const { provider } = style.make(fake.url, fake.apiKey);
     const ctx = callContext();
     ctx.abort.abort();
-    const error = await failure(() => provider.chat(chatRequest(), ctx));
+    const error = await gatewayError(() => provider.chat(chatRequest(), ctx));
     assert.equal(error.status, 499);
     assert.equal(fake.received.length, 0);
   });

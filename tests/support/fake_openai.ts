@@ -3,6 +3,8 @@
  * documented request format (unknown fields, message order, tool-call pairing, and the
  * gateway's own promise to always ask for streamed usage), answered byte for byte the way
  * OpenAI answers: JSON, or `data:` chunks with `usage: null`, the usage chunk and `[DONE]`.
+ * It also serves `/v1/moderations` (fake_openai_moderation.ts) and `/v1/images/generations`
+ * (fake_openai_images.ts).
  */
 import {
   type Conversation,
@@ -15,6 +17,8 @@ import {
   type Turn,
 } from "./fake_model.ts";
 import { FAKE_API_KEY, type FakeOptions, type FakeStyle, FakeUpstream } from "./fake_upstream.ts";
+import { imagesRoute } from "./fake_openai_images.ts";
+import { moderationRoute } from "./fake_openai_moderation.ts";
 
 type Obj = Record<string, unknown>;
 
@@ -46,14 +50,16 @@ const TOP_LEVEL = new Set([
   "reasoning_effort",
 ]);
 
-const CREATED = 1_767_225_600;
+/** The `created` time the fake's answers carry. */
+export const CREATED = 1_767_225_600;
 
-function isObj(v: unknown): v is Obj {
+/** Whether a parsed JSON value is an object (not an array or null). */
+export function isObj(v: unknown): v is Obj {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-/** Checks a chat completion request; returns what is wrong with it. */
-export function checkOpenAIRequest(headers: Headers, body: unknown, apiKey: string): string[] {
+/** Checks the headers of any OpenAI request (the key, a JSON body); returns what is wrong. */
+export function checkOpenAIHeaders(headers: Headers, apiKey: string): string[] {
   const bad: string[] = [];
   if (headers.get("authorization") !== `Bearer ${apiKey}`) {
     bad.push(`auth: authorization header is ${JSON.stringify(headers.get("authorization"))}`);
@@ -61,6 +67,12 @@ export function checkOpenAIRequest(headers: Headers, body: unknown, apiKey: stri
   if (!headers.get("content-type")?.startsWith("application/json")) {
     bad.push("content-type is not application/json");
   }
+  return bad;
+}
+
+/** Checks a chat completion request; returns what is wrong with it. */
+export function checkOpenAIRequest(headers: Headers, body: unknown, apiKey: string): string[] {
+  const bad = checkOpenAIHeaders(headers, apiKey);
   if (!isObj(body)) return [...bad, "body is not a JSON object"];
   for (const key of Object.keys(body)) {
     if (!TOP_LEVEL.has(key)) bad.push(`Unrecognized request argument supplied: ${key}`);
@@ -217,7 +229,8 @@ function checkText(content: unknown, at: string, bad: string[]): void {
   }
 }
 
-function decodeDataUrl(url: string): ReceivedImage | null {
+/** The media type and bytes of a base64 image data URL whose bytes start like an image. */
+export function imageDataUrlBytes(url: string): { mediaType: string; bytes: Uint8Array } | null {
   const m = /^data:(image\/[a-z0-9.+-]+);base64,(.*)$/s.exec(url);
   if (!m) return null;
   let bytes: Uint8Array;
@@ -226,9 +239,13 @@ function decodeDataUrl(url: string): ReceivedImage | null {
   } catch {
     return null;
   }
-  const sniffed = sniffImage(bytes);
-  if (sniffed === null) return null;
-  return { mediaType: sniffed, bytes: bytes.length };
+  const mediaType = sniffImage(bytes);
+  return mediaType === null ? null : { mediaType, bytes };
+}
+
+function decodeDataUrl(url: string): ReceivedImage | null {
+  const image = imageDataUrlBytes(url);
+  return image && { mediaType: image.mediaType, bytes: image.bytes.length };
 }
 
 function textOf(content: unknown): string[] {
@@ -401,6 +418,9 @@ export function startFakeOpenAI(options: FakeOpenAIOptions = {}): FakeUpstream {
   let calls = 0;
   let completions = 0;
   const apiKey = options.apiKey ?? FAKE_API_KEY;
+  const errorBody = (_status: number, type: string, message: string, code?: string) => ({
+    error: { message, type, param: null, code: code ?? null },
+  });
   const style: FakeStyle = {
     path: "/v1/chat/completions",
     check: (headers, body) => checkOpenAIRequest(headers, body, apiKey),
@@ -431,9 +451,11 @@ export function startFakeOpenAI(options: FakeOpenAIOptions = {}): FakeUpstream {
       const includeUsage = isObj(body.stream_options) && body.stream_options.include_usage === true;
       return { kind: "stream", events: openAIStreamEvents(id, model, g, includeUsage) };
     },
-    errorBody: (_status, type, message, code) => ({
-      error: { message, type, param: null, code: code ?? null },
-    }),
+    errorBody,
+    routes: {
+      "/v1/moderations": moderationRoute(apiKey, errorBody),
+      "/v1/images/generations": imagesRoute(apiKey),
+    },
     streamError: (type, message) =>
       `data: ${JSON.stringify({ error: { message, type, param: null, code: null } })}\n\n`,
   };

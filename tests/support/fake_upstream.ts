@@ -14,7 +14,9 @@ export interface Fault {
   message?: string;
   /** Extra response headers (`retry-after`, …). */
   headers?: Record<string, string>;
-  /** Wait this long before answering (given up when the caller leaves). */
+  /** Wait this long before answering (given up when the caller leaves). Deno.serve does not
+   * always notice a caller leaving while nothing is written (it does for small request bodies):
+   * then `gone` resolves when the delay ends and the answer cannot be written. */
   delayMs?: number;
   /** Answer 200 with this raw body instead of the real answer. */
   garbage?: string;
@@ -48,6 +50,14 @@ export type Answer =
   | { kind: "json"; status: number; body: unknown }
   | { kind: "stream"; events: string[] };
 
+/** One more endpoint of a style, besides its chat path. */
+export interface FakeRoute {
+  /** Checks headers and body against the documented format; returns the violations. */
+  check(headers: Headers, body: unknown): string[];
+  /** Renders a valid request's answer. */
+  answer(body: Record<string, unknown>): Answer | Promise<Answer>;
+}
+
 /** What a style (OpenAI or Anthropic) plugs into the server. */
 export interface FakeStyle {
   /** The path it serves, e.g. `/v1/chat/completions`. */
@@ -56,6 +66,8 @@ export interface FakeStyle {
   check(headers: Headers, body: unknown): string[];
   /** Renders a valid request's answer. */
   answer(body: Record<string, unknown>, script: Script): Answer;
+  /** Other endpoints by path (e.g. `/v1/moderations`); faults apply to them too. */
+  routes?: Record<string, FakeRoute>;
   /** The style's error body. */
   errorBody(status: number, type: string, message: string, code?: string): unknown;
   /** The style's mid-stream error event (SSE text). */
@@ -87,7 +99,8 @@ export class FakeUpstream {
   sliceBytes: number | null;
   readonly #server: Deno.HttpServer<Deno.NetAddr>;
   readonly #style: FakeStyle;
-  readonly #timers = new Set<ReturnType<typeof setTimeout>>();
+  /** Ends the delays and stalls still waiting (on close). */
+  readonly #wakers = new Set<() => void>();
 
   constructor(style: FakeStyle, options: FakeOptions = {}) {
     this.#style = style;
@@ -113,7 +126,8 @@ export class FakeUpstream {
   }
 
   async close(): Promise<void> {
-    for (const timer of this.#timers) clearTimeout(timer);
+    // Waiting handlers must finish, or the shutdown would wait for them.
+    for (const wake of this.#wakers) wake();
     await this.#server.shutdown();
   }
 
@@ -149,11 +163,14 @@ export class FakeUpstream {
     this.received.push(received);
 
     const style = this.#style;
-    if (request.method !== "POST" || url.pathname !== style.path) {
+    const route: FakeRoute | undefined = url.pathname === style.path
+      ? { check: style.check, answer: (b) => style.answer(b, this.script) }
+      : style.routes?.[url.pathname];
+    if (request.method !== "POST" || !route) {
       received.violations.push(`unexpected ${request.method} ${url.pathname}`);
       return json(404, style.errorBody(404, "not_found_error", `No route ${url.pathname}`));
     }
-    received.violations.push(...style.check(request.headers, body));
+    received.violations.push(...route.check(request.headers, body));
     const fault = this.faults.shift() ?? {};
     if (fault.delayMs) await this.#sleep(fault.delayMs, request.signal);
     if (request.signal.aborted) return new Response(null, { status: 499 });
@@ -184,7 +201,7 @@ export class FakeUpstream {
         headers: { "content-type": "application/json", ...fault.headers },
       });
     }
-    const answer = style.answer(body as Record<string, unknown>, this.script);
+    const answer = await route.answer(body as Record<string, unknown>);
     if (answer.kind === "json") return json(answer.status, answer.body, fault.headers);
     return this.#stream(answer.events, fault, gone, request.signal);
   }
@@ -243,12 +260,12 @@ export class FakeUpstream {
       if (signal.aborted) return resolve();
       const done = () => {
         clearTimeout(timer);
-        this.#timers.delete(timer);
+        this.#wakers.delete(done);
         signal.removeEventListener("abort", done);
         resolve();
       };
       const timer = setTimeout(done, ms);
-      this.#timers.add(timer);
+      this.#wakers.add(done);
       signal.addEventListener("abort", done, { once: true });
     });
   }

@@ -25,6 +25,8 @@ export interface GatewayOptions {
   sliceBytes?: number;
   /** Provider settings for both upstream providers (timeout_ms, max_retries…). */
   provider?: Record<string, unknown>;
+  /** More models (on provider `oa` or `an`), e.g. moderation or image models. */
+  models?: Record<string, unknown>[];
 }
 
 /** Starts both fakes and a gateway configured with a model on each. */
@@ -54,6 +56,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
       (raw.models as unknown[]).push(
         { id: "oa-chat", provider: "oa", upstream_model: "gpt-up", ...CHAT_MODEL },
         { id: "an-chat", provider: "an", upstream_model: "claude-up", ...CHAT_MODEL },
+        ...options.models ?? [],
       );
       raw.limits = {
         anonymous: { chat: GENEROUS, other: GENEROUS, images: GENEROUS },

@@ -65,6 +65,16 @@ export function jpegBytes(width: number, height: number): Uint8Array {
   );
 }
 
+/** A lossless WebP (VP8L) header declaring the given size. */
+export function webpBytes(width: number, height: number): Uint8Array {
+  const bytes = new Uint8Array(30);
+  bytes.set(new TextEncoder().encode("RIFF"), 0);
+  bytes.set(new TextEncoder().encode("WEBPVP8L"), 8);
+  bytes[20] = 0x2f;
+  new DataView(bytes.buffer).setUint32(21, (width - 1) | ((height - 1) << 14), true);
+  return bytes;
+}
+
 /** A base64 data URL of the bytes. */
 export function dataUrl(mediaType: string, bytes: Uint8Array): string {
   let binary = "";
