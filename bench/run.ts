@@ -4,7 +4,8 @@
  * to core 0 and the upstream and wrk to core 1 where `taskset` exists.
  *
  *   deno task bench                 the table (non-stream and stream at 32 and 256 connections)
- *   deno task bench --soak          1,000 concurrent slow streams against Switchyard
+ *   deno task bench --soak          1,000 concurrent slow streams, pass-through then Switchyard
+ *   deno task bench --soak --streams N   that many concurrent streams instead
  *   deno task bench --seconds 5     length of each wrk run (default 5)
  *   deno task bench --rounds 2      interleaved rounds per row (default 2; medians reported)
  */
@@ -42,6 +43,7 @@ function parseArgs(argv: string[]) {
     soak: argv.includes("--soak"),
     seconds: get("seconds", 5),
     rounds: get("rounds", 2),
+    streams: get("streams", 1000),
   };
 }
 
@@ -407,7 +409,43 @@ async function table(): Promise<void> {
   }
 }
 
+interface SoakResult {
+  ok: number;
+  seconds: number;
+  cpu: number;
+  rssMb: number;
+}
+
+/** Fires `n` concurrent streams at `url` and waits for all of them; a stream counts as complete
+ * when it answered 200 and ended with `data: [DONE]`. */
+async function soakRun(proc: Proc, url: string, body: string, key: string | null, n: number) {
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (key) headers.authorization = `Bearer ${key}`;
+  const cpu0 = await cpuSeconds(proc.pid);
+  const t0 = performance.now();
+  const results = await Promise.all(
+    Array.from({ length: n }, async () => {
+      const res = await fetch(url, {
+        method: "POST",
+        headers,
+        body,
+        signal: AbortSignal.timeout(60_000),
+      });
+      const text = await res.text();
+      return res.status === 200 && text.endsWith("data: [DONE]\n\n");
+    }).map((p) => p.catch(() => false)),
+  );
+  const result: SoakResult = {
+    ok: results.filter(Boolean).length,
+    seconds: (performance.now() - t0) / 1000,
+    cpu: (await cpuSeconds(proc.pid)) - cpu0,
+    rssMb: await peakRssMb(proc.pid),
+  };
+  return result;
+}
+
 async function soak(): Promise<void> {
+  const n = args.streams;
   const upstreamPort = freePort();
   const kvPath = `${OUT}/soak.kv.sqlite`;
   for (const f of [kvPath, `${kvPath}-wal`, `${kvPath}-shm`]) await Deno.remove(f).catch(() => {});
@@ -418,56 +456,69 @@ async function soak(): Promise<void> {
     "soak-upstream",
     1,
     [deno, "run", "-A", `${ROOT}bench/upstream.ts`],
-    {
-      PORT: String(upstreamPort),
-      CHUNKS: "100",
-      DRIP_MS: "100",
-    },
+    { PORT: String(upstreamPort), CHUNKS: "100", DRIP_MS: "100" },
     upstreamPort,
   );
-  const syPort = freePort();
-  const switchyard = await spawn(
-    "soak-switchyard",
-    0,
-    [deno, "run", "-A", `${ROOT}main.ts`, "--config", configPath],
-    { PORT: String(syPort), BENCH_UPSTREAM_KEY: "sk-upstream-bench" },
-    syPort,
-  );
+  const path = "/v1/chat/completions";
+  const results: [string, SoakResult][] = [];
   try {
-    const n = 1000;
-    const url = `http://127.0.0.1:${syPort}/v1/chat/completions`;
-    const body = chatBody("bench-openai", true);
-    const cpu0 = await cpuSeconds(switchyard.pid);
-    const t0 = performance.now();
-    const results = await Promise.all(
-      Array.from({ length: n }, async () => {
-        const res = await fetch(url, {
-          method: "POST",
-          headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
-          body,
-          signal: AbortSignal.timeout(60_000),
-        });
-        const text = await res.text();
-        return res.status === 200 && text.endsWith("data: [DONE]\n\n");
-      }).map((p) => p.catch(() => false)),
+    // Each gateway gets a fresh process, so that its peak RSS is this soak's alone.
+    const passPort = freePort();
+    const passthrough = await spawn(
+      "soak-passthrough",
+      0,
+      [
+        deno,
+        "run",
+        "-A",
+        `${ROOT}bench/passthrough.ts`,
+      ],
+      { PORT: String(passPort), UPSTREAM: `http://127.0.0.1:${upstreamPort}` },
+      passPort,
     );
-    const seconds = (performance.now() - t0) / 1000;
-    const cpu = (await cpuSeconds(switchyard.pid)) - cpu0;
-    const ok = results.filter(Boolean).length;
-    console.log(
-      `\nSoak: ${n} concurrent streams, 100 chunks each at 100 ms intervals (10 s per stream)`,
+    try {
+      const url = `http://127.0.0.1:${passPort}${path}`;
+      results.push([
+        "passthrough",
+        await soakRun(passthrough, url, chatBody("bench-upstream", true), null, n),
+      ]);
+    } finally {
+      await stop(passthrough);
+    }
+    const syPort = freePort();
+    const switchyard = await spawn(
+      "soak-switchyard",
+      0,
+      [deno, "run", "-A", `${ROOT}main.ts`, "--config", configPath],
+      { PORT: String(syPort), BENCH_UPSTREAM_KEY: "sk-upstream-bench" },
+      syPort,
     );
-    console.log(
-      `completed with [DONE]: ${ok}/${n}; stuck or failed: ${n - ok}; wall ${fmt(seconds, 1)} s`,
-    );
-    console.log(
-      `switchyard CPU ${fmt(cpu, 2)} s (${fmt((cpu * 1e6) / n, 0)} µs per stream), peak RSS ${
-        fmt(await peakRssMb(switchyard.pid), 1)
-      } MB`,
-    );
-    if (ok !== n) Deno.exitCode = 1;
+    try {
+      const url = `http://127.0.0.1:${syPort}${path}`;
+      results.push([
+        "switchyard",
+        await soakRun(switchyard, url, chatBody("bench-openai", true), key, n),
+      ]);
+    } finally {
+      await stop(switchyard);
+    }
   } finally {
-    for (const p of [switchyard, upstream]) await stop(p);
+    await stop(upstream);
+  }
+  console.log(
+    `\nSoak: ${n} concurrent streams, 100 chunks each at 100 ms intervals (10 s per stream)\n`,
+  );
+  console.log(
+    "| target | completed with [DONE] | stuck or failed | wall s | CPU s | CPU µs/stream | peak RSS MB |",
+  );
+  console.log("|---|---|---|---|---|---|---|");
+  for (const [label, r] of results) {
+    console.log(
+      `| ${label} | ${r.ok}/${n} | ${n - r.ok} | ${fmt(r.seconds, 1)} | ${fmt(r.cpu, 2)} | ${
+        fmt((r.cpu * 1e6) / n, 0)
+      } | ${fmt(r.rssMb, 1)} |`,
+    );
+    if (r.ok !== n) Deno.exitCode = 1;
   }
 }
 

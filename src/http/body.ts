@@ -1,5 +1,7 @@
 import { ApiError, invalidRequest, payloadTooLarge } from "../errors.ts";
 
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
 /** Reads a request body as JSON object, enforcing Content-Type and a byte limit. */
 export async function readJsonObject(
   request: Request,
@@ -18,13 +20,16 @@ export async function readJsonObject(
   }
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > maxBytes) throw payloadTooLarge(maxBytes);
-  const bytes = await readLimited(request, maxBytes);
+  // With a declared length (which the HTTP server holds the body to) read it in one piece;
+  // otherwise (chunked) count the bytes as they come.
+  const bytes = declared !== null ? await request.bytes() : await readLimited(request, maxBytes);
+  if (bytes.length > maxBytes) throw payloadTooLarge(maxBytes);
   if (bytes.length === 0) {
     throw invalidRequest("The request body is empty; send a JSON object.", null, "invalid_json");
   }
   let value: unknown;
   try {
-    value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+    value = JSON.parse(utf8.decode(bytes));
   } catch (e) {
     const reason = e instanceof SyntaxError ? e.message : "the body is not valid UTF-8";
     throw invalidRequest(

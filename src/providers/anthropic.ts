@@ -2,6 +2,7 @@ import type { ChatChunk, ChatCompletion, ChatRequest } from "../types/openai.ts"
 import { toAnthropicRequest } from "./anthropic_request.ts";
 import { fromAnthropicMessage } from "./anthropic_response.ts";
 import { AnthropicStreamTranslator } from "./anthropic_stream.ts";
+import { flattenBatches, translateBatches } from "./chunks.ts";
 import type { ProviderDeps } from "./registry.ts";
 import type { CallContext, Provider } from "./types.ts";
 import {
@@ -44,18 +45,22 @@ export class AnthropicProvider implements Provider {
     return fromAnthropicMessage(data, ctx.model.id, this.#deps.clock.now());
   }
 
-  async *chatStream(req: ChatRequest, ctx: CallContext): AsyncGenerator<ChatChunk> {
+  chatStream(req: ChatRequest, ctx: CallContext): AsyncIterable<ChatChunk> {
+    return flattenBatches(this.chatStreamBatches(req, ctx));
+  }
+
+  async *chatStreamBatches(req: ChatRequest, ctx: CallContext): AsyncGenerator<ChatChunk[]> {
     const response = await this.#upstream.call(this.#request(req, ctx, true));
     const translator = new AnthropicStreamTranslator(ctx.model.id, this.#deps.clock.now());
     try {
-      for await (const event of response.events()) {
+      yield* translateBatches(response.eventBatches(), (event, out) => {
         const data = parseEventData(event.data);
         if (event.event === "error" || data.type === "error") {
           throw mapStreamError(this.id, parseAnthropicError(data), this.#deps.apiKey);
         }
-        yield* translator.push(data);
-        if (translator.done) break;
-      }
+        for (const chunk of translator.push(data)) out.push(chunk);
+        return translator.done;
+      });
     } finally {
       response.close();
     }

@@ -46,3 +46,40 @@ export function usageOf(prompt: number, completion: number): Usage {
     total_tokens: prompt + completion,
   };
 }
+
+/**
+ * Turns batches of upstream events into batches of chunks. `translate` appends the chunks for
+ * one event to `out` and says whether the event ended the stream (then the rest of its batch
+ * is ignored). Chunks made before a failure in the same batch are yielded before the failure
+ * is thrown. Returns whether the stream's end came.
+ */
+export async function* translateBatches<E>(
+  batches: AsyncIterable<E[]>,
+  translate: (event: E, out: ChatChunk[]) => boolean,
+): AsyncGenerator<ChatChunk[], boolean, undefined> {
+  for await (const events of batches) {
+    const out: ChatChunk[] = [];
+    let ended = false;
+    try {
+      for (const event of events) {
+        if (translate(event, out)) {
+          ended = true;
+          break;
+        }
+      }
+    } catch (e) {
+      if (out.length > 0) yield out;
+      throw e;
+    }
+    if (out.length > 0) yield out;
+    if (ended) return true;
+  }
+  return false;
+}
+
+/** The chunks of a batched stream one by one. */
+export async function* flattenBatches(
+  batches: AsyncIterable<readonly ChatChunk[]>,
+): AsyncGenerator<ChatChunk, void, undefined> {
+  for await (const batch of batches) yield* batch;
+}

@@ -1,4 +1,5 @@
 import type { ChatChunk, ChatCompletion, ChatRequest } from "../types/openai.ts";
+import { flattenBatches, translateBatches } from "./chunks.ts";
 import { fromOpenAICompletion } from "./openai_response.ts";
 import { toOpenAIRequest } from "./openai_request.ts";
 import { OpenAIStreamNormalizer } from "./openai_stream.ts";
@@ -65,29 +66,34 @@ export class OpenAIProvider implements Provider {
     return fromOpenAICompletion(data, ctx.model.id, this.#deps.clock.now());
   }
 
-  async *chatStream(req: ChatRequest, ctx: CallContext): AsyncGenerator<ChatChunk> {
+  chatStream(req: ChatRequest, ctx: CallContext): AsyncIterable<ChatChunk> {
+    return flattenBatches(this.chatStreamBatches(req, ctx));
+  }
+
+  async *chatStreamBatches(req: ChatRequest, ctx: CallContext): AsyncGenerator<ChatChunk[]> {
     const response = await this.#upstream.call(this.#request(req, ctx, true));
     const normalizer = new OpenAIStreamNormalizer(ctx.model.id, this.#deps.clock.now());
-    let done = false;
     try {
-      for await (const event of response.events()) {
+      const done = yield* translateBatches(response.eventBatches(), (event, out) => {
         if (event.data === "[DONE]") {
-          done = true;
-          break;
+          for (const chunk of normalizer.end()) out.push(chunk);
+          return true;
         }
         const data = parseEventData(event.data);
         if (event.event === "error" || data.error !== undefined) {
           throw mapStreamError(this.id, parseOpenAIError(data), this.#deps.apiKey);
         }
-        yield* normalizer.push(data);
-      }
+        for (const chunk of normalizer.push(data)) out.push(chunk);
+        return false;
+      });
+      if (done) return;
     } finally {
       response.close();
     }
-    if (!done && !normalizer.finished) {
+    if (!normalizer.finished) {
       throw malformed("stream: it ended before the completion was finished");
     }
-    yield* normalizer.end();
+    yield normalizer.end();
   }
 
   #request(req: ChatRequest, ctx: CallContext, stream: boolean): UpstreamRequest {

@@ -1,5 +1,6 @@
 import { ApiError, upstreamError, upstreamTimeout } from "../errors.ts";
-import { SseDecoderStream, type SseEvent } from "../http/sse.ts";
+import { ByteReader } from "../http/byte_reader.ts";
+import { SseDecoder, type SseEvent } from "../http/sse.ts";
 import type { ProviderDeps } from "./registry.ts";
 import type { CallContext } from "./types.ts";
 
@@ -179,6 +180,10 @@ function rewriteModel(message: string, model?: { id: string; upstream: string })
   return message.replaceAll(model.upstream, model.id);
 }
 
+/** The abort reason of an upstream call that is over (one instance: a DOMException records a
+ * stack when it is made, which costs microseconds per request). */
+const RELEASED = new DOMException("The upstream call is over.", "AbortError");
+
 /** The client's signal and the provider's deadline, as one abort controller for fetch. */
 class Deadline {
   readonly controller = new AbortController();
@@ -187,6 +192,17 @@ class Deadline {
   #ends = 0;
   readonly #client: AbortSignal;
   readonly #onClientAbort = () => this.controller.abort(this.#client.reason);
+  readonly #onTimer = () => {
+    const left = this.#ends - performance.now();
+    if (left > 0) {
+      // Pushed back since the timer was set: wait for the rest.
+      this.#timer = setTimeout(this.#onTimer, left);
+      return;
+    }
+    this.#timer = undefined;
+    this.timedOut = true;
+    this.controller.abort(new DOMException("The upstream deadline passed.", "TimeoutError"));
+  };
 
   constructor(client: AbortSignal, ms: number) {
     this.#client = client;
@@ -208,21 +224,26 @@ class Deadline {
     return this.#ends - performance.now();
   }
 
-  /** (Re)starts the deadline `ms` from now. */
+  /** (Re)starts the deadline `ms` from now. Cheap enough for every read of a stream: the
+   * running timer is kept, and when it fires early it waits for the rest. */
   arm(ms: number): void {
+    const ends = performance.now() + ms;
+    if (this.#timer !== undefined && ends >= this.#ends) {
+      this.#ends = ends;
+      return;
+    }
     clearTimeout(this.#timer);
-    this.#ends = performance.now() + ms;
-    this.#timer = setTimeout(() => {
-      this.timedOut = true;
-      this.controller.abort(new DOMException("The upstream deadline passed.", "TimeoutError"));
-    }, ms);
+    this.#ends = ends;
+    this.#timer = setTimeout(this.#onTimer, ms);
   }
 
-  /** Aborts whatever is still running and stops the timer. */
-  close(): void {
+  /** Stops the timer and, unless `finished` (the answer was read to its end), aborts
+   * whatever is still running. */
+  close(finished = false): void {
     clearTimeout(this.#timer);
+    this.#timer = undefined;
     this.#client.removeEventListener("abort", this.#onClientAbort);
-    if (!this.controller.signal.aborted) this.controller.abort();
+    if (!finished && !this.controller.signal.aborted) this.controller.abort(RELEASED);
   }
 }
 
@@ -417,6 +438,8 @@ interface BodyReading {
 export class UpstreamResponse {
   readonly response: Response;
   readonly #reading: BodyReading;
+  /** Whether the body was read to its end (nothing is left to abort). */
+  #finished = false;
 
   constructor(response: Response, reading: BodyReading) {
     this.response = response;
@@ -431,6 +454,7 @@ export class UpstreamResponse {
     } catch (e) {
       throw this.#reading.readFailure(e);
     }
+    this.#finished = true;
     try {
       return JSON.parse(text);
     } catch {
@@ -439,34 +463,44 @@ export class UpstreamResponse {
   }
 
   /**
-   * The body's server-sent events. Each read must arrive within the provider's timeout;
-   * a broken connection is a 502, a stall a 504. Stopping early cancels the body.
+   * The body's server-sent events, grouped by the network read that completed them (so a
+   * consumer can answer a burst of events with one write). Each read must arrive within the
+   * provider's timeout; a broken connection is a 502, a stall a 504. Stopping early cancels
+   * the body.
    */
-  async *events(): AsyncGenerator<SseEvent, void, undefined> {
+  async *eventBatches(): AsyncGenerator<SseEvent[], void, undefined> {
     const body = this.response.body;
     if (body === null) throw upstreamError("The upstream provider answered with an empty body.");
-    const reader = body.pipeThrough(new SseDecoderStream()).getReader();
+    const reader = new ByteReader(body);
+    const decoder = new SseDecoder();
+    const { deadline, idleMs } = this.#reading;
     try {
       while (true) {
-        if (this.#reading.idleMs !== null) this.#reading.deadline.arm(this.#reading.idleMs);
-        let next: ReadableStreamReadResult<SseEvent>;
+        if (idleMs !== null) deadline.arm(idleMs);
+        let bytes: Uint8Array | null;
         try {
-          next = await reader.read();
+          bytes = await reader.read();
         } catch (e) {
           throw this.#reading.readFailure(e);
         }
-        if (next.done) return;
-        yield next.value;
+        if (bytes === null) {
+          this.#finished = true;
+          const rest = decoder.end();
+          if (rest.length > 0) yield rest;
+          return;
+        }
+        const events = decoder.decode(bytes);
+        if (events.length > 0) yield events;
       }
     } finally {
-      reader.cancel().catch(() => {});
+      if (!this.#finished) reader.cancel();
       this.close();
     }
   }
 
   /** Aborts the upstream call if it is still running and releases the deadline timer. */
   close(): void {
-    this.#reading.deadline.close();
+    this.#reading.deadline.close(this.#finished);
   }
 }
 
