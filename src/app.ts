@@ -12,7 +12,7 @@ import { Cors } from "./http/cors.ts";
 import { errorResponse } from "./http/response.ts";
 import { Router } from "./http/router.ts";
 import { RateLimiter } from "./limits/limiter.ts";
-import { setRateLimitHeaders } from "./limits/windows.ts";
+import { setRateLimitHeaders, type WindowState } from "./limits/windows.ts";
 import { KvLogSink } from "./log/kv_sink.ts";
 import { Logger, type LogOutput } from "./log/logger.ts";
 import type { LogRecord } from "./log/record.ts";
@@ -71,6 +71,12 @@ export const ADMIN_ROUTES: readonly Route[] = [
   { path: "/admin/logs", methods: { GET: listLogs }, scope: null, admin: true },
   { path: "/admin/usage", methods: { GET: getUsage }, scope: null, admin: true },
 ];
+
+/** The rate-limit window a request was admitted in (for its response headers), and when. */
+interface Admitted {
+  window: WindowState | null;
+  at: number;
+}
 
 /** What an app is built from; everything but config and kv has a production default. */
 export interface AppDeps {
@@ -155,6 +161,8 @@ export async function createApp(deps: AppDeps): Promise<App> {
       stream: false,
     };
     let deferred = false;
+    let extraHeaders: Headers | undefined;
+    const limit: Admitted = { window: null, at: 0 };
     const ctx: RequestContext = {
       request,
       url,
@@ -165,7 +173,9 @@ export async function createApp(deps: AppDeps): Promise<App> {
       services,
       principal: ANONYMOUS,
       log,
-      responseHeaders: new Headers(),
+      get responseHeaders() {
+        return extraHeaders ??= new Headers();
+      },
       deferLog() {
         deferred = true;
         let done = false;
@@ -200,7 +210,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     let response: Response;
     let errorCode: string | null = null;
     try {
-      response = await route(ctx, router, cors);
+      response = await route(ctx, limit);
     } catch (e) {
       let error: ApiError;
       if (e instanceof ApiError) {
@@ -214,7 +224,8 @@ export async function createApp(deps: AppDeps): Promise<App> {
     }
     const headers = response.headers;
     headers.set("x-request-id", requestId);
-    for (const [name, value] of ctx.responseHeaders) headers.set(name, value);
+    if (limit.window) setRateLimitHeaders(headers, limit.window, limit.at);
+    if (extraHeaders) { for (const [name, value] of extraHeaders) headers.set(name, value); }
     cors.decorate(request, headers);
     if (!deferred) {
       const status = request.signal.aborted ? 499 : response.status;
@@ -223,7 +234,8 @@ export async function createApp(deps: AppDeps): Promise<App> {
     return response;
   }
 
-  async function route(ctx: RequestContext, router: Router<Handler, Route>, cors: Cors) {
+  /** Runs the matched route; `limit` gets the rate-limit window the request was admitted in. */
+  async function route(ctx: RequestContext, limit: Admitted): Promise<Response> {
     const { request, url } = ctx;
     if (cors.isPreflight(request)) return cors.preflight(request);
     const match = router.match(url.pathname);
@@ -249,9 +261,8 @@ export async function createApp(deps: AppDeps): Promise<App> {
       const caller = await authenticate(request, keys);
       const admission = await limiter.admit(match.route.scope, caller, ctx.ip);
       ctx.principal = admission.principal;
-      if (admission.window) {
-        setRateLimitHeaders(ctx.responseHeaders, admission.window, clock.now());
-      }
+      limit.window = admission.window;
+      limit.at = clock.now();
     }
     return await handler(ctx);
   }

@@ -20,7 +20,9 @@
  *
  * Cost. Concurrent requests of one (scope, subject) in a process are settled together: one
  * round reads at most once and commits once for the whole batch, granting
- * min(waiting, limit − count) and refusing the rest. A process that last wrote the counter
+ * min(waiting, limit − count) and refusing the rest. Before each round the group yields once to
+ * the event loop (`setImmediate`, about a microsecond when idle), so that requests whose I/O
+ * has just completed join the batch: under load that makes batches larger and commits fewer. A process that last wrote the counter
  * skips the read (its copy and versionstamp are current unless the commit's check says
  * otherwise). For API keys the same commit also checks the key record's versionstamp, which
  * proves that the key was neither revoked nor changed: a keyed request costs no separate
@@ -201,6 +203,7 @@ export class RateLimiter {
     group.running = true;
     try {
       while (group.queue.length > 0) {
+        await new Promise((resolve) => setImmediate(resolve));
         const batch = group.queue;
         group.queue = [];
         try {

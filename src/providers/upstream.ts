@@ -180,6 +180,48 @@ function rewriteModel(message: string, model?: { id: string; upstream: string })
   return message.replaceAll(model.upstream, model.id);
 }
 
+/**
+ * The deadlines of one provider's calls in flight, watched by one repeating timer while any
+ * is running: a timer per call (Deno's setTimeout builds a Node-style Timeout object) cost
+ * more than the rest of the deadline's work. A deadline fires at most one tick late; the tick
+ * is a twentieth of the provider's timeout, between 5 and 250 ms.
+ */
+class Deadlines {
+  readonly #active = new Set<Deadline>();
+  readonly #tickMs: number;
+  #timer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(timeoutMs: number) {
+    this.#tickMs = Math.min(250, Math.max(5, Math.floor(timeoutMs / 20)));
+  }
+
+  /** Starts a deadline `ms` from now for a call that the client's `signal` may abort. */
+  start(client: AbortSignal, ms: number): Deadline {
+    const deadline = new Deadline(this, client, ms);
+    if (!deadline.signal.aborted) {
+      this.#active.add(deadline);
+      this.#timer ??= setInterval(() => this.#check(), this.#tickMs);
+    }
+    return deadline;
+  }
+
+  /** Stops watching a deadline. */
+  end(deadline: Deadline): void {
+    this.#active.delete(deadline);
+    if (this.#active.size === 0 && this.#timer !== undefined) {
+      clearInterval(this.#timer);
+      this.#timer = undefined;
+    }
+  }
+
+  #check(): void {
+    const now = performance.now();
+    for (const deadline of this.#active) {
+      if (now >= deadline.ends) deadline.expire();
+    }
+  }
+}
+
 /** The abort reason of an upstream call that is over (one instance: a DOMException records a
  * stack when it is made, which costs microseconds per request). */
 const RELEASED = new DOMException("The upstream call is over.", "AbortError");
@@ -188,27 +230,18 @@ const RELEASED = new DOMException("The upstream call is over.", "AbortError");
 class Deadline {
   readonly controller = new AbortController();
   timedOut = false;
-  #timer: ReturnType<typeof setTimeout> | undefined;
-  #ends = 0;
+  /** When the deadline passes (`performance.now()` time). */
+  ends: number;
+  readonly #watch: Deadlines;
   readonly #client: AbortSignal;
   readonly #onClientAbort = () => this.controller.abort(this.#client.reason);
-  readonly #onTimer = () => {
-    const left = this.#ends - performance.now();
-    if (left > 0) {
-      // Pushed back since the timer was set: wait for the rest.
-      this.#timer = setTimeout(this.#onTimer, left);
-      return;
-    }
-    this.#timer = undefined;
-    this.timedOut = true;
-    this.controller.abort(new DOMException("The upstream deadline passed.", "TimeoutError"));
-  };
 
-  constructor(client: AbortSignal, ms: number) {
+  constructor(watch: Deadlines, client: AbortSignal, ms: number) {
+    this.#watch = watch;
     this.#client = client;
+    this.ends = performance.now() + ms;
     if (client.aborted) this.controller.abort(client.reason);
     else client.addEventListener("abort", this.#onClientAbort, { once: true });
-    this.arm(ms);
   }
 
   get signal(): AbortSignal {
@@ -221,27 +254,25 @@ class Deadline {
 
   /** Milliseconds left before the deadline. */
   remaining(): number {
-    return this.#ends - performance.now();
+    return this.ends - performance.now();
   }
 
-  /** (Re)starts the deadline `ms` from now. Cheap enough for every read of a stream: the
-   * running timer is kept, and when it fires early it waits for the rest. */
+  /** Restarts the deadline `ms` from now (cheap enough for every read of a stream). */
   arm(ms: number): void {
-    const ends = performance.now() + ms;
-    if (this.#timer !== undefined && ends >= this.#ends) {
-      this.#ends = ends;
-      return;
-    }
-    clearTimeout(this.#timer);
-    this.#ends = ends;
-    this.#timer = setTimeout(this.#onTimer, ms);
+    this.ends = performance.now() + ms;
   }
 
-  /** Stops the timer and, unless `finished` (the answer was read to its end), aborts
+  /** The deadline passed: aborts the call. */
+  expire(): void {
+    this.#watch.end(this);
+    this.timedOut = true;
+    this.controller.abort(new DOMException("The upstream deadline passed.", "TimeoutError"));
+  }
+
+  /** Stops watching and, unless `finished` (the answer was read to its end), aborts
    * whatever is still running. */
   close(finished = false): void {
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
+    this.#watch.end(this);
     this.#client.removeEventListener("abort", this.#onClientAbort);
     if (!finished && !this.controller.signal.aborted) this.controller.abort(RELEASED);
   }
@@ -255,9 +286,11 @@ export class Upstream {
   readonly #initialBackoffMs: number;
   readonly #maxBackoffMs: number;
   readonly #random: () => number;
+  readonly #deadlines: Deadlines;
 
   constructor(deps: ProviderDeps, style: UpstreamStyle, timing: RetryTiming = {}) {
     this.#deps = deps;
+    this.#deadlines = new Deadlines(deps.config.timeout_ms);
     this.#style = style;
     this.#headers = {
       ...style.headers,
@@ -286,7 +319,7 @@ export class Upstream {
    */
   async call(request: UpstreamRequest): Promise<UpstreamResponse> {
     const { config } = this.#deps;
-    const deadline = new Deadline(request.signal, config.timeout_ms);
+    const deadline = this.#deadlines.start(request.signal, config.timeout_ms);
     const url = config.base_url + request.path;
     const init: RequestInit = { method: request.method, headers: this.#headers };
     if (request.body !== undefined) init.body = JSON.stringify(request.body);
