@@ -11,6 +11,7 @@
  */
 import { KeyStore } from "../src/auth/keys.ts";
 import { systemClock } from "../src/clock.ts";
+import { chatBody } from "./fixtures.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 const OUT = `${ROOT}.bench-out`;
@@ -246,18 +247,6 @@ async function benchKey(kvPath: string): Promise<string> {
   } finally {
     kv.close();
   }
-}
-
-function chatBody(model: string, stream: boolean): string {
-  return JSON.stringify({
-    model,
-    messages: [
-      { role: "system", content: "You are a helpful assistant." },
-      { role: "user", content: "Say hello to the benchmark." },
-    ],
-    max_tokens: 64,
-    stream,
-  });
 }
 
 function fmt(n: number, digits = 2): string {

@@ -321,13 +321,17 @@ export class Upstream {
     const { config } = this.#deps;
     const deadline = this.#deadlines.start(request.signal, config.timeout_ms);
     const url = config.base_url + request.path;
-    const init: RequestInit = { method: request.method, headers: this.#headers };
+    const init: RequestInit = {
+      method: request.method,
+      headers: this.#headers,
+      signal: deadline.signal,
+    };
     if (request.body !== undefined) init.body = JSON.stringify(request.body);
     try {
       for (let attempt = 0;; attempt++) {
         let response: Response;
         try {
-          response = await this.#deps.fetch(url, { ...init, signal: deadline.signal });
+          response = await this.#deps.fetch(url, init);
         } catch (e) {
           const failure = this.#thrown(e, deadline, "connect", request.requestId);
           if (failure.status === 502 && await this.#retry(attempt, null, deadline, request)) {
