@@ -8,6 +8,10 @@
  *   deno task bench --soak --streams N   that many concurrent streams instead
  *   deno task bench --seconds 5     length of each wrk run (default 5)
  *   deno task bench --rounds 2      interleaved rounds per row (default 2; medians reported)
+ *
+ * Switchyard runs as in production: auth on (a key whose limits are raised out of the way but
+ * still counted in KV on every request), validation on, logging on (stdout and KV). The
+ * micro-benchmarks of the hot pieces are `deno task bench:micro`.
  */
 import { KeyStore } from "../src/auth/keys.ts";
 import { systemClock } from "../src/clock.ts";
@@ -33,6 +37,8 @@ interface Sample {
   requests: number;
   errors: number;
   cpuUsPerRequest: number;
+  /** The measured process's largest resident set during the run, in MB. */
+  rssMb: number;
 }
 
 function parseArgs(argv: string[]) {
@@ -113,11 +119,32 @@ async function cpuSeconds(pid: number): Promise<number> {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
-/** Peak resident set size in MB. */
+/** Peak resident set size of a process's life so far, in MB. */
 async function peakRssMb(pid: number): Promise<number> {
   const status = await Deno.readTextFile(`/proc/${pid}/status`);
   const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
   return kb / 1024;
+}
+
+/** Samples a process's resident set every 100 ms until stopped; resolves with the largest, in
+ * MB. (VmHWM only ever grows, so it cannot tell one run from the runs before it.) */
+function watchRss(pid: number): { stop(): Promise<number> } {
+  let peak = 0;
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const status = await Deno.readTextFile(`/proc/${pid}/status`).catch(() => "");
+      peak = Math.max(peak, Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      return peak;
+    },
+  };
 }
 
 function toMs(value: string): number {
@@ -142,6 +169,7 @@ async function wrk(
     [`wrk.method = "POST"`, `wrk.body = ${JSON.stringify(body)}`, ...headers].join("\n") + "\n",
   );
   const before = await cpuSeconds(measured.pid);
+  const rss = watchRss(measured.pid);
   const out = await new Deno.Command(pinned(1, ["wrk"])[0]!, {
     args: [
       ...pinned(1, ["wrk"]).slice(1),
@@ -160,6 +188,7 @@ async function wrk(
     stderr: "piped",
   }).output();
   const after = await cpuSeconds(measured.pid);
+  const rssMb = await rss.stop();
   const text = decoder.decode(out.stdout);
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(text)?.[1] ?? NaN);
   const requests = Number(/(\d+) requests in/.exec(text)?.[1] ?? NaN);
@@ -167,7 +196,8 @@ async function wrk(
     Number(/Socket errors:.*timeout (\d+)/.exec(text)?.[1] ?? 0);
   const p50 = toMs(/\s50%\s+(\S+)/.exec(text)?.[1] ?? "");
   const p99 = toMs(/\s99%\s+(\S+)/.exec(text)?.[1] ?? "");
-  return { rps, p50, p99, requests, errors, cpuUsPerRequest: ((after - before) * 1e6) / requests };
+  const cpuUsPerRequest = ((after - before) * 1e6) / requests;
+  return { rps, p50, p99, requests, errors, cpuUsPerRequest, rssMb };
 }
 
 /** Median time to the first body byte of a streamed request, unloaded. */
@@ -201,6 +231,7 @@ function medianSample(samples: Sample[]): Sample {
     requests: samples.reduce((a, s) => a + s.requests, 0),
     errors: samples.reduce((a, s) => a + s.errors, 0),
     cpuUsPerRequest: median(samples.map((s) => s.cpuUsPerRequest)),
+    rssMb: Math.max(...samples.map((s) => s.rssMb)),
   };
 }
 
@@ -311,13 +342,33 @@ async function table(): Promise<void> {
     for (const t of targets) {
       await wrk(t.url, 32, chatBody(t.model, false), t.key, t.proc);
     }
-    const rows: string[] = [];
-    const header =
-      "| mode | conns | target | req/s | p50 ms | p99 ms | added p50 ms | added p99 ms | CPU µs/req | errors |";
-    rows.push(header, "|---|---|---|---|---|---|---|---|---|---|");
-    const ratios: string[] = [];
+    const load = await loadAverage();
+    const rows: string[] = [
+      "| mode | conns | target | req/s | p50 ms | p99 ms | added p50 ms | added p99 ms | vs pass-through | CPU µs/req | peak RSS MB | errors |",
+      "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ];
+    const row = (
+      mode: string,
+      conns: number,
+      label: string,
+      s: Sample,
+      direct: Sample | null,
+      pass: Sample | null,
+    ) => {
+      const added = (v: number) => direct ? fmt(v) : "";
+      const ratio = pass ? `${fmt((s.rps / pass.rps) * 100, 0)}%` : "";
+      rows.push(
+        `| ${mode} | ${conns} | ${label} | ${fmt(s.rps, 0)} | ${fmt(s.p50)} | ${fmt(s.p99)} | ${
+          added(s.p50 - (direct?.p50 ?? 0))
+        } | ${added(s.p99 - (direct?.p99 ?? 0))} | ${ratio} | ${fmt(s.cpuUsPerRequest, 0)} | ${
+          fmt(s.rssMb, 0)
+        } | ${s.errors} |`,
+      );
+    };
+    const results: Record<string, Sample> = {};
     for (const stream of [false, true]) {
       for (const conns of [32, 256]) {
+        const mode = stream ? "stream 20" : "non-stream";
         const samples = new Map<string, Sample[]>();
         for (let round = 0; round < args.rounds; round++) {
           for (const t of targets) {
@@ -326,76 +377,88 @@ async function table(): Promise<void> {
           }
         }
         const direct = medianSample(samples.get("direct")!);
-        const results = new Map<string, Sample>();
-        for (const t of targets) {
-          const s = medianSample(samples.get(t.label)!);
-          results.set(t.label, s);
-          const added = t.label === "direct" ? "" : fmt(s.p50 - direct.p50);
-          const added99 = t.label === "direct" ? "" : fmt(s.p99 - direct.p99);
-          rows.push(
-            `| ${stream ? "stream 20" : "non-stream"} | ${conns} | ${t.label} | ${
-              fmt(s.rps, 0)
-            } | ${fmt(s.p50)} | ${fmt(s.p99)} | ${added} | ${added99} | ${
-              fmt(s.cpuUsPerRequest, 0)
-            } | ${s.errors} |`,
-          );
-        }
-        const ratio = results.get("switchyard")!.rps / results.get("passthrough")!.rps;
-        ratios.push(
-          `${stream ? "stream 20" : "non-stream"} @ ${conns}: switchyard/passthrough throughput = ${
-            fmt(ratio * 100, 0)
-          }%`,
-        );
+        const pass = medianSample(samples.get("passthrough")!);
+        const sy = medianSample(samples.get("switchyard")!);
+        row(mode, conns, "direct", direct, null, null);
+        row(mode, conns, "passthrough", pass, direct, null);
+        row(mode, conns, "switchyard", sy, direct, pass);
+        Object.assign(results, {
+          [`${mode} @${conns} direct`]: direct,
+          [`${mode} @${conns} passthrough`]: pass,
+          [`${mode} @${conns} switchyard`]: sy,
+        });
       }
     }
-    // The Anthropic adapter prices translation.
-    const claude = [] as Sample[];
-    const claudeStream = [] as Sample[];
-    for (let round = 0; round < args.rounds; round++) {
-      claude.push(await wrk(targets[2].url, 32, chatBody("bench-claude", false), key, switchyard));
-      claudeStream.push(
-        await wrk(targets[2].url, 32, chatBody("bench-claude", true), key, switchyard),
-      );
+    // The Anthropic adapter prices translation: the same requests to a fake Anthropic upstream,
+    // interleaved with the pass-through for the ratio.
+    for (const stream of [false, true]) {
+      const mode = stream ? "stream 20" : "non-stream";
+      const claude: Sample[] = [];
+      const pass: Sample[] = [];
+      for (let round = 0; round < args.rounds; round++) {
+        pass.push(
+          await wrk(targets[1].url, 32, chatBody("bench-upstream", stream), null, passthrough),
+        );
+        claude.push(
+          await wrk(targets[2].url, 32, chatBody("bench-claude", stream), key, switchyard),
+        );
+      }
+      const sy = medianSample(claude);
+      row(mode, 32, "switchyard→anthropic", sy, null, medianSample(pass));
+      results[`${mode} @32 switchyard→anthropic`] = sy;
     }
+    const ttfbs = [];
     for (
-      const [label, s] of [["non-stream", medianSample(claude)], [
-        "stream 20",
-        medianSample(claudeStream),
+      const [t, model] of [[targets[0], "bench-upstream"], [targets[1], "bench-upstream"], [
+        targets[2],
+        "bench-openai",
       ]] as const
     ) {
-      rows.push(
-        `| ${label} | 32 | switchyard→anthropic | ${fmt(s.rps, 0)} | ${fmt(s.p50)} | ${
-          fmt(s.p99)
-        } |  |  | ${fmt(s.cpuUsPerRequest, 0)} | ${s.errors} |`,
-      );
+      ttfbs.push(await ttfb(t.url, chatBody(model, true), t.key));
     }
-    const streamBody = (model: string) => chatBody(model, true);
-    const ttfbDirect = await ttfb(targets[0].url, streamBody("bench-upstream"), null);
-    const ttfbPass = await ttfb(targets[1].url, streamBody("bench-upstream"), null);
-    const ttfbSy = await ttfb(targets[2].url, streamBody("bench-openai"), key);
+    const [ttfbDirect, ttfbPass, ttfbSy] = ttfbs as [number, number, number];
     console.log(
-      `\nSwitchyard load benchmark (${args.seconds}s per run, ${args.rounds} interleaved rounds, medians; taskset ${
-        TASKSET ? "on" : "off"
-      })\n`,
+      `\nSwitchyard load benchmark: ${args.seconds} s per run, ${args.rounds} interleaved rounds (medians; peak RSS is the largest seen), taskset ${
+        TASKSET ? "on (gateways on core 0; upstream and wrk on core 1)" : "off"
+      }, Deno ${Deno.version.deno}, load average ${load} before the runs and ${await loadAverage()} after\n`,
     );
     console.log(rows.join("\n"));
-    console.log("");
-    for (const r of ratios) console.log(r);
     console.log(
-      `unloaded time to first byte (stream, median of 200): direct ${
+      `\nUnloaded time to first byte of a stream (median of 200): direct ${
         fmt(ttfbDirect, 3)
-      } ms, passthrough ${fmt(ttfbPass, 3)} ms, switchyard ${
+      } ms, pass-through ${fmt(ttfbPass, 3)} ms, switchyard ${
         fmt(ttfbSy, 3)
-      } ms (switchyard − passthrough = ${fmt(ttfbSy - ttfbPass, 3)} ms)`,
+      } ms (switchyard − pass-through = ${fmt(ttfbSy - ttfbPass, 3)} ms)`,
     );
     console.log(
-      `peak RSS: switchyard ${fmt(await peakRssMb(switchyard.pid), 1)} MB, passthrough ${
-        fmt(await peakRssMb(passthrough.pid), 1)
-      } MB, upstream ${fmt(await peakRssMb(upstream.pid), 1)} MB`,
+      `Peak RSS over the whole run: switchyard ${
+        fmt(await peakRssMb(switchyard.pid), 0)
+      } MB, pass-through ${fmt(await peakRssMb(passthrough.pid), 0)} MB, upstream ${
+        fmt(await peakRssMb(upstream.pid), 0)
+      } MB`,
+    );
+    await Deno.writeTextFile(
+      `${OUT}/results.json`,
+      JSON.stringify(
+        {
+          args,
+          load,
+          ttfb: { direct: ttfbDirect, passthrough: ttfbPass, switchyard: ttfbSy },
+          results,
+        },
+        null,
+        2,
+      ),
     );
   } finally {
     for (const p of [switchyard, passthrough, upstream]) await stop(p);
   }
+}
+
+/** The 1-, 5- and 15-minute load averages, as `uptime` shows them. */
+async function loadAverage(): Promise<string> {
+  const text = await Deno.readTextFile("/proc/loadavg").catch(() => "");
+  return text.split(" ").slice(0, 3).join(" ") || "unknown";
 }
 
 interface SoakResult {
