@@ -2,7 +2,8 @@ import type { ChatChunk, ChatCompletion, ChatRequest } from "../types/openai.ts"
 import { toAnthropicRequest } from "./anthropic_request.ts";
 import { fromAnthropicMessage } from "./anthropic_response.ts";
 import { AnthropicStreamTranslator } from "./anthropic_stream.ts";
-import { flattenBatches, translateBatches } from "./chunks.ts";
+import type { SseEvent } from "../http/sse.ts";
+import { ChunkBatches, flattenBatches } from "./chunks.ts";
 import type { ProviderDeps } from "./registry.ts";
 import type { CallContext, Provider } from "./types.ts";
 import {
@@ -49,22 +50,22 @@ export class AnthropicProvider implements Provider {
     return flattenBatches(this.chatStreamBatches(req, ctx));
   }
 
-  async *chatStreamBatches(req: ChatRequest, ctx: CallContext): AsyncGenerator<ChatChunk[]> {
-    const response = await this.#upstream.call(this.#request(req, ctx, true));
+  chatStreamBatches(req: ChatRequest, ctx: CallContext): ChunkBatches<SseEvent> {
     const translator = new AnthropicStreamTranslator(ctx.model.id, this.#deps.clock.now());
-    try {
-      yield* translateBatches(response.eventBatches(), (event, out) => {
+    const call = () => this.#upstream.call(this.#request(req, ctx, true));
+    return new ChunkBatches(call, {
+      push: (event, out) => {
         const data = parseEventData(event.data);
         if (event.event === "error" || data.type === "error") {
           throw mapStreamError(this.id, parseAnthropicError(data), this.#deps.apiKey);
         }
         for (const chunk of translator.push(data)) out.push(chunk);
         return translator.done;
-      });
-    } finally {
-      response.close();
-    }
-    if (!translator.done) throw malformed("stream: it ended before message_stop");
+      },
+      end: () => {
+        throw malformed("stream: it ended before message_stop");
+      },
+    });
   }
 
   #request(req: ChatRequest, ctx: CallContext, stream: boolean): UpstreamRequest {

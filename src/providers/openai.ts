@@ -1,5 +1,6 @@
 import type { ChatChunk, ChatCompletion, ChatRequest } from "../types/openai.ts";
-import { flattenBatches, translateBatches } from "./chunks.ts";
+import type { SseEvent } from "../http/sse.ts";
+import { ChunkBatches, flattenBatches } from "./chunks.ts";
 import { fromOpenAICompletion } from "./openai_response.ts";
 import { toOpenAIRequest } from "./openai_request.ts";
 import { OpenAIStreamNormalizer } from "./openai_stream.ts";
@@ -70,11 +71,11 @@ export class OpenAIProvider implements Provider {
     return flattenBatches(this.chatStreamBatches(req, ctx));
   }
 
-  async *chatStreamBatches(req: ChatRequest, ctx: CallContext): AsyncGenerator<ChatChunk[]> {
-    const response = await this.#upstream.call(this.#request(req, ctx, true));
+  chatStreamBatches(req: ChatRequest, ctx: CallContext): ChunkBatches<SseEvent> {
     const normalizer = new OpenAIStreamNormalizer(ctx.model.id, this.#deps.clock.now());
-    try {
-      const done = yield* translateBatches(response.eventBatches(), (event, out) => {
+    const call = () => this.#upstream.call(this.#request(req, ctx, true));
+    return new ChunkBatches(call, {
+      push: (event, out) => {
         if (event.data === "[DONE]") {
           for (const chunk of normalizer.end()) out.push(chunk);
           return true;
@@ -85,15 +86,14 @@ export class OpenAIProvider implements Provider {
         }
         for (const chunk of normalizer.push(data)) out.push(chunk);
         return false;
-      });
-      if (done) return;
-    } finally {
-      response.close();
-    }
-    if (!normalizer.finished) {
-      throw malformed("stream: it ended before the completion was finished");
-    }
-    yield normalizer.end();
+      },
+      end: () => {
+        if (!normalizer.finished) {
+          throw malformed("stream: it ended before the completion was finished");
+        }
+        return normalizer.end();
+      },
+    });
   }
 
   #request(req: ChatRequest, ctx: CallContext, stream: boolean): UpstreamRequest {

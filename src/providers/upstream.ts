@@ -477,6 +477,10 @@ export class UpstreamResponse {
   readonly #reading: BodyReading;
   /** Whether the body was read to its end (nothing is left to abort). */
   #finished = false;
+  /** Whether `readEvents` has returned the last events. */
+  #ended = false;
+  #reader: ByteReader | null = null;
+  readonly #decoder = new SseDecoder();
 
   constructor(response: Response, reading: BodyReading) {
     this.response = response;
@@ -500,43 +504,54 @@ export class UpstreamResponse {
   }
 
   /**
-   * The body's server-sent events, grouped by the network read that completed them (so a
-   * consumer can answer a burst of events with one write). Each read must arrive within the
-   * provider's timeout; a broken connection is a 502, a stall a 504. Stopping early cancels
-   * the body.
+   * The server-sent events that the body's next network read completed (possibly none), or
+   * `null` once the body has ended. Grouping by read lets a consumer answer a burst of events
+   * with one write. Each read must arrive within the provider's timeout; a broken connection
+   * is a 502, a stall a 504.
    */
-  async *eventBatches(): AsyncGenerator<SseEvent[], void, undefined> {
-    const body = this.response.body;
-    if (body === null) throw upstreamError("The upstream provider answered with an empty body.");
-    const reader = new ByteReader(body);
-    const decoder = new SseDecoder();
-    const { deadline, idleMs } = this.#reading;
-    try {
-      while (true) {
-        if (idleMs !== null) deadline.arm(idleMs);
-        let bytes: Uint8Array | null;
-        try {
-          bytes = await reader.read();
-        } catch (e) {
-          throw this.#reading.readFailure(e);
-        }
-        if (bytes === null) {
-          this.#finished = true;
-          const rest = decoder.end();
-          if (rest.length > 0) yield rest;
-          return;
-        }
-        const events = decoder.decode(bytes);
-        if (events.length > 0) yield events;
+  async readEvents(): Promise<SseEvent[] | null> {
+    if (this.#ended) return null;
+    if (this.#reader === null) {
+      const body = this.response.body;
+      if (body === null) {
+        throw upstreamError("The upstream provider answered with an empty body.");
       }
-    } finally {
-      if (!this.#finished) reader.cancel();
-      this.close();
+      this.#reader = new ByteReader(body);
     }
+    const { deadline, idleMs } = this.#reading;
+    if (idleMs !== null) deadline.arm(idleMs);
+    let bytes: Uint8Array | null;
+    try {
+      bytes = await this.#reader.read();
+    } catch (e) {
+      throw this.#reading.readFailure(e);
+    }
+    if (bytes !== null) return this.#decoder.decode(bytes);
+    this.#ended = this.#finished = true;
+    const rest = this.#decoder.end();
+    return rest.length > 0 ? rest : null;
+  }
+
+  /**
+   * For a consumer that has all it needs (the stream's end marker came) before the body ended:
+   * reads what is left in the background, for at most a second, so that the connection can go
+   * back to the pool instead of being cut; then closes.
+   */
+  release(): void {
+    const reader = this.#reader;
+    if (this.#finished || reader === null || this.#reading.deadline.signal.aborted) {
+      return this.close();
+    }
+    this.#reading.deadline.arm(Math.min(1000, this.#reading.idleMs ?? 1000));
+    (async () => {
+      while ((await reader.read()) !== null) { /* discard */ }
+      this.#finished = true;
+    })().catch(() => {}).finally(() => this.close());
   }
 
   /** Aborts the upstream call if it is still running and releases the deadline timer. */
   close(): void {
+    if (!this.#finished) this.#reader?.cancel();
     this.#reading.deadline.close(this.#finished);
   }
 }

@@ -23,13 +23,33 @@ Deno.test("ByteReader reads a byte stream into its own buffer, in reads no large
       controller.byobRequest?.respond(0);
     },
   });
-  const reader = new ByteReader(body, 8);
+  const reader = new ByteReader(body, 8, 8);
   const reads: Uint8Array[] = [];
   for (let bytes = await reader.read(); bytes !== null; bytes = await reader.read()) {
     assert.equal(bytes.buffer.byteLength, 8, "each read lands in the reader's 8-byte buffer");
     reads.push(bytes.slice());
   }
   assert.deepEqual(reads.map((b) => decoder.decode(b)), ["alpha", "beta gam", "ma delta"]);
+});
+
+Deno.test("ByteReader doubles its buffer, up to the maximum, when a read fills it", async () => {
+  const text = "x".repeat(100);
+  const body = new ReadableStream({
+    type: "bytes",
+    start(controller) {
+      controller.enqueue(encoder.encode(text));
+      controller.close();
+    },
+  });
+  const reader = new ByteReader(body, 8, 32);
+  const sizes: number[] = [];
+  let all = "";
+  for (let bytes = await reader.read(); bytes !== null; bytes = await reader.read()) {
+    sizes.push(bytes.byteLength);
+    all += decoder.decode(bytes);
+  }
+  assert.deepEqual(sizes, [8, 16, 32, 32, 12]);
+  assert.equal(all, text);
 });
 
 Deno.test("ByteReader reads a fetch body whole, and any other stream as it comes", async () => {

@@ -4,6 +4,7 @@ import { OpenAIProvider } from "../../src/providers/openai.ts";
 import type { Provider } from "../../src/providers/types.ts";
 import type { ChatChunk } from "../../src/types/openai.ts";
 import { callContext, chatRequest, collect, providerDeps } from "../support/provider_call.ts";
+import { waitFor } from "../support/wait.ts";
 
 const encoder = new TextEncoder();
 
@@ -89,3 +90,51 @@ for (
     ]);
   });
 }
+
+/** An OpenAI adapter whose upstream body sends `reads` and then, after the end marker, either
+ * ends a little later or never ends; it records whether the body was read to its end or the
+ * call was aborted. */
+function lingering(endsAfterDone: boolean) {
+  const deps = providerDeps("openai", "http://upstream.test/v1", "sk-up", { timeout_ms: 200 });
+  const seen = { readToEnd: false, aborted: false, cancelled: false };
+  deps.fetch = (_input, init) => {
+    const pieces = [...OPENAI_READS];
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        init?.signal?.addEventListener("abort", () => {
+          seen.aborted = true;
+          controller.error(init.signal!.reason);
+        });
+      },
+      async pull(controller) {
+        const next = pieces.shift();
+        if (next !== undefined) return controller.enqueue(encoder.encode(next));
+        if (!endsAfterDone) return await new Promise(() => {});
+        await new Promise((r) => setTimeout(r, 20));
+        seen.readToEnd = true;
+        controller.close();
+      },
+      cancel() {
+        seen.cancelled = true;
+      },
+    });
+    return Promise.resolve(new Response(body));
+  };
+  return { provider: new OpenAIProvider(deps), seen };
+}
+
+Deno.test("after [DONE] the rest of the upstream body is read (so its connection is reused)", async () => {
+  const { provider, seen } = lingering(true);
+  const chunks = await collect(provider.chatStream(chatRequest({ stream: true }), callContext()));
+  assert.equal(chunks.length, 5);
+  await waitFor(() => seen.readToEnd, "the body read to its end");
+  assert.deepEqual(seen, { readToEnd: true, aborted: false, cancelled: false });
+});
+
+Deno.test("after [DONE] a body that never ends is let go within the deadline", async () => {
+  const { provider, seen } = lingering(false);
+  const chunks = await collect(provider.chatStream(chatRequest({ stream: true }), callContext()));
+  assert.equal(chunks.length, 5, "the client has every chunk without waiting for the body");
+  await waitFor(() => seen.aborted, "the call aborted");
+  assert.equal(seen.readToEnd, false);
+});

@@ -154,7 +154,9 @@ Deno.test("a stream's deadline restarts with every read: a long stream of timely
   const { call, aborted } = dripping(150, 12, 20);
   const response = await call();
   const data: string[] = [];
-  for await (const events of response.eventBatches()) data.push(...events.map((e) => e.data));
+  for (let events = await response.readEvents(); events; events = await response.readEvents()) {
+    data.push(...events.map((e) => e.data));
+  }
   assert.equal(data.length, 12);
   assert.equal(aborted(), false, "a stream read to its end is not aborted");
 });
@@ -165,7 +167,9 @@ Deno.test("a stream that stalls for the deadline is a 504 and its call is aborte
   const data: string[] = [];
   await assert.rejects(
     (async () => {
-      for await (const events of response.eventBatches()) data.push(...events.map((e) => e.data));
+      for (let events = await response.readEvents(); events; events = await response.readEvents()) {
+        data.push(...events.map((e) => e.data));
+      }
     })(),
     (e) => e instanceof ApiError && e.status === 504,
   );
