@@ -1,6 +1,7 @@
 import { ApiError, invalidRequest, payloadTooLarge } from "../errors.ts";
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
+const JSON_TYPE = /^application\/([a-z.+-]*\+)?json\s*(;|$)/i;
 
 /** Reads a request body as JSON object, enforcing Content-Type and a byte limit. */
 export async function readJsonObject(
@@ -8,7 +9,7 @@ export async function readJsonObject(
   maxBytes: number,
 ): Promise<Record<string, unknown>> {
   const type = request.headers.get("content-type");
-  if (type === null || !/^application\/([a-z.+-]*\+)?json\s*(;|$)/i.test(type)) {
+  if (type !== "application/json" && (type === null || !JSON_TYPE.test(type))) {
     throw new ApiError(
       400,
       "invalid_request_error",
