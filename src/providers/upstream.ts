@@ -480,7 +480,7 @@ export class UpstreamResponse {
   /** Whether `readEvents` has returned the last events. */
   #ended = false;
   #reader: ByteReader | null = null;
-  readonly #decoder = new SseDecoder();
+  #decoder: SseDecoder | null = null;
 
   constructor(response: Response, reading: BodyReading) {
     this.response = response;
@@ -517,6 +517,7 @@ export class UpstreamResponse {
         throw upstreamError("The upstream provider answered with an empty body.");
       }
       this.#reader = new ByteReader(body);
+      this.#decoder = new SseDecoder();
     }
     const { deadline, idleMs } = this.#reading;
     if (idleMs !== null) deadline.arm(idleMs);
@@ -526,9 +527,9 @@ export class UpstreamResponse {
     } catch (e) {
       throw this.#reading.readFailure(e);
     }
-    if (bytes !== null) return this.#decoder.decode(bytes);
+    if (bytes !== null) return this.#decoder!.decode(bytes);
     this.#ended = this.#finished = true;
-    const rest = this.#decoder.end();
+    const rest = this.#decoder!.end();
     return rest.length > 0 ? rest : null;
   }
 
