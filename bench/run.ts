@@ -284,55 +284,74 @@ function fmt(n: number, digits = 2): string {
   return Number.isFinite(n) ? n.toFixed(digits) : "n/a";
 }
 
-async function table(): Promise<void> {
-  const upstreamPort = freePort();
-  const kvPath = `${OUT}/bench.kv.sqlite`;
+/** A fresh KV file with the bench key in it, and the config pointing at the upstream. */
+async function benchSetup(name: string, upstreamPort: number) {
+  const kvPath = `${OUT}/${name}.kv.sqlite`;
   for (const f of [kvPath, `${kvPath}-wal`, `${kvPath}-shm`]) await Deno.remove(f).catch(() => {});
   const key = await benchKey(kvPath);
   const configPath = await benchConfig(upstreamPort, kvPath);
-  const deno = Deno.execPath();
-  const upstream = await spawn("upstream", 1, [deno, "run", "-A", `${ROOT}bench/upstream.ts`], {
-    PORT: String(upstreamPort),
-    CHUNKS: "20",
-  }, upstreamPort);
-  const passPort = freePort();
-  const passthrough = await spawn("passthrough", 0, [
-    deno,
-    "run",
-    "-A",
-    `${ROOT}bench/passthrough.ts`,
-  ], {
-    PORT: String(passPort),
+  return { key, configPath };
+}
+
+/** Starts the fake upstream on core 1. */
+function startUpstream(name: string, port: number, env: Record<string, string>): Promise<Proc> {
+  return spawn(name, 1, [Deno.execPath(), "run", "-A", `${ROOT}bench/upstream.ts`], {
+    PORT: String(port),
+    ...env,
+  }, port);
+}
+
+/** Starts the pass-through proxy on core 0. */
+function startPassthrough(name: string, upstreamPort: number): Promise<Proc> {
+  const port = freePort();
+  return spawn(name, 0, [Deno.execPath(), "run", "-A", `${ROOT}bench/passthrough.ts`], {
+    PORT: String(port),
     UPSTREAM: `http://127.0.0.1:${upstreamPort}`,
-  }, passPort);
-  const syPort = freePort();
-  const switchyard = await spawn(
-    "switchyard",
+  }, port);
+}
+
+/** Starts Switchyard (`main.ts`, as `deno task start` runs it) on core 0. */
+function startSwitchyard(name: string, configPath: string): Promise<Proc> {
+  const port = freePort();
+  return spawn(
+    name,
     0,
-    [deno, "run", "-A", `${ROOT}main.ts`, "--config", configPath],
-    { PORT: String(syPort), BENCH_UPSTREAM_KEY: "sk-upstream-bench" },
-    syPort,
+    [Deno.execPath(), "run", "-A", `${ROOT}main.ts`, "--config", configPath],
+    { PORT: String(port), BENCH_UPSTREAM_KEY: "sk-upstream-bench" },
+    port,
   );
-  const path = "/v1/chat/completions";
+}
+
+/** The chat completions URL of a started process. */
+function chatUrl(proc: Proc): string {
+  return `http://127.0.0.1:${proc.port}/v1/chat/completions`;
+}
+
+async function table(): Promise<void> {
+  const upstreamPort = freePort();
+  const { key, configPath } = await benchSetup("bench", upstreamPort);
+  const upstream = await startUpstream("upstream", upstreamPort, { CHUNKS: "20" });
+  const passthrough = await startPassthrough("passthrough", upstreamPort);
+  const switchyard = await startSwitchyard("switchyard", configPath);
   const targets = [
     {
       label: "direct",
       proc: upstream,
-      url: `http://127.0.0.1:${upstreamPort}${path}`,
+      url: chatUrl(upstream),
       model: "bench-upstream",
       key: null,
     },
     {
       label: "passthrough",
       proc: passthrough,
-      url: `http://127.0.0.1:${passPort}${path}`,
+      url: chatUrl(passthrough),
       model: "bench-upstream",
       key: null,
     },
     {
       label: "switchyard",
       proc: switchyard,
-      url: `http://127.0.0.1:${syPort}${path}`,
+      url: chatUrl(switchyard),
       model: "bench-openai",
       key,
     },
@@ -499,60 +518,30 @@ async function soakRun(proc: Proc, url: string, body: string, key: string | null
 async function soak(): Promise<void> {
   const n = args.streams;
   const upstreamPort = freePort();
-  const kvPath = `${OUT}/soak.kv.sqlite`;
-  for (const f of [kvPath, `${kvPath}-wal`, `${kvPath}-shm`]) await Deno.remove(f).catch(() => {});
-  const key = await benchKey(kvPath);
-  const configPath = await benchConfig(upstreamPort, kvPath);
-  const deno = Deno.execPath();
-  const upstream = await spawn(
-    "soak-upstream",
-    1,
-    [deno, "run", "-A", `${ROOT}bench/upstream.ts`],
-    { PORT: String(upstreamPort), CHUNKS: "100", DRIP_MS: "100" },
-    upstreamPort,
-  );
-  const path = "/v1/chat/completions";
+  const { key, configPath } = await benchSetup("soak", upstreamPort);
+  const upstream = await startUpstream("soak-upstream", upstreamPort, {
+    CHUNKS: "100",
+    DRIP_MS: "100",
+  });
+  const runs = [
+    [
+      "passthrough",
+      () => startPassthrough("soak-passthrough", upstreamPort),
+      "bench-upstream",
+      null,
+    ],
+    ["switchyard", () => startSwitchyard("soak-switchyard", configPath), "bench-openai", key],
+  ] as const;
   const results: [string, SoakResult][] = [];
   try {
     // Each gateway gets a fresh process, so that its peak RSS is this soak's alone.
-    const passPort = freePort();
-    const passthrough = await spawn(
-      "soak-passthrough",
-      0,
-      [
-        deno,
-        "run",
-        "-A",
-        `${ROOT}bench/passthrough.ts`,
-      ],
-      { PORT: String(passPort), UPSTREAM: `http://127.0.0.1:${upstreamPort}` },
-      passPort,
-    );
-    try {
-      const url = `http://127.0.0.1:${passPort}${path}`;
-      results.push([
-        "passthrough",
-        await soakRun(passthrough, url, chatBody("bench-upstream", true), null, n),
-      ]);
-    } finally {
-      await stop(passthrough);
-    }
-    const syPort = freePort();
-    const switchyard = await spawn(
-      "soak-switchyard",
-      0,
-      [deno, "run", "-A", `${ROOT}main.ts`, "--config", configPath],
-      { PORT: String(syPort), BENCH_UPSTREAM_KEY: "sk-upstream-bench" },
-      syPort,
-    );
-    try {
-      const url = `http://127.0.0.1:${syPort}${path}`;
-      results.push([
-        "switchyard",
-        await soakRun(switchyard, url, chatBody("bench-openai", true), key, n),
-      ]);
-    } finally {
-      await stop(switchyard);
+    for (const [label, start, model, auth] of runs) {
+      const proc = await start();
+      try {
+        results.push([label, await soakRun(proc, chatUrl(proc), chatBody(model, true), auth, n)]);
+      } finally {
+        await stop(proc);
+      }
     }
   } finally {
     await stop(upstream);
