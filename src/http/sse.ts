@@ -23,17 +23,28 @@ export function doneEvent(): Uint8Array {
   return DONE;
 }
 
-/** The response headers of an SSE stream, as a record (for `new Response`, which copies it:
- * cheaper than building a Headers object first). */
-export const SSE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+const SSE_HEADERS = {
   "content-type": "text/event-stream; charset=utf-8",
   "cache-control": "no-cache",
   "x-accel-buffering": "no",
-});
+} as const;
 
 /** The response headers of an SSE stream. */
 export function sseHeaders(): Headers {
   return new Headers(SSE_HEADERS);
+}
+
+/** A 200 SSE response streaming `body`. (Deno builds a Response with only a Content-Type
+ * header on a fast path; setting the other two afterwards costs ~0.6 µs, handing all three to
+ * the constructor ~2.5 µs.) */
+export function sseResponse(body: ReadableStream<Uint8Array>): Response {
+  const response = new Response(body, {
+    status: 200,
+    headers: { "content-type": SSE_HEADERS["content-type"] },
+  });
+  response.headers.set("cache-control", SSE_HEADERS["cache-control"]);
+  response.headers.set("x-accel-buffering", SSE_HEADERS["x-accel-buffering"]);
+  return response;
 }
 
 /** One decoded server-sent event. */

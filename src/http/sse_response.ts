@@ -6,7 +6,7 @@
  */
 import { ApiError, upstreamError } from "../errors.ts";
 import type { ChatChunk, Usage } from "../types/openai.ts";
-import { doneEvent, encodeEvent, encodeEvents, SSE_HEADERS } from "./sse.ts";
+import { doneEvent, encodeEvent, encodeEvents, sseResponse } from "./sse.ts";
 
 /** How a stream ended, for the request log. */
 export interface StreamOutcome {
@@ -124,7 +124,7 @@ export async function chatStreamResponse(
       iterator.return?.().catch(() => {});
     },
   }, { highWaterMark: 0 });
-  return new Response(body, { status: 200, headers: SSE_HEADERS });
+  return sseResponse(body);
 }
 
 function isBatch(value: ChatChunk | readonly ChatChunk[]): value is readonly ChatChunk[] {

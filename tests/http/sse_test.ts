@@ -7,6 +7,7 @@ import {
   SseDecoderStream,
   type SseEvent,
   sseHeaders,
+  sseResponse,
 } from "../../src/http/sse.ts";
 
 const decoder = new TextDecoder();
@@ -25,9 +26,11 @@ Deno.test("encodeEvent, encodeData and doneEvent frame one data line and a blank
   );
   assert.equal(decoder.decode(encodeData('{"k":1}')), 'data: {"k":1}\n\n');
   assert.equal(decoder.decode(doneEvent()), "data: [DONE]\n\n");
-  const headers = sseHeaders();
-  assert.match(headers.get("content-type")!, /^text\/event-stream/);
-  assert.equal(headers.get("cache-control"), "no-cache");
+  for (const headers of [sseHeaders(), sseResponse(new ReadableStream()).headers]) {
+    assert.match(headers.get("content-type")!, /^text\/event-stream/);
+    assert.equal(headers.get("cache-control"), "no-cache");
+    assert.equal(headers.get("x-accel-buffering"), "no");
+  }
 });
 
 const SAMPLE = [
