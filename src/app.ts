@@ -131,7 +131,7 @@ class Exchange implements RequestContext {
   writeLog(status: number, error: string | null): void {
     const { log, principal } = this;
     const record: LogRecord = {
-      ts: new Date(this.arrived).toISOString(),
+      ts: this.services.logger.timestamp(this.arrived),
       request_id: this.requestId,
       method: this.request.method,
       path: this.url.pathname,

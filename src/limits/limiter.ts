@@ -287,8 +287,12 @@ export class RateLimiter {
       }
       group.counts = next;
       group.versionstamp = result.versionstamp;
+      // Every window counts the batch's requests alike, so the tightest one is the same for
+      // each; request i of the batch leaves it i fewer.
+      const tightest = tightestWindow(states(counts, limits, 1));
       for (let i = 0; i < grant; i++) {
-        batch[i]!.resolve({ principal, window: tightestWindow(states(counts, limits, i + 1)) });
+        const window = { ...tightest, remaining: tightest.remaining - i };
+        batch[i]!.resolve({ principal, window });
       }
       const after = states(next, limits, 0);
       if (blockingWindow(after)) this.#refuse(group, batch.slice(grant), after, now);
