@@ -4,12 +4,18 @@
  * to core 0 and the upstream and wrk to core 1 where `taskset` exists.
  *
  *   deno task bench                 the table (non-stream and stream at 32 and 256 connections)
- *   deno task bench --soak          1,000 concurrent slow streams against Switchyard
+ *   deno task bench --soak          1,000 concurrent slow streams, pass-through then Switchyard
+ *   deno task bench --soak --streams N   that many concurrent streams instead
  *   deno task bench --seconds 5     length of each wrk run (default 5)
  *   deno task bench --rounds 2      interleaved rounds per row (default 2; medians reported)
+ *
+ * Switchyard runs as in production: auth on (a key whose limits are raised out of the way but
+ * still counted in KV on every request), validation on, logging on (stdout and KV). The
+ * micro-benchmarks of the hot pieces are `deno task bench:micro`.
  */
 import { KeyStore } from "../src/auth/keys.ts";
 import { systemClock } from "../src/clock.ts";
+import { chatBody } from "./fixtures.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 const OUT = `${ROOT}.bench-out`;
@@ -31,6 +37,8 @@ interface Sample {
   requests: number;
   errors: number;
   cpuUsPerRequest: number;
+  /** The measured process's largest resident set during the run, in MB. */
+  rssMb: number;
 }
 
 function parseArgs(argv: string[]) {
@@ -42,6 +50,7 @@ function parseArgs(argv: string[]) {
     soak: argv.includes("--soak"),
     seconds: get("seconds", 5),
     rounds: get("rounds", 2),
+    streams: get("streams", 1000),
   };
 }
 
@@ -110,11 +119,32 @@ async function cpuSeconds(pid: number): Promise<number> {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
-/** Peak resident set size in MB. */
+/** Peak resident set size of a process's life so far, in MB. */
 async function peakRssMb(pid: number): Promise<number> {
   const status = await Deno.readTextFile(`/proc/${pid}/status`);
   const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
   return kb / 1024;
+}
+
+/** Samples a process's resident set every 100 ms until stopped; resolves with the largest, in
+ * MB. (VmHWM only ever grows, so it cannot tell one run from the runs before it.) */
+function watchRss(pid: number): { stop(): Promise<number> } {
+  let peak = 0;
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const status = await Deno.readTextFile(`/proc/${pid}/status`).catch(() => "");
+      peak = Math.max(peak, Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      return peak;
+    },
+  };
 }
 
 function toMs(value: string): number {
@@ -139,6 +169,7 @@ async function wrk(
     [`wrk.method = "POST"`, `wrk.body = ${JSON.stringify(body)}`, ...headers].join("\n") + "\n",
   );
   const before = await cpuSeconds(measured.pid);
+  const rss = watchRss(measured.pid);
   const out = await new Deno.Command(pinned(1, ["wrk"])[0]!, {
     args: [
       ...pinned(1, ["wrk"]).slice(1),
@@ -157,6 +188,7 @@ async function wrk(
     stderr: "piped",
   }).output();
   const after = await cpuSeconds(measured.pid);
+  const rssMb = await rss.stop();
   const text = decoder.decode(out.stdout);
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(text)?.[1] ?? NaN);
   const requests = Number(/(\d+) requests in/.exec(text)?.[1] ?? NaN);
@@ -164,7 +196,8 @@ async function wrk(
     Number(/Socket errors:.*timeout (\d+)/.exec(text)?.[1] ?? 0);
   const p50 = toMs(/\s50%\s+(\S+)/.exec(text)?.[1] ?? "");
   const p99 = toMs(/\s99%\s+(\S+)/.exec(text)?.[1] ?? "");
-  return { rps, p50, p99, requests, errors, cpuUsPerRequest: ((after - before) * 1e6) / requests };
+  const cpuUsPerRequest = ((after - before) * 1e6) / requests;
+  return { rps, p50, p99, requests, errors, cpuUsPerRequest, rssMb };
 }
 
 /** Median time to the first body byte of a streamed request, unloaded. */
@@ -198,6 +231,7 @@ function medianSample(samples: Sample[]): Sample {
     requests: samples.reduce((a, s) => a + s.requests, 0),
     errors: samples.reduce((a, s) => a + s.errors, 0),
     cpuUsPerRequest: median(samples.map((s) => s.cpuUsPerRequest)),
+    rssMb: Math.max(...samples.map((s) => s.rssMb)),
   };
 }
 
@@ -246,71 +280,78 @@ async function benchKey(kvPath: string): Promise<string> {
   }
 }
 
-function chatBody(model: string, stream: boolean): string {
-  return JSON.stringify({
-    model,
-    messages: [
-      { role: "system", content: "You are a helpful assistant." },
-      { role: "user", content: "Say hello to the benchmark." },
-    ],
-    max_tokens: 64,
-    stream,
-  });
-}
-
 function fmt(n: number, digits = 2): string {
   return Number.isFinite(n) ? n.toFixed(digits) : "n/a";
 }
 
-async function table(): Promise<void> {
-  const upstreamPort = freePort();
-  const kvPath = `${OUT}/bench.kv.sqlite`;
+/** A fresh KV file with the bench key in it, and the config pointing at the upstream. */
+async function benchSetup(name: string, upstreamPort: number) {
+  const kvPath = `${OUT}/${name}.kv.sqlite`;
   for (const f of [kvPath, `${kvPath}-wal`, `${kvPath}-shm`]) await Deno.remove(f).catch(() => {});
   const key = await benchKey(kvPath);
   const configPath = await benchConfig(upstreamPort, kvPath);
-  const deno = Deno.execPath();
-  const upstream = await spawn("upstream", 1, [deno, "run", "-A", `${ROOT}bench/upstream.ts`], {
-    PORT: String(upstreamPort),
-    CHUNKS: "20",
-  }, upstreamPort);
-  const passPort = freePort();
-  const passthrough = await spawn("passthrough", 0, [
-    deno,
-    "run",
-    "-A",
-    `${ROOT}bench/passthrough.ts`,
-  ], {
-    PORT: String(passPort),
+  return { key, configPath };
+}
+
+/** Starts the fake upstream on core 1. */
+function startUpstream(name: string, port: number, env: Record<string, string>): Promise<Proc> {
+  return spawn(name, 1, [Deno.execPath(), "run", "-A", `${ROOT}bench/upstream.ts`], {
+    PORT: String(port),
+    ...env,
+  }, port);
+}
+
+/** Starts the pass-through proxy on core 0. */
+function startPassthrough(name: string, upstreamPort: number): Promise<Proc> {
+  const port = freePort();
+  return spawn(name, 0, [Deno.execPath(), "run", "-A", `${ROOT}bench/passthrough.ts`], {
+    PORT: String(port),
     UPSTREAM: `http://127.0.0.1:${upstreamPort}`,
-  }, passPort);
-  const syPort = freePort();
-  const switchyard = await spawn(
-    "switchyard",
+  }, port);
+}
+
+/** Starts Switchyard (`main.ts`, as `deno task start` runs it) on core 0. */
+function startSwitchyard(name: string, configPath: string): Promise<Proc> {
+  const port = freePort();
+  return spawn(
+    name,
     0,
-    [deno, "run", "-A", `${ROOT}main.ts`, "--config", configPath],
-    { PORT: String(syPort), BENCH_UPSTREAM_KEY: "sk-upstream-bench" },
-    syPort,
+    [Deno.execPath(), "run", "-A", `${ROOT}main.ts`, "--config", configPath],
+    { PORT: String(port), BENCH_UPSTREAM_KEY: "sk-upstream-bench" },
+    port,
   );
-  const path = "/v1/chat/completions";
+}
+
+/** The chat completions URL of a started process. */
+function chatUrl(proc: Proc): string {
+  return `http://127.0.0.1:${proc.port}/v1/chat/completions`;
+}
+
+async function table(): Promise<void> {
+  const upstreamPort = freePort();
+  const { key, configPath } = await benchSetup("bench", upstreamPort);
+  const upstream = await startUpstream("upstream", upstreamPort, { CHUNKS: "20" });
+  const passthrough = await startPassthrough("passthrough", upstreamPort);
+  const switchyard = await startSwitchyard("switchyard", configPath);
   const targets = [
     {
       label: "direct",
       proc: upstream,
-      url: `http://127.0.0.1:${upstreamPort}${path}`,
+      url: chatUrl(upstream),
       model: "bench-upstream",
       key: null,
     },
     {
       label: "passthrough",
       proc: passthrough,
-      url: `http://127.0.0.1:${passPort}${path}`,
+      url: chatUrl(passthrough),
       model: "bench-upstream",
       key: null,
     },
     {
       label: "switchyard",
       proc: switchyard,
-      url: `http://127.0.0.1:${syPort}${path}`,
+      url: chatUrl(switchyard),
       model: "bench-openai",
       key,
     },
@@ -320,13 +361,33 @@ async function table(): Promise<void> {
     for (const t of targets) {
       await wrk(t.url, 32, chatBody(t.model, false), t.key, t.proc);
     }
-    const rows: string[] = [];
-    const header =
-      "| mode | conns | target | req/s | p50 ms | p99 ms | added p50 ms | added p99 ms | CPU µs/req | errors |";
-    rows.push(header, "|---|---|---|---|---|---|---|---|---|---|");
-    const ratios: string[] = [];
+    const load = await loadAverage();
+    const rows: string[] = [
+      "| mode | conns | target | req/s | p50 ms | p99 ms | added p50 ms | added p99 ms | vs pass-through | CPU µs/req | peak RSS MB | errors |",
+      "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ];
+    const row = (
+      mode: string,
+      conns: number,
+      label: string,
+      s: Sample,
+      direct: Sample | null,
+      pass: Sample | null,
+    ) => {
+      const added = (v: number) => direct ? fmt(v) : "";
+      const ratio = pass ? `${fmt((s.rps / pass.rps) * 100, 0)}%` : "";
+      rows.push(
+        `| ${mode} | ${conns} | ${label} | ${fmt(s.rps, 0)} | ${fmt(s.p50)} | ${fmt(s.p99)} | ${
+          added(s.p50 - (direct?.p50 ?? 0))
+        } | ${added(s.p99 - (direct?.p99 ?? 0))} | ${ratio} | ${fmt(s.cpuUsPerRequest, 0)} | ${
+          fmt(s.rssMb, 0)
+        } | ${s.errors} |`,
+      );
+    };
+    const results: Record<string, Sample> = {};
     for (const stream of [false, true]) {
       for (const conns of [32, 256]) {
+        const mode = stream ? "stream 20" : "non-stream";
         const samples = new Map<string, Sample[]>();
         for (let round = 0; round < args.rounds; round++) {
           for (const t of targets) {
@@ -335,139 +396,170 @@ async function table(): Promise<void> {
           }
         }
         const direct = medianSample(samples.get("direct")!);
-        const results = new Map<string, Sample>();
-        for (const t of targets) {
-          const s = medianSample(samples.get(t.label)!);
-          results.set(t.label, s);
-          const added = t.label === "direct" ? "" : fmt(s.p50 - direct.p50);
-          const added99 = t.label === "direct" ? "" : fmt(s.p99 - direct.p99);
-          rows.push(
-            `| ${stream ? "stream 20" : "non-stream"} | ${conns} | ${t.label} | ${
-              fmt(s.rps, 0)
-            } | ${fmt(s.p50)} | ${fmt(s.p99)} | ${added} | ${added99} | ${
-              fmt(s.cpuUsPerRequest, 0)
-            } | ${s.errors} |`,
-          );
-        }
-        const ratio = results.get("switchyard")!.rps / results.get("passthrough")!.rps;
-        ratios.push(
-          `${stream ? "stream 20" : "non-stream"} @ ${conns}: switchyard/passthrough throughput = ${
-            fmt(ratio * 100, 0)
-          }%`,
-        );
+        const pass = medianSample(samples.get("passthrough")!);
+        const sy = medianSample(samples.get("switchyard")!);
+        row(mode, conns, "direct", direct, null, null);
+        row(mode, conns, "passthrough", pass, direct, null);
+        row(mode, conns, "switchyard", sy, direct, pass);
+        Object.assign(results, {
+          [`${mode} @${conns} direct`]: direct,
+          [`${mode} @${conns} passthrough`]: pass,
+          [`${mode} @${conns} switchyard`]: sy,
+        });
       }
     }
-    // The Anthropic adapter prices translation.
-    const claude = [] as Sample[];
-    const claudeStream = [] as Sample[];
-    for (let round = 0; round < args.rounds; round++) {
-      claude.push(await wrk(targets[2].url, 32, chatBody("bench-claude", false), key, switchyard));
-      claudeStream.push(
-        await wrk(targets[2].url, 32, chatBody("bench-claude", true), key, switchyard),
-      );
+    // The Anthropic adapter prices translation: the same requests to a fake Anthropic upstream,
+    // interleaved with the pass-through for the ratio.
+    for (const stream of [false, true]) {
+      const mode = stream ? "stream 20" : "non-stream";
+      const claude: Sample[] = [];
+      const pass: Sample[] = [];
+      for (let round = 0; round < args.rounds; round++) {
+        pass.push(
+          await wrk(targets[1].url, 32, chatBody("bench-upstream", stream), null, passthrough),
+        );
+        claude.push(
+          await wrk(targets[2].url, 32, chatBody("bench-claude", stream), key, switchyard),
+        );
+      }
+      const sy = medianSample(claude);
+      row(mode, 32, "switchyard→anthropic", sy, null, medianSample(pass));
+      results[`${mode} @32 switchyard→anthropic`] = sy;
     }
+    const ttfbs = [];
     for (
-      const [label, s] of [["non-stream", medianSample(claude)], [
-        "stream 20",
-        medianSample(claudeStream),
+      const [t, model] of [[targets[0], "bench-upstream"], [targets[1], "bench-upstream"], [
+        targets[2],
+        "bench-openai",
       ]] as const
     ) {
-      rows.push(
-        `| ${label} | 32 | switchyard→anthropic | ${fmt(s.rps, 0)} | ${fmt(s.p50)} | ${
-          fmt(s.p99)
-        } |  |  | ${fmt(s.cpuUsPerRequest, 0)} | ${s.errors} |`,
-      );
+      ttfbs.push(await ttfb(t.url, chatBody(model, true), t.key));
     }
-    const streamBody = (model: string) => chatBody(model, true);
-    const ttfbDirect = await ttfb(targets[0].url, streamBody("bench-upstream"), null);
-    const ttfbPass = await ttfb(targets[1].url, streamBody("bench-upstream"), null);
-    const ttfbSy = await ttfb(targets[2].url, streamBody("bench-openai"), key);
+    const [ttfbDirect, ttfbPass, ttfbSy] = ttfbs as [number, number, number];
     console.log(
-      `\nSwitchyard load benchmark (${args.seconds}s per run, ${args.rounds} interleaved rounds, medians; taskset ${
-        TASKSET ? "on" : "off"
-      })\n`,
+      `\nSwitchyard load benchmark: ${args.seconds} s per run, ${args.rounds} interleaved rounds (medians; peak RSS is the largest seen), taskset ${
+        TASKSET ? "on (gateways on core 0; upstream and wrk on core 1)" : "off"
+      }, Deno ${Deno.version.deno}, load average ${load} before the runs and ${await loadAverage()} after\n`,
     );
     console.log(rows.join("\n"));
-    console.log("");
-    for (const r of ratios) console.log(r);
     console.log(
-      `unloaded time to first byte (stream, median of 200): direct ${
+      `\nUnloaded time to first byte of a stream (median of 200): direct ${
         fmt(ttfbDirect, 3)
-      } ms, passthrough ${fmt(ttfbPass, 3)} ms, switchyard ${
+      } ms, pass-through ${fmt(ttfbPass, 3)} ms, switchyard ${
         fmt(ttfbSy, 3)
-      } ms (switchyard − passthrough = ${fmt(ttfbSy - ttfbPass, 3)} ms)`,
+      } ms (switchyard − pass-through = ${fmt(ttfbSy - ttfbPass, 3)} ms)`,
     );
     console.log(
-      `peak RSS: switchyard ${fmt(await peakRssMb(switchyard.pid), 1)} MB, passthrough ${
-        fmt(await peakRssMb(passthrough.pid), 1)
-      } MB, upstream ${fmt(await peakRssMb(upstream.pid), 1)} MB`,
+      `Peak RSS over the whole run: switchyard ${
+        fmt(await peakRssMb(switchyard.pid), 0)
+      } MB, pass-through ${fmt(await peakRssMb(passthrough.pid), 0)} MB, upstream ${
+        fmt(await peakRssMb(upstream.pid), 0)
+      } MB`,
+    );
+    await Deno.writeTextFile(
+      `${OUT}/results.json`,
+      JSON.stringify(
+        {
+          args,
+          load,
+          ttfb: { direct: ttfbDirect, passthrough: ttfbPass, switchyard: ttfbSy },
+          results,
+        },
+        null,
+        2,
+      ),
     );
   } finally {
     for (const p of [switchyard, passthrough, upstream]) await stop(p);
   }
 }
 
+/** The 1-, 5- and 15-minute load averages, as `uptime` shows them. */
+async function loadAverage(): Promise<string> {
+  const text = await Deno.readTextFile("/proc/loadavg").catch(() => "");
+  return text.split(" ").slice(0, 3).join(" ") || "unknown";
+}
+
+interface SoakResult {
+  ok: number;
+  seconds: number;
+  cpu: number;
+  rssMb: number;
+}
+
+/** Fires `n` concurrent streams at `url` and waits for all of them; a stream counts as complete
+ * when it answered 200 and ended with `data: [DONE]`. */
+async function soakRun(proc: Proc, url: string, body: string, key: string | null, n: number) {
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (key) headers.authorization = `Bearer ${key}`;
+  const cpu0 = await cpuSeconds(proc.pid);
+  const t0 = performance.now();
+  const results = await Promise.all(
+    Array.from({ length: n }, async () => {
+      const res = await fetch(url, {
+        method: "POST",
+        headers,
+        body,
+        signal: AbortSignal.timeout(60_000),
+      });
+      const text = await res.text();
+      return res.status === 200 && text.endsWith("data: [DONE]\n\n");
+    }).map((p) => p.catch(() => false)),
+  );
+  const result: SoakResult = {
+    ok: results.filter(Boolean).length,
+    seconds: (performance.now() - t0) / 1000,
+    cpu: (await cpuSeconds(proc.pid)) - cpu0,
+    rssMb: await peakRssMb(proc.pid),
+  };
+  return result;
+}
+
 async function soak(): Promise<void> {
+  const n = args.streams;
   const upstreamPort = freePort();
-  const kvPath = `${OUT}/soak.kv.sqlite`;
-  for (const f of [kvPath, `${kvPath}-wal`, `${kvPath}-shm`]) await Deno.remove(f).catch(() => {});
-  const key = await benchKey(kvPath);
-  const configPath = await benchConfig(upstreamPort, kvPath);
-  const deno = Deno.execPath();
-  const upstream = await spawn(
-    "soak-upstream",
-    1,
-    [deno, "run", "-A", `${ROOT}bench/upstream.ts`],
-    {
-      PORT: String(upstreamPort),
-      CHUNKS: "100",
-      DRIP_MS: "100",
-    },
-    upstreamPort,
-  );
-  const syPort = freePort();
-  const switchyard = await spawn(
-    "soak-switchyard",
-    0,
-    [deno, "run", "-A", `${ROOT}main.ts`, "--config", configPath],
-    { PORT: String(syPort), BENCH_UPSTREAM_KEY: "sk-upstream-bench" },
-    syPort,
-  );
+  const { key, configPath } = await benchSetup("soak", upstreamPort);
+  const upstream = await startUpstream("soak-upstream", upstreamPort, {
+    CHUNKS: "100",
+    DRIP_MS: "100",
+  });
+  const runs = [
+    [
+      "passthrough",
+      () => startPassthrough("soak-passthrough", upstreamPort),
+      "bench-upstream",
+      null,
+    ],
+    ["switchyard", () => startSwitchyard("soak-switchyard", configPath), "bench-openai", key],
+  ] as const;
+  const results: [string, SoakResult][] = [];
   try {
-    const n = 1000;
-    const url = `http://127.0.0.1:${syPort}/v1/chat/completions`;
-    const body = chatBody("bench-openai", true);
-    const cpu0 = await cpuSeconds(switchyard.pid);
-    const t0 = performance.now();
-    const results = await Promise.all(
-      Array.from({ length: n }, async () => {
-        const res = await fetch(url, {
-          method: "POST",
-          headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
-          body,
-          signal: AbortSignal.timeout(60_000),
-        });
-        const text = await res.text();
-        return res.status === 200 && text.endsWith("data: [DONE]\n\n");
-      }).map((p) => p.catch(() => false)),
-    );
-    const seconds = (performance.now() - t0) / 1000;
-    const cpu = (await cpuSeconds(switchyard.pid)) - cpu0;
-    const ok = results.filter(Boolean).length;
-    console.log(
-      `\nSoak: ${n} concurrent streams, 100 chunks each at 100 ms intervals (10 s per stream)`,
-    );
-    console.log(
-      `completed with [DONE]: ${ok}/${n}; stuck or failed: ${n - ok}; wall ${fmt(seconds, 1)} s`,
-    );
-    console.log(
-      `switchyard CPU ${fmt(cpu, 2)} s (${fmt((cpu * 1e6) / n, 0)} µs per stream), peak RSS ${
-        fmt(await peakRssMb(switchyard.pid), 1)
-      } MB`,
-    );
-    if (ok !== n) Deno.exitCode = 1;
+    // Each gateway gets a fresh process, so that its peak RSS is this soak's alone.
+    for (const [label, start, model, auth] of runs) {
+      const proc = await start();
+      try {
+        results.push([label, await soakRun(proc, chatUrl(proc), chatBody(model, true), auth, n)]);
+      } finally {
+        await stop(proc);
+      }
+    }
   } finally {
-    for (const p of [switchyard, upstream]) await stop(p);
+    await stop(upstream);
+  }
+  console.log(
+    `\nSoak: ${n} concurrent streams, 100 chunks each at 100 ms intervals (10 s per stream)\n`,
+  );
+  console.log(
+    "| target | completed with [DONE] | stuck or failed | wall s | CPU s | CPU µs/stream | peak RSS MB |",
+  );
+  console.log("|---|---|---|---|---|---|---|");
+  for (const [label, r] of results) {
+    console.log(
+      `| ${label} | ${r.ok}/${n} | ${n - r.ok} | ${fmt(r.seconds, 1)} | ${fmt(r.cpu, 2)} | ${
+        fmt((r.cpu * 1e6) / n, 0)
+      } | ${fmt(r.rssMb, 1)} |`,
+    );
+    if (r.ok !== n) Deno.exitCode = 1;
   }
 }
 

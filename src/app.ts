@@ -1,7 +1,7 @@
 import { AdminToken } from "./auth/admin_token.ts";
 import { authenticate } from "./auth/authenticate.ts";
 import { KeyStore } from "./auth/keys.ts";
-import { ANONYMOUS } from "./auth/principal.ts";
+import { ANONYMOUS, type Principal } from "./auth/principal.ts";
 import { Catalogue } from "./catalogue/store.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import type { Config, LimitScope } from "./config.ts";
@@ -12,7 +12,7 @@ import { Cors } from "./http/cors.ts";
 import { errorResponse } from "./http/response.ts";
 import { Router } from "./http/router.ts";
 import { RateLimiter } from "./limits/limiter.ts";
-import { setRateLimitHeaders } from "./limits/windows.ts";
+import { setRateLimitHeaders, type WindowState } from "./limits/windows.ts";
 import { KvLogSink } from "./log/kv_sink.ts";
 import { Logger, type LogOutput } from "./log/logger.ts";
 import type { LogRecord } from "./log/record.ts";
@@ -71,6 +71,86 @@ export const ADMIN_ROUTES: readonly Route[] = [
   { path: "/admin/logs", methods: { GET: listLogs }, scope: null, admin: true },
   { path: "/admin/usage", methods: { GET: getUsage }, scope: null, admin: true },
 ];
+
+/** The rate-limit window a request was admitted in (for its response headers), and when. */
+interface Admitted {
+  window: WindowState | null;
+  at: number;
+}
+
+/** One request on its way through the app: its context for the handlers, and its log record
+ * (written once, when the response is sent or, for a stream, when the body ends). */
+class Exchange implements RequestContext {
+  readonly url: URL;
+  readonly requestId = "req_" + crypto.randomUUID().replaceAll("-", "");
+  readonly signal: AbortSignal;
+  params: Readonly<Record<string, string>> = {};
+  principal: Principal = ANONYMOUS;
+  readonly log: LogFields = {
+    model: null,
+    provider: null,
+    prompt_tokens: null,
+    completion_tokens: null,
+    stream: false,
+  };
+  readonly limit: Admitted = { window: null, at: 0 };
+  /** Whether a handler took over writing the log record (a stream). */
+  deferred = false;
+  readonly #started = performance.now();
+  #headers: Headers | undefined;
+
+  constructor(
+    readonly request: Request,
+    readonly ip: string,
+    readonly services: Services,
+    readonly arrived: number,
+  ) {
+    this.url = new URL(request.url);
+    this.signal = request.signal;
+  }
+
+  get responseHeaders(): Headers {
+    return this.#headers ??= new Headers();
+  }
+
+  /** Copies the headers handlers added onto the response's. */
+  copyHeaders(headers: Headers): void {
+    if (this.#headers) { for (const [name, value] of this.#headers) headers.set(name, value); }
+  }
+
+  deferLog(): (outcome: { status: number; error: string | null }) => void {
+    this.deferred = true;
+    let done = false;
+    return ({ status, error }) => {
+      if (done) return;
+      done = true;
+      this.writeLog(status, error);
+    };
+  }
+
+  writeLog(status: number, error: string | null): void {
+    const { log, principal } = this;
+    const record: LogRecord = {
+      ts: this.services.logger.timestamp(this.arrived),
+      request_id: this.requestId,
+      method: this.request.method,
+      path: this.url.pathname,
+      status,
+      ms: Math.round((performance.now() - this.#started) * 100) / 100,
+      ip: this.ip,
+      key_id: principal.kind === "key" ? principal.key.id : null,
+      model: log.model,
+      provider: log.provider,
+      prompt_tokens: log.prompt_tokens,
+      completion_tokens: log.completion_tokens,
+      error,
+    };
+    if (log.stream) record.stream = true;
+    const { config, logger } = this.services;
+    if (config.logs.include_content && log.content !== undefined) record.content = log.content;
+    logger.request(record);
+  }
+}
 
 /** What an app is built from; everything but config and kv has a production default. */
 export interface AppDeps {
@@ -142,65 +222,17 @@ export async function createApp(deps: AppDeps): Promise<App> {
   const cors = new Cors(config.server.cors_origins);
 
   async function handler(request: Request, info: Deno.ServeHandlerInfo): Promise<Response> {
-    const started = performance.now();
-    const arrived = clock.now();
-    const requestId = "req_" + crypto.randomUUID().replaceAll("-", "");
-    const url = new URL(request.url);
-    const ip = clientIp(request, info.remoteAddr, config.server.trust_proxy);
-    const log: LogFields = {
-      model: null,
-      provider: null,
-      prompt_tokens: null,
-      completion_tokens: null,
-      stream: false,
-    };
-    let deferred = false;
-    const ctx: RequestContext = {
+    const ctx = new Exchange(
       request,
-      url,
-      requestId,
-      ip,
-      params: {},
-      signal: request.signal,
+      clientIp(request, info.remoteAddr, config.server.trust_proxy),
       services,
-      principal: ANONYMOUS,
-      log,
-      responseHeaders: new Headers(),
-      deferLog() {
-        deferred = true;
-        let done = false;
-        return ({ status, error }) => {
-          if (done) return;
-          done = true;
-          writeLog(status, error);
-        };
-      },
-    };
-    const writeLog = (status: number, error: string | null) => {
-      const record: LogRecord = {
-        ts: new Date(arrived).toISOString(),
-        request_id: requestId,
-        method: request.method,
-        path: url.pathname,
-        status,
-        ms: Math.round((performance.now() - started) * 100) / 100,
-        ip,
-        key_id: ctx.principal.kind === "key" ? ctx.principal.key.id : null,
-        model: log.model,
-        provider: log.provider,
-        prompt_tokens: log.prompt_tokens,
-        completion_tokens: log.completion_tokens,
-        error,
-      };
-      if (log.stream) record.stream = true;
-      if (config.logs.include_content && log.content !== undefined) record.content = log.content;
-      logger.request(record);
-    };
-
+      clock.now(),
+    );
+    const { requestId, url } = ctx;
     let response: Response;
     let errorCode: string | null = null;
     try {
-      response = await route(ctx, router, cors);
+      response = await route(ctx, ctx.limit);
     } catch (e) {
       let error: ApiError;
       if (e instanceof ApiError) {
@@ -214,16 +246,19 @@ export async function createApp(deps: AppDeps): Promise<App> {
     }
     const headers = response.headers;
     headers.set("x-request-id", requestId);
-    for (const [name, value] of ctx.responseHeaders) headers.set(name, value);
+    const { window, at } = ctx.limit;
+    if (window) setRateLimitHeaders(headers, window, at);
+    ctx.copyHeaders(headers);
     cors.decorate(request, headers);
-    if (!deferred) {
+    if (!ctx.deferred) {
       const status = request.signal.aborted ? 499 : response.status;
-      writeLog(status, status === 499 ? "client_disconnected" : errorCode);
+      ctx.writeLog(status, status === 499 ? "client_disconnected" : errorCode);
     }
     return response;
   }
 
-  async function route(ctx: RequestContext, router: Router<Handler, Route>, cors: Cors) {
+  /** Runs the matched route; `limit` gets the rate-limit window the request was admitted in. */
+  async function route(ctx: RequestContext, limit: Admitted): Promise<Response> {
     const { request, url } = ctx;
     if (cors.isPreflight(request)) return cors.preflight(request);
     const match = router.match(url.pathname);
@@ -249,9 +284,8 @@ export async function createApp(deps: AppDeps): Promise<App> {
       const caller = await authenticate(request, keys);
       const admission = await limiter.admit(match.route.scope, caller, ctx.ip);
       ctx.principal = admission.principal;
-      if (admission.window) {
-        setRateLimitHeaders(ctx.responseHeaders, admission.window, clock.now());
-      }
+      limit.window = admission.window;
+      limit.at = clock.now();
     }
     return await handler(ctx);
   }

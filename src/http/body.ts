@@ -1,12 +1,15 @@
 import { ApiError, invalidRequest, payloadTooLarge } from "../errors.ts";
 
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+const JSON_TYPE = /^application\/([a-z.+-]*\+)?json\s*(;|$)/i;
+
 /** Reads a request body as JSON object, enforcing Content-Type and a byte limit. */
 export async function readJsonObject(
   request: Request,
   maxBytes: number,
 ): Promise<Record<string, unknown>> {
   const type = request.headers.get("content-type");
-  if (type === null || !/^application\/([a-z.+-]*\+)?json\s*(;|$)/i.test(type)) {
+  if (type !== "application/json" && (type === null || !JSON_TYPE.test(type))) {
     throw new ApiError(
       400,
       "invalid_request_error",
@@ -18,13 +21,16 @@ export async function readJsonObject(
   }
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > maxBytes) throw payloadTooLarge(maxBytes);
-  const bytes = await readLimited(request, maxBytes);
+  // With a declared length (which the HTTP server holds the body to) read it in one piece;
+  // otherwise (chunked) count the bytes as they come.
+  const bytes = declared !== null ? await request.bytes() : await readLimited(request, maxBytes);
+  if (bytes.length > maxBytes) throw payloadTooLarge(maxBytes);
   if (bytes.length === 0) {
     throw invalidRequest("The request body is empty; send a JSON object.", null, "invalid_json");
   }
   let value: unknown;
   try {
-    value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+    value = JSON.parse(utf8.decode(bytes));
   } catch (e) {
     const reason = e instanceof SyntaxError ? e.message : "the body is not valid UTF-8";
     throw invalidRequest(

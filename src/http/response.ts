@@ -4,6 +4,9 @@ const JSON_HEADERS = { "content-type": "application/json" } as const;
 
 /** A JSON response with the given status and extra headers. */
 export function json(body: unknown, status = 200, headers?: HeadersInit): Response {
+  if (headers === undefined) {
+    return new Response(JSON.stringify(body), { status, headers: JSON_HEADERS });
+  }
   const h = new Headers(headers);
   h.set("content-type", "application/json");
   return new Response(JSON.stringify(body), { status, headers: h });

@@ -6,7 +6,7 @@
  */
 import { ApiError, upstreamError } from "../errors.ts";
 import type { ChatChunk, Usage } from "../types/openai.ts";
-import { doneEvent, encodeEvent, sseHeaders } from "./sse.ts";
+import { doneEvent, encodeEvent, encodeEvents, sseResponse } from "./sse.ts";
 
 /** How a stream ended, for the request log. */
 export interface StreamOutcome {
@@ -39,19 +39,20 @@ export const CLIENT_CLOSED = 499;
 /**
  * Starts the stream: waits for the first chunk, so that a failure before it still throws
  * (and becomes a JSON error with its status), then answers 200 with a body that pulls the
- * remaining chunks one at a time.
+ * remaining chunks as the client reads. The source yields chunks one by one or in groups
+ * (see `Provider.chatStreamBatches`); a group is written in one piece.
  */
 export async function chatStreamResponse(
-  chunks: AsyncIterable<ChatChunk>,
+  chunks: AsyncIterable<ChatChunk | readonly ChatChunk[]>,
   options: ChatStreamOptions,
 ): Promise<Response> {
   const iterator = chunks[Symbol.asyncIterator]();
   const { includeUsage, abort } = options;
-  let pending: ChatChunk | null = null;
+  let pending: Uint8Array | null = null;
   while (pending === null) {
     const first = await iterator.next();
     if (first.done) throw upstreamError("The provider ended the stream without sending anything.");
-    if (take(first.value)) pending = first.value;
+    pending = encodeSent(first.value);
   }
   const finish = options.deferLog();
   let closed = false;
@@ -72,10 +73,18 @@ export async function chatStreamResponse(
     return true;
   }
 
+  /** The events for the chunks of `value` that are sent, or `null` when none is. */
+  function encodeSent(value: ChatChunk | readonly ChatChunk[]): Uint8Array | null {
+    if (!isBatch(value)) return take(value) ? encodeEvent(value) : null;
+    const sent: ChatChunk[] = [];
+    for (const chunk of value) if (take(chunk)) sent.push(chunk);
+    return sent.length > 0 ? encodeEvents(sent) : null;
+  }
+
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
       if (pending !== null) {
-        controller.enqueue(encodeEvent(pending));
+        controller.enqueue(pending);
         pending = null;
         return;
       }
@@ -89,8 +98,9 @@ export async function chatStreamResponse(
             end({ status: 200, error: null });
             return;
           }
-          if (take(next.value)) {
-            controller.enqueue(encodeEvent(next.value));
+          const bytes = encodeSent(next.value);
+          if (bytes !== null) {
+            controller.enqueue(bytes);
             return;
           }
         }
@@ -114,5 +124,9 @@ export async function chatStreamResponse(
       iterator.return?.().catch(() => {});
     },
   }, { highWaterMark: 0 });
-  return new Response(body, { status: 200, headers: sseHeaders() });
+  return sseResponse(body);
+}
+
+function isBatch(value: ChatChunk | readonly ChatChunk[]): value is readonly ChatChunk[] {
+  return Array.isArray(value);
 }

@@ -20,7 +20,9 @@
  *
  * Cost. Concurrent requests of one (scope, subject) in a process are settled together: one
  * round reads at most once and commits once for the whole batch, granting
- * min(waiting, limit − count) and refusing the rest. A process that last wrote the counter
+ * min(waiting, limit − count) and refusing the rest. Before each round the group yields once to
+ * the event loop (`setImmediate`, about a microsecond when idle), so that requests whose I/O
+ * has just completed join the batch: under load that makes batches larger and commits fewer. A process that last wrote the counter
  * skips the read (its copy and versionstamp are current unless the commit's check says
  * otherwise). For API keys the same commit also checks the key record's versionstamp, which
  * proves that the key was neither revoked nor changed: a keyed request costs no separate
@@ -201,6 +203,7 @@ export class RateLimiter {
     group.running = true;
     try {
       while (group.queue.length > 0) {
+        await new Promise((resolve) => setImmediate(resolve));
         const batch = group.queue;
         group.queue = [];
         try {
@@ -284,8 +287,12 @@ export class RateLimiter {
       }
       group.counts = next;
       group.versionstamp = result.versionstamp;
+      // Every window counts the batch's requests alike, so the tightest one is the same for
+      // each; request i of the batch leaves it i fewer.
+      const tightest = tightestWindow(states(counts, limits, 1));
       for (let i = 0; i < grant; i++) {
-        batch[i]!.resolve({ principal, window: tightestWindow(states(counts, limits, i + 1)) });
+        const window = { ...tightest, remaining: tightest.remaining - i };
+        batch[i]!.resolve({ principal, window });
       }
       const after = states(next, limits, 0);
       if (blockingWindow(after)) this.#refuse(group, batch.slice(grant), after, now);

@@ -43,6 +43,9 @@ export class Logger {
   readonly #flushMs: number;
   #pending = "";
   #timer: ReturnType<typeof setTimeout> | undefined;
+  /** The ISO 8601 text of the second `#second` (ms since the epoch / 1000), up to the dot. */
+  #second = NaN;
+  #secondText = "";
 
   constructor(options: LoggerOptions) {
     this.#output = options.output ?? processOutput;
@@ -54,6 +57,21 @@ export class Logger {
   /** Adds a sink (used once the KV sink exists). */
   addSink(sink: LogSink): void {
     this.#sinks.push(sink);
+  }
+
+  /** The ISO 8601 time of `ms` (as `Date.toISOString` writes it), for records: the text of
+   * the current second is kept, so most calls only append the milliseconds. */
+  timestamp(ms: number): string {
+    if (!Number.isInteger(ms) || ms < 0) return new Date(ms).toISOString();
+    const second = Math.floor(ms / 1000);
+    if (second !== this.#second) {
+      const text = new Date(second * 1000).toISOString();
+      if (text.length !== 24) return new Date(ms).toISOString(); // a year beyond 9999
+      this.#second = second;
+      this.#secondText = text.slice(0, 20);
+    }
+    const millis = ms - second * 1000;
+    return `${this.#secondText}${millis < 10 ? "00" : millis < 100 ? "0" : ""}${millis}Z`;
   }
 
   /** Records one finished request. */
@@ -92,7 +110,7 @@ export class Logger {
 
   #diagnostic(level: string, message: string, extra: Record<string, unknown> = {}): void {
     const line = JSON.stringify({
-      ts: new Date(this.#clock.now()).toISOString(),
+      ts: this.timestamp(this.#clock.now()),
       level,
       message,
       ...extra,

@@ -29,15 +29,16 @@ function counts(record: LogRecord): boolean {
  * each. It adds at most 4 mutations per record.
  */
 export function addUsage(op: Deno.AtomicOperation, records: readonly LogRecord[]): void {
-  const totals = new Map<string, { key: Deno.KvKey; values: Record<UsageField, number> }>();
+  const totals = new Map<string, { record: LogRecord; values: Record<UsageField, number> }>();
   for (const record of records) {
     if (!counts(record)) continue;
-    const day = record.ts.slice(0, 10);
-    const key = [...USAGE_PREFIX, day, record.key_id ?? "", record.model ?? ""];
-    const id = key.join("\u0000");
+    const id = `${record.ts.slice(0, 10)}\u0000${record.key_id ?? ""}\u0000${record.model ?? ""}`;
     let total = totals.get(id);
     if (!total) {
-      total = { key, values: { requests: 0, errors: 0, prompt_tokens: 0, completion_tokens: 0 } };
+      total = {
+        record,
+        values: { requests: 0, errors: 0, prompt_tokens: 0, completion_tokens: 0 },
+      };
       totals.set(id, total);
     }
     total.values.requests += 1;
@@ -45,7 +46,8 @@ export function addUsage(op: Deno.AtomicOperation, records: readonly LogRecord[]
     total.values.prompt_tokens += record.prompt_tokens ?? 0;
     total.values.completion_tokens += record.completion_tokens ?? 0;
   }
-  for (const { key, values } of totals.values()) {
+  for (const { record, values } of totals.values()) {
+    const key = [...USAGE_PREFIX, record.ts.slice(0, 10), record.key_id ?? "", record.model ?? ""];
     for (const field of USAGE_FIELDS) {
       if (values[field] !== 0) op.sum([...key, field], BigInt(values[field]));
     }

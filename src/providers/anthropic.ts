@@ -2,6 +2,8 @@ import type { ChatChunk, ChatCompletion, ChatRequest } from "../types/openai.ts"
 import { toAnthropicRequest } from "./anthropic_request.ts";
 import { fromAnthropicMessage } from "./anthropic_response.ts";
 import { AnthropicStreamTranslator } from "./anthropic_stream.ts";
+import type { SseEvent } from "../http/sse.ts";
+import { ChunkBatches, flattenBatches } from "./chunks.ts";
 import type { ProviderDeps } from "./registry.ts";
 import type { CallContext, Provider } from "./types.ts";
 import {
@@ -44,22 +46,26 @@ export class AnthropicProvider implements Provider {
     return fromAnthropicMessage(data, ctx.model.id, this.#deps.clock.now());
   }
 
-  async *chatStream(req: ChatRequest, ctx: CallContext): AsyncGenerator<ChatChunk> {
-    const response = await this.#upstream.call(this.#request(req, ctx, true));
+  chatStream(req: ChatRequest, ctx: CallContext): AsyncIterable<ChatChunk> {
+    return flattenBatches(this.chatStreamBatches(req, ctx));
+  }
+
+  chatStreamBatches(req: ChatRequest, ctx: CallContext): ChunkBatches<SseEvent> {
     const translator = new AnthropicStreamTranslator(ctx.model.id, this.#deps.clock.now());
-    try {
-      for await (const event of response.events()) {
+    const call = () => this.#upstream.call(this.#request(req, ctx, true));
+    return new ChunkBatches(call, {
+      push: (event, out) => {
         const data = parseEventData(event.data);
         if (event.event === "error" || data.type === "error") {
           throw mapStreamError(this.id, parseAnthropicError(data), this.#deps.apiKey);
         }
-        yield* translator.push(data);
-        if (translator.done) break;
-      }
-    } finally {
-      response.close();
-    }
-    if (!translator.done) throw malformed("stream: it ended before message_stop");
+        for (const chunk of translator.push(data)) out.push(chunk);
+        return translator.done;
+      },
+      end: () => {
+        throw malformed("stream: it ended before message_stop");
+      },
+    });
   }
 
   #request(req: ChatRequest, ctx: CallContext, stream: boolean): UpstreamRequest {

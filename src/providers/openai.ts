@@ -1,3 +1,4 @@
+import type { SseEvent } from "../http/sse.ts";
 import type {
   ChatChunk,
   ChatCompletion,
@@ -6,6 +7,7 @@ import type {
   ModerationRequest,
   ModerationResult,
 } from "../types/openai.ts";
+import { ChunkBatches, flattenBatches } from "./chunks.ts";
 import { openAIGenerateImages } from "./openai_images.ts";
 import { openAIModerate } from "./openai_moderation.ts";
 import { fromOpenAICompletion } from "./openai_response.ts";
@@ -74,29 +76,33 @@ export class OpenAIProvider implements Provider {
     return fromOpenAICompletion(data, ctx.model.id, this.#deps.clock.now());
   }
 
-  async *chatStream(req: ChatRequest, ctx: CallContext): AsyncGenerator<ChatChunk> {
-    const response = await this.#upstream.call(this.#request(req, ctx, true));
+  chatStream(req: ChatRequest, ctx: CallContext): AsyncIterable<ChatChunk> {
+    return flattenBatches(this.chatStreamBatches(req, ctx));
+  }
+
+  chatStreamBatches(req: ChatRequest, ctx: CallContext): ChunkBatches<SseEvent> {
     const normalizer = new OpenAIStreamNormalizer(ctx.model.id, this.#deps.clock.now());
-    let done = false;
-    try {
-      for await (const event of response.events()) {
+    const call = () => this.#upstream.call(this.#request(req, ctx, true));
+    return new ChunkBatches(call, {
+      push: (event, out) => {
         if (event.data === "[DONE]") {
-          done = true;
-          break;
+          for (const chunk of normalizer.end()) out.push(chunk);
+          return true;
         }
         const data = parseEventData(event.data);
         if (event.event === "error" || data.error !== undefined) {
           throw mapStreamError(this.id, parseOpenAIError(data), this.#deps.apiKey);
         }
-        yield* normalizer.push(data);
-      }
-    } finally {
-      response.close();
-    }
-    if (!done && !normalizer.finished) {
-      throw malformed("stream: it ended before the completion was finished");
-    }
-    yield* normalizer.end();
+        for (const chunk of normalizer.push(data)) out.push(chunk);
+        return false;
+      },
+      end: () => {
+        if (!normalizer.finished) {
+          throw malformed("stream: it ended before the completion was finished");
+        }
+        return normalizer.end();
+      },
+    });
   }
 
   #request(req: ChatRequest, ctx: CallContext, stream: boolean): UpstreamRequest {

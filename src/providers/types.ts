@@ -26,6 +26,13 @@ export interface Provider {
   chat(req: ChatRequest, ctx: CallContext): Promise<ChatCompletion>;
   /** Chunks in order; the consumer stops iterating (calling `return`) on disconnect. */
   chatStream(req: ChatRequest, ctx: CallContext): AsyncIterable<ChatChunk>;
+  /**
+   * Optional: the same chunks as `chatStream`, grouped as they became ready together (the
+   * chunks of one upstream network read). The route prefers it and writes each group to the
+   * client in one piece: a burst of upstream events then costs one write, not one per chunk.
+   * Groups are never empty; the contract on the chunks is that of `chatStream`.
+   */
+  chatStreamBatches?(req: ChatRequest, ctx: CallContext): AsyncIterable<ChatChunk[]>;
   moderate?(req: ModerationRequest, ctx: CallContext): Promise<ModerationResult[]>;
   /** One JPEG data URL per requested image. */
   generateImages?(req: ImageRequest, ctx: CallContext): Promise<string[]>;

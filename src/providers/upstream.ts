@@ -1,5 +1,6 @@
 import { ApiError, upstreamError, upstreamTimeout } from "../errors.ts";
-import { SseDecoderStream, type SseEvent } from "../http/sse.ts";
+import { ByteReader } from "../http/byte_reader.ts";
+import { SseDecoder, type SseEvent } from "../http/sse.ts";
 import type { ProviderDeps } from "./registry.ts";
 import type { CallContext } from "./types.ts";
 
@@ -180,20 +181,68 @@ function rewriteModel(message: string, model?: { id: string; upstream: string })
   return message.replaceAll(model.upstream, model.id);
 }
 
+/**
+ * The deadlines of one provider's calls in flight, watched by one repeating timer while any
+ * is running: a timer per call (Deno's setTimeout builds a Node-style Timeout object) cost
+ * more than the rest of the deadline's work. A deadline fires at most one tick late; the tick
+ * is a twentieth of the provider's timeout, between 5 and 250 ms.
+ */
+class Deadlines {
+  readonly #active = new Set<Deadline>();
+  readonly #tickMs: number;
+  #timer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(timeoutMs: number) {
+    this.#tickMs = Math.min(250, Math.max(5, Math.floor(timeoutMs / 20)));
+  }
+
+  /** Starts a deadline `ms` from now for a call that the client's `signal` may abort. */
+  start(client: AbortSignal, ms: number): Deadline {
+    const deadline = new Deadline(this, client, ms);
+    if (!deadline.signal.aborted) {
+      this.#active.add(deadline);
+      this.#timer ??= setInterval(() => this.#check(), this.#tickMs);
+    }
+    return deadline;
+  }
+
+  /** Stops watching a deadline. */
+  end(deadline: Deadline): void {
+    this.#active.delete(deadline);
+    if (this.#active.size === 0 && this.#timer !== undefined) {
+      clearInterval(this.#timer);
+      this.#timer = undefined;
+    }
+  }
+
+  #check(): void {
+    const now = performance.now();
+    for (const deadline of this.#active) {
+      if (now >= deadline.ends) deadline.expire();
+    }
+  }
+}
+
+/** The abort reason of an upstream call that is over (one instance: a DOMException records a
+ * stack when it is made, which costs microseconds per request). */
+const RELEASED = new DOMException("The upstream call is over.", "AbortError");
+
 /** The client's signal and the provider's deadline, as one abort controller for fetch. */
 class Deadline {
   readonly controller = new AbortController();
   timedOut = false;
-  #timer: ReturnType<typeof setTimeout> | undefined;
-  #ends = 0;
+  /** When the deadline passes (`performance.now()` time). */
+  ends: number;
+  readonly #watch: Deadlines;
   readonly #client: AbortSignal;
   readonly #onClientAbort = () => this.controller.abort(this.#client.reason);
 
-  constructor(client: AbortSignal, ms: number) {
+  constructor(watch: Deadlines, client: AbortSignal, ms: number) {
+    this.#watch = watch;
     this.#client = client;
+    this.ends = performance.now() + ms;
     if (client.aborted) this.controller.abort(client.reason);
     else client.addEventListener("abort", this.#onClientAbort, { once: true });
-    this.arm(ms);
   }
 
   get signal(): AbortSignal {
@@ -206,24 +255,27 @@ class Deadline {
 
   /** Milliseconds left before the deadline. */
   remaining(): number {
-    return this.#ends - performance.now();
+    return this.ends - performance.now();
   }
 
-  /** (Re)starts the deadline `ms` from now. */
+  /** Restarts the deadline `ms` from now (cheap enough for every read of a stream). */
   arm(ms: number): void {
-    clearTimeout(this.#timer);
-    this.#ends = performance.now() + ms;
-    this.#timer = setTimeout(() => {
-      this.timedOut = true;
-      this.controller.abort(new DOMException("The upstream deadline passed.", "TimeoutError"));
-    }, ms);
+    this.ends = performance.now() + ms;
   }
 
-  /** Aborts whatever is still running and stops the timer. */
-  close(): void {
-    clearTimeout(this.#timer);
+  /** The deadline passed: aborts the call. */
+  expire(): void {
+    this.#watch.end(this);
+    this.timedOut = true;
+    this.controller.abort(new DOMException("The upstream deadline passed.", "TimeoutError"));
+  }
+
+  /** Stops watching and, unless `finished` (the answer was read to its end), aborts
+   * whatever is still running. */
+  close(finished = false): void {
+    this.#watch.end(this);
     this.#client.removeEventListener("abort", this.#onClientAbort);
-    if (!this.controller.signal.aborted) this.controller.abort();
+    if (!finished && !this.controller.signal.aborted) this.controller.abort(RELEASED);
   }
 }
 
@@ -235,9 +287,11 @@ export class Upstream {
   readonly #initialBackoffMs: number;
   readonly #maxBackoffMs: number;
   readonly #random: () => number;
+  readonly #deadlines: Deadlines;
 
   constructor(deps: ProviderDeps, style: UpstreamStyle, timing: RetryTiming = {}) {
     this.#deps = deps;
+    this.#deadlines = new Deadlines(deps.config.timeout_ms);
     this.#style = style;
     this.#headers = {
       ...style.headers,
@@ -266,15 +320,19 @@ export class Upstream {
    */
   async call(request: UpstreamRequest): Promise<UpstreamResponse> {
     const { config } = this.#deps;
-    const deadline = new Deadline(request.signal, config.timeout_ms);
+    const deadline = this.#deadlines.start(request.signal, config.timeout_ms);
     const url = config.base_url + request.path;
-    const init: RequestInit = { method: request.method, headers: this.#headers };
+    const init: RequestInit = {
+      method: request.method,
+      headers: this.#headers,
+      signal: deadline.signal,
+    };
     if (request.body !== undefined) init.body = JSON.stringify(request.body);
     try {
       for (let attempt = 0;; attempt++) {
         let response: Response;
         try {
-          response = await this.#deps.fetch(url, { ...init, signal: deadline.signal });
+          response = await this.#deps.fetch(url, init);
         } catch (e) {
           const failure = this.#thrown(e, deadline, "connect", request.requestId);
           if (failure.status === 502 && await this.#retry(attempt, null, deadline, request)) {
@@ -418,6 +476,12 @@ interface BodyReading {
 export class UpstreamResponse {
   readonly response: Response;
   readonly #reading: BodyReading;
+  /** Whether the body was read to its end (nothing is left to abort). */
+  #finished = false;
+  /** Whether `readEvents` has returned the last events. */
+  #ended = false;
+  #reader: ByteReader | null = null;
+  #decoder: SseDecoder | null = null;
 
   constructor(response: Response, reading: BodyReading) {
     this.response = response;
@@ -432,6 +496,7 @@ export class UpstreamResponse {
     } catch (e) {
       throw this.#reading.readFailure(e);
     }
+    this.#finished = true;
     try {
       return JSON.parse(text);
     } catch {
@@ -440,34 +505,56 @@ export class UpstreamResponse {
   }
 
   /**
-   * The body's server-sent events. Each read must arrive within the provider's timeout;
-   * a broken connection is a 502, a stall a 504. Stopping early cancels the body.
+   * The server-sent events that the body's next network read completed (possibly none), or
+   * `null` once the body has ended. Grouping by read lets a consumer answer a burst of events
+   * with one write. Each read must arrive within the provider's timeout; a broken connection
+   * is a 502, a stall a 504.
    */
-  async *events(): AsyncGenerator<SseEvent, void, undefined> {
-    const body = this.response.body;
-    if (body === null) throw upstreamError("The upstream provider answered with an empty body.");
-    const reader = body.pipeThrough(new SseDecoderStream()).getReader();
-    try {
-      while (true) {
-        if (this.#reading.idleMs !== null) this.#reading.deadline.arm(this.#reading.idleMs);
-        let next: ReadableStreamReadResult<SseEvent>;
-        try {
-          next = await reader.read();
-        } catch (e) {
-          throw this.#reading.readFailure(e);
-        }
-        if (next.done) return;
-        yield next.value;
+  async readEvents(): Promise<SseEvent[] | null> {
+    if (this.#ended) return null;
+    if (this.#reader === null) {
+      const body = this.response.body;
+      if (body === null) {
+        throw upstreamError("The upstream provider answered with an empty body.");
       }
-    } finally {
-      reader.cancel().catch(() => {});
-      this.close();
+      this.#reader = new ByteReader(body);
+      this.#decoder = new SseDecoder();
     }
+    const { deadline, idleMs } = this.#reading;
+    if (idleMs !== null) deadline.arm(idleMs);
+    let bytes: Uint8Array | null;
+    try {
+      bytes = await this.#reader.read();
+    } catch (e) {
+      throw this.#reading.readFailure(e);
+    }
+    if (bytes !== null) return this.#decoder!.decode(bytes);
+    this.#ended = this.#finished = true;
+    const rest = this.#decoder!.end();
+    return rest.length > 0 ? rest : null;
+  }
+
+  /**
+   * For a consumer that has all it needs (the stream's end marker came) before the body ended:
+   * reads what is left in the background, for at most a second, so that the connection can go
+   * back to the pool instead of being cut; then closes.
+   */
+  release(): void {
+    const reader = this.#reader;
+    if (this.#finished || reader === null || this.#reading.deadline.signal.aborted) {
+      return this.close();
+    }
+    this.#reading.deadline.arm(Math.min(1000, this.#reading.idleMs ?? 1000));
+    (async () => {
+      while ((await reader.read()) !== null) { /* discard */ }
+      this.#finished = true;
+    })().catch(() => {}).finally(() => this.close());
   }
 
   /** Aborts the upstream call if it is still running and releases the deadline timer. */
   close(): void {
-    this.#reading.deadline.close();
+    if (!this.#finished) this.#reader?.cancel();
+    this.#reading.deadline.close(this.#finished);
   }
 }
 

@@ -188,3 +188,44 @@ Deno.test("a provider failing because the client's signal fired is a disconnect,
   assert.deepEqual(unexpected, []);
   assert.deepEqual(outcomes, [{ status: 499, error: "client_disconnected" }]);
 });
+
+/** A source that yields its chunks in the given groups. */
+async function* batches(groups: ChatChunk[][]): AsyncGenerator<ChatChunk[]> {
+  for (const group of groups) {
+    await Promise.resolve();
+    yield structuredClone(group);
+  }
+}
+
+Deno.test("a group of chunks is written in one piece, with the usage chunk dropped from it", async () => {
+  const { opts, outcomes, usages } = options();
+  const response = await chatStreamResponse(
+    batches([STREAM.slice(0, 1), STREAM.slice(1, 3), STREAM.slice(3)]),
+    opts,
+  );
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  const reads: string[] = [];
+  for (let r = await reader.read(); !r.done; r = await reader.read()) reads.push(r.value);
+  const frame = (c: ChatChunk) => `data: ${JSON.stringify(c)}\n\n`;
+  assert.deepEqual(reads, [
+    frame(STREAM[0]!),
+    frame(STREAM[1]!) + frame(STREAM[2]!),
+    frame(STREAM[3]!),
+    "data: [DONE]\n\n",
+  ]);
+  assert.deepEqual(usages, [USAGE]);
+  assert.deepEqual(outcomes, [{ status: 200, error: null }]);
+});
+
+Deno.test("a group whose only chunk is the dropped usage chunk writes nothing", async () => {
+  const { opts } = options();
+  const response = await chatStreamResponse(
+    batches([STREAM.slice(0, 4), STREAM.slice(4)]),
+    opts,
+  );
+  const list = await events(response);
+  assert.deepEqual(list, [
+    ...STREAM.slice(0, 4).map((c) => `data: ${JSON.stringify(c)}`),
+    "data: [DONE]",
+  ]);
+});

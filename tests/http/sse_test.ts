@@ -3,9 +3,11 @@ import {
   doneEvent,
   encodeData,
   encodeEvent,
+  SseDecoder,
   SseDecoderStream,
   type SseEvent,
   sseHeaders,
+  sseResponse,
 } from "../../src/http/sse.ts";
 
 const decoder = new TextDecoder();
@@ -24,9 +26,11 @@ Deno.test("encodeEvent, encodeData and doneEvent frame one data line and a blank
   );
   assert.equal(decoder.decode(encodeData('{"k":1}')), 'data: {"k":1}\n\n');
   assert.equal(decoder.decode(doneEvent()), "data: [DONE]\n\n");
-  const headers = sseHeaders();
-  assert.match(headers.get("content-type")!, /^text\/event-stream/);
-  assert.equal(headers.get("cache-control"), "no-cache");
+  for (const headers of [sseHeaders(), sseResponse(new ReadableStream()).headers]) {
+    assert.match(headers.get("content-type")!, /^text\/event-stream/);
+    assert.equal(headers.get("cache-control"), "no-cache");
+    assert.equal(headers.get("x-accel-buffering"), "no");
+  }
 });
 
 const SAMPLE = [
@@ -66,4 +70,19 @@ Deno.test("SseDecoderStream dispatches an event left unterminated at the end of 
   const events = await decode([new TextEncoder().encode("data: a\n\ndata: tail")]);
   assert.deepEqual(events, [{ event: "message", data: "a" }, { event: "message", data: "tail" }]);
   assert.deepEqual(await decode([new TextEncoder().encode("\n\n: only a comment\n\n")]), []);
+});
+
+Deno.test("SseDecoder gives, per read, the events that read completed", () => {
+  const bytes = new TextEncoder().encode(SAMPLE);
+  const decoder = new SseDecoder();
+  const cut = new TextEncoder().encode(SAMPLE.slice(0, SAMPLE.indexOf("event: error"))).length;
+  const first = decoder.decode(bytes.subarray(0, cut + 3));
+  assert.deepEqual(first, EXPECTED.slice(0, 1));
+  assert.deepEqual(decoder.decode(bytes.subarray(cut + 3)), EXPECTED.slice(1));
+  assert.deepEqual(decoder.end(), []);
+  const tail = new SseDecoder();
+  assert.deepEqual(tail.decode(new TextEncoder().encode("data: a\n\ndata: b")), [
+    { event: "message", data: "a" },
+  ]);
+  assert.deepEqual(tail.end(), [{ event: "message", data: "b" }]);
 });

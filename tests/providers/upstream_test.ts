@@ -1,11 +1,14 @@
 import assert from "node:assert/strict";
+import { ApiError } from "../../src/errors.ts";
 import {
   isRetryableStatus,
   mapStreamError,
   mapUpstreamStatus,
   retryAfterMs,
+  Upstream,
   type UpstreamErrorDetail,
 } from "../../src/providers/upstream.ts";
+import { providerDeps } from "../support/provider_call.ts";
 
 const NOW = Date.UTC(2026, 0, 15, 12, 0, 0);
 const said = (message: string, extra: Partial<UpstreamErrorDetail> = {}): UpstreamErrorDetail => ({
@@ -108,4 +111,68 @@ Deno.test("mapStreamError: mid-stream errors keep the upstream's kind and drop t
   assert.ok(!e.message.includes("sk-secret"));
   const r = mapStreamError("p", said("slow", { type: "rate_limit_error" }), null);
   assert.deepEqual([r.status, r.type, r.code], [429, "rate_limit_error", "rate_limit_exceeded"]);
+});
+
+/** An upstream whose SSE body sends `events` events `gapMs` apart, or stalls after `stallAfter`;
+ * like fetch, aborting the call errors the body. */
+function dripping(timeoutMs: number, events: number, gapMs: number, stallAfter = Infinity) {
+  const deps = providerDeps("openai", "http://upstream.test/v1", null, { timeout_ms: timeoutMs });
+  let aborted = false;
+  deps.fetch = (_input, init) => {
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        init?.signal?.addEventListener("abort", () => {
+          aborted = true;
+          controller.error(init.signal!.reason);
+        });
+      },
+      async pull(controller) {
+        if (sent >= stallAfter) return await new Promise(() => {});
+        await new Promise((r) => setTimeout(r, gapMs));
+        controller.enqueue(new TextEncoder().encode(`data: ${sent++}\n\n`));
+        if (sent === events) controller.close();
+      },
+    });
+    return Promise.resolve(new Response(body));
+  };
+  const upstream = new Upstream(deps, { headers: {}, parseError: () => said("x") });
+  const call = () =>
+    upstream.call({
+      method: "POST",
+      path: "/chat/completions",
+      body: {},
+      signal: new AbortController().signal,
+      requestId: "req_1",
+      stream: true,
+    });
+  return { call, aborted: () => aborted };
+}
+
+Deno.test("a stream's deadline restarts with every read: a long stream of timely reads ends well", async () => {
+  // 12 reads 20 ms apart: 240 ms in all, more than the 150 ms deadline, but never a gap of it.
+  const { call, aborted } = dripping(150, 12, 20);
+  const response = await call();
+  const data: string[] = [];
+  for (let events = await response.readEvents(); events; events = await response.readEvents()) {
+    data.push(...events.map((e) => e.data));
+  }
+  assert.equal(data.length, 12);
+  assert.equal(aborted(), false, "a stream read to its end is not aborted");
+});
+
+Deno.test("a stream that stalls for the deadline is a 504 and its call is aborted", async () => {
+  const { call, aborted } = dripping(100, 12, 5, 3);
+  const response = await call();
+  const data: string[] = [];
+  await assert.rejects(
+    (async () => {
+      for (let events = await response.readEvents(); events; events = await response.readEvents()) {
+        data.push(...events.map((e) => e.data));
+      }
+    })(),
+    (e) => e instanceof ApiError && e.status === 504,
+  );
+  assert.deepEqual(data, ["0", "1", "2"]);
+  assert.ok(aborted());
 });

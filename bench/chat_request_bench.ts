@@ -1,0 +1,23 @@
+/**
+ * Micro-benchmarks of reading and validating a typical chat body: `deno task bench:micro`.
+ */
+import { readJsonObject } from "../src/http/body.ts";
+import { parseChatRequest } from "../src/routes/chat_request.ts";
+import { chatBody } from "./fixtures.ts";
+
+const text = chatBody("bench-openai", false);
+const bytes = new TextEncoder().encode(text);
+const parsed = JSON.parse(text);
+
+Deno.bench("parseChatRequest: validate a parsed body", { group: "chat" }, () => {
+  parseChatRequest(parsed);
+});
+
+Deno.bench("readJsonObject + parseChatRequest: from the request", { group: "chat" }, async () => {
+  const request = new Request("http://localhost/v1/chat/completions", {
+    method: "POST",
+    headers: { "content-type": "application/json", "content-length": String(bytes.length) },
+    body: bytes,
+  });
+  parseChatRequest(await readJsonObject(request, 1 << 20));
+});

@@ -1,0 +1,116 @@
+/**
+ * What the benchmarks send and receive: a typical chat body, and an upstream's answers in
+ * OpenAI's and Anthropic's wire formats (JSON and SSE events), built once.
+ */
+const encoder = new TextEncoder();
+const created = 1_700_000_000;
+
+/** The chat request body of the load benchmark. */
+export function chatBody(model: string, stream: boolean): string {
+  return JSON.stringify({
+    model,
+    messages: [
+      { role: "system", content: "You are a helpful assistant." },
+      { role: "user", content: "Say hello to the benchmark." },
+    ],
+    max_tokens: 64,
+    stream,
+  });
+}
+
+/** An OpenAI chat completion. */
+export const OPENAI_JSON = JSON.stringify({
+  id: "chatcmpl-bench",
+  object: "chat.completion",
+  created,
+  model: "bench-upstream",
+  choices: [{
+    index: 0,
+    message: { role: "assistant", content: "Hello from the benchmark upstream.", refusal: null },
+    logprobs: null,
+    finish_reason: "stop",
+  }],
+  usage: { prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 },
+});
+
+/** An OpenAI stream of `chunks` content chunks as SSE events: the role chunk, the content
+ * chunks, the finish chunk, the usage chunk and `[DONE]`. */
+export function openaiEvents(chunks: number): string[] {
+  const base = {
+    id: "chatcmpl-bench",
+    object: "chat.completion.chunk",
+    created,
+    model: "bench-upstream",
+  };
+  const choice = (delta: unknown, finish: string | null) => ({
+    ...base,
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+  });
+  const events: unknown[] = [choice({ role: "assistant", content: "" }, null)];
+  for (let i = 0; i < chunks; i++) events.push(choice({ content: `tok${i} ` }, null));
+  events.push(choice({}, "stop"));
+  events.push({
+    ...base,
+    choices: [],
+    usage: { prompt_tokens: 12, completion_tokens: chunks, total_tokens: 12 + chunks },
+  });
+  return [...events.map((e) => `data: ${JSON.stringify(e)}\n\n`), "data: [DONE]\n\n"];
+}
+
+/** An Anthropic message. */
+export const ANTHROPIC_JSON = JSON.stringify({
+  id: "msg_bench",
+  type: "message",
+  role: "assistant",
+  model: "bench-upstream",
+  content: [{ type: "text", text: "Hello from the benchmark upstream." }],
+  stop_reason: "end_turn",
+  stop_sequence: null,
+  usage: { input_tokens: 12, output_tokens: 7 },
+});
+
+/** An Anthropic stream of `chunks` text deltas as SSE events, `message_start` to
+ * `message_stop`. */
+export function anthropicEvents(chunks: number): string[] {
+  const ev = (type: string, data: unknown) => `event: ${type}\ndata: ${JSON.stringify(data)}\n\n`;
+  const out = [
+    ev("message_start", {
+      type: "message_start",
+      message: {
+        id: "msg_bench",
+        type: "message",
+        role: "assistant",
+        model: "bench-upstream",
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: 12, output_tokens: 1 },
+      },
+    }),
+    ev("content_block_start", {
+      type: "content_block_start",
+      index: 0,
+      content_block: { type: "text", text: "" },
+    }),
+  ];
+  for (let i = 0; i < chunks; i++) {
+    out.push(ev("content_block_delta", {
+      type: "content_block_delta",
+      index: 0,
+      delta: { type: "text_delta", text: `tok${i} ` },
+    }));
+  }
+  out.push(ev("content_block_stop", { type: "content_block_stop", index: 0 }));
+  out.push(ev("message_delta", {
+    type: "message_delta",
+    delta: { stop_reason: "end_turn", stop_sequence: null },
+    usage: { output_tokens: chunks },
+  }));
+  out.push(ev("message_stop", { type: "message_stop" }));
+  return out;
+}
+
+/** Events as the bytes one network read would carry. */
+export function bytesOf(events: readonly string[]): Uint8Array {
+  return encoder.encode(events.join(""));
+}

@@ -1,0 +1,83 @@
+/**
+ * The whole gateway in one process, without the network: 32 concurrent chat requests through
+ * `app.handler` (auth with an API key, the rate limit counted on a KV file, validation, the
+ * OpenAI adapter, logging to KV) against canned upstream answers. Per iteration, so divide by
+ * 32 for one request. `deno task bench:micro`.
+ */
+import { createApp } from "../src/app.ts";
+import { KeyStore } from "../src/auth/keys.ts";
+import { systemClock } from "../src/clock.ts";
+import { parseConfig } from "../src/config.ts";
+import { chatBody, OPENAI_JSON, openaiEvents } from "./fixtures.ts";
+
+const dir = await Deno.makeTempDir({ prefix: "switchyard-handler-bench-" });
+const path = `${dir}/kv.sqlite`;
+const kv = await Deno.openKv(path);
+const high = { per_minute: 1_000_000_000, per_day: 1_000_000_000 };
+const { key } = await new KeyStore(kv, systemClock).create({
+  name: "bench",
+  limits: { chat: high, other: high, images: high },
+});
+const config = parseConfig({
+  server: { hostname: "127.0.0.1", port: 0 },
+  kv: { path },
+  providers: [{
+    id: "bench",
+    style: "openai",
+    base_url: "http://upstream.invalid/v1",
+    api_key_env: "BENCH_UPSTREAM_KEY",
+    max_retries: 0,
+  }],
+  models: [{ id: "bench-openai", provider: "bench", chat_completions: true, access: "key" }],
+}, "bench");
+const stream = openaiEvents(20).join("");
+const upstream = ((_input: string | URL | Request, init?: RequestInit) => {
+  const streaming = String(init?.body).includes('"stream":true');
+  return Promise.resolve(
+    new Response(streaming ? stream : OPENAI_JSON, {
+      headers: { "content-type": streaming ? "text/event-stream" : "application/json" },
+    }),
+  );
+}) as typeof fetch;
+const app = await createApp({
+  config,
+  kv,
+  env: (name) => name === "BENCH_UPSTREAM_KEY" ? "sk-upstream" : undefined,
+  fetch: upstream,
+  output: { stdout() {}, stderr() {} },
+});
+const info = {
+  remoteAddr: { transport: "tcp", hostname: "127.0.0.1", port: 40000 },
+  completed: Promise.resolve(),
+} as unknown as Deno.ServeHandlerInfo;
+
+function request(body: string): Request {
+  return new Request("http://127.0.0.1:8000/v1/chat/completions", {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      "content-length": String(body.length),
+      authorization: `Bearer ${key}`,
+    },
+    body,
+  });
+}
+
+for (const streaming of [false, true]) {
+  const body = chatBody("bench-openai", streaming);
+  Deno.bench(
+    `chat through app.handler, ${streaming ? "stream of 20 chunks" : "non-stream"}: 32 at once`,
+    { group: "handler" },
+    async () => {
+      await Promise.all(Array.from({ length: 32 }, async () => {
+        const response = await app.handler(request(body), info);
+        await response.text();
+      }));
+    },
+  );
+}
+
+globalThis.addEventListener("unload", () => {
+  kv.close();
+  Deno.removeSync(dir, { recursive: true });
+});

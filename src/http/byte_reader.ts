@@ -1,0 +1,55 @@
+/**
+ * Reads a byte stream read after read into one reused buffer where the stream allows it (a
+ * byte stream, as Deno's fetch bodies are). A default reader of a fetch body allocates a
+ * fresh 64 KiB buffer for every read, which a thousand slow streams turn into hundreds of
+ * megabytes waiting for the garbage collector; other streams are read as they come. The
+ * buffer starts small (a slow stream's events are small) and doubles, up to `maxBytes`, each
+ * time a read fills it (a fast upstream's burst then still comes in few reads).
+ */
+export class ByteReader {
+  readonly #byob: ReadableStreamBYOBReader | null;
+  readonly #reader: ReadableStreamDefaultReader<Uint8Array> | null;
+  readonly #maxBytes: number;
+  #buffer: ArrayBuffer;
+
+  constructor(stream: ReadableStream<Uint8Array>, bufferBytes = 8 * 1024, maxBytes = 64 * 1024) {
+    this.#buffer = new ArrayBuffer(bufferBytes);
+    this.#maxBytes = Math.max(bufferBytes, maxBytes);
+    let byob: ReadableStreamBYOBReader | null = null;
+    try {
+      byob = stream.getReader({ mode: "byob" });
+    } catch {
+      // Not a byte stream.
+    }
+    this.#byob = byob;
+    this.#reader = byob === null ? stream.getReader() : null;
+  }
+
+  /** The next bytes, or `null` at the end. The view is only valid until the next read. */
+  async read(): Promise<Uint8Array | null> {
+    if (this.#byob === null) {
+      for (;;) {
+        const next = await this.#reader!.read();
+        if (next.done) return null;
+        if (next.value.byteLength > 0) return next.value;
+      }
+    }
+    for (;;) {
+      const next = await this.#byob.read(new Uint8Array(this.#buffer));
+      if (next.done) return null;
+      const view = next.value;
+      const buffer = view.buffer as ArrayBuffer;
+      // A full buffer: there may be more waiting; read into a bigger one next time (this read's
+      // bytes stay in the old one, which the caller uses before reading again).
+      this.#buffer = view.byteLength === buffer.byteLength && buffer.byteLength < this.#maxBytes
+        ? new ArrayBuffer(buffer.byteLength * 2)
+        : buffer;
+      if (view.byteLength > 0) return view;
+    }
+  }
+
+  /** Stops reading; the stream's source is cancelled. */
+  cancel(): void {
+    (this.#byob ?? this.#reader)!.cancel().catch(() => {});
+  }
+}

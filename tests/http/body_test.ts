@@ -1,0 +1,62 @@
+import assert from "node:assert/strict";
+import { ApiError } from "../../src/errors.ts";
+import { readJsonObject } from "../../src/http/body.ts";
+
+const encoder = new TextEncoder();
+
+/** A POST whose body arrives in `pieces` (chunked, no Content-Length) or, with `length`,
+ * declares that Content-Length. */
+function post(pieces: string[], length?: number): Request {
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (length !== undefined) headers["content-length"] = String(length);
+  return new Request("http://localhost/v1/chat/completions", {
+    method: "POST",
+    headers,
+    body: ReadableStream.from(pieces.map((p) => encoder.encode(p))),
+  });
+}
+
+async function status(promise: Promise<unknown>): Promise<number> {
+  try {
+    await promise;
+    return 200;
+  } catch (e) {
+    assert.ok(e instanceof ApiError);
+    return e.status;
+  }
+}
+
+Deno.test("readJsonObject reads a body with a declared length or in chunks, and the same JSON", async () => {
+  const text = '{"model":"m","messages":[{"role":"user","content":"héllo"}]}';
+  const whole = await readJsonObject(post([text], encoder.encode(text).length), 1000);
+  const chunked = await readJsonObject(
+    post([text.slice(0, 7), text.slice(7, 30), text.slice(30)]),
+    1000,
+  );
+  assert.deepEqual(whole, JSON.parse(text));
+  assert.deepEqual(chunked, JSON.parse(text));
+});
+
+Deno.test("readJsonObject refuses more than the limit with 413, declared or counted", async () => {
+  const big = JSON.stringify({ x: "y".repeat(200) });
+  assert.equal(await status(readJsonObject(post([big], big.length), 100)), 413);
+  assert.equal(await status(readJsonObject(post([big.slice(0, 50), big.slice(50)]), 100)), 413);
+  // A declared length smaller than what comes is still held to the limit.
+  assert.equal(await status(readJsonObject(post([big], 10), 100)), 413);
+  assert.equal(await status(readJsonObject(post([big], big.length), big.length)), 200);
+});
+
+Deno.test("readJsonObject names bad UTF-8 and bad JSON as invalid_json", async () => {
+  const bad = new Request("http://localhost/", {
+    method: "POST",
+    headers: { "content-type": "application/json", "content-length": "3" },
+    body: Uint8Array.of(0x22, 0xff, 0x22),
+  });
+  await assert.rejects(readJsonObject(bad, 100), (e) => {
+    assert.ok(e instanceof ApiError);
+    assert.equal(e.code, "invalid_json");
+    assert.match(e.message, /not valid UTF-8/);
+    return true;
+  });
+  await assert.rejects(readJsonObject(post(["{1}"], 3), 100), /parse the JSON body/);
+});
