@@ -22,7 +22,8 @@ function writeAll(file: { writeSync(p: Uint8Array): number }, text: string): voi
 
 /** Where request records go besides stdout (the KV store of {@link KvLogSink}). */
 export interface LogSink {
-  add(record: LogRecord): void;
+  /** Takes a record and its JSON text (the stdout line, without the newline). */
+  add(record: LogRecord, json: string): void;
   flush(): Promise<void>;
 }
 
@@ -76,8 +77,9 @@ export class Logger {
 
   /** Records one finished request. */
   request(record: LogRecord): void {
-    this.#pending += JSON.stringify(record) + "\n";
-    for (const sink of this.#sinks) sink.add(record);
+    const json = JSON.stringify(record);
+    this.#pending += json + "\n";
+    for (const sink of this.#sinks) sink.add(record, json);
     if (this.#pending.length > 64 * 1024) this.#flushStdout();
     else if (this.#timer === undefined) {
       this.#timer = setTimeout(() => this.#flushStdout(), this.#flushMs);

@@ -1,7 +1,7 @@
 import type { RequestContext } from "../../context.ts";
 import { invalidRequest } from "../../errors.ts";
 import { json } from "../../http/response.ts";
-import { LOG_PREFIX } from "../../log/kv_sink.ts";
+import { LOG_PREFIX, logBucket, type LogRow, rowRecords } from "../../log/kv_sink.ts";
 import type { LogRecord } from "../../log/record.ts";
 import { parseTime, queryParams } from "./input.ts";
 
@@ -13,8 +13,9 @@ const MAX_LIMIT = 1000;
  * `GET /admin/logs`: request records kept in KV, newest first. Filters: `since` (inclusive)
  * and `until` (exclusive), each an ISO 8601 time or Unix ms; `status` (`429`, or a class
  * like `4xx`); `model`; `key_id` (`anonymous` for requests without a key); `path`; `limit`
- * (1–1000, default 100). When more records match, `next_cursor` is set: pass it as `cursor`
- * (with the same filters) for the next page.
+ * (1–1000, default 100). When the page is full, `next_cursor` names its last record: pass it
+ * as `cursor` (with the same filters) for the records after it (records logged meanwhile do not
+ * shift the pages).
  */
 export async function listLogs(ctx: RequestContext): Promise<Response> {
   const q = queryParams(ctx, PARAMS);
@@ -36,9 +37,27 @@ export async function listLogs(ctx: RequestContext): Promise<Response> {
       );
     }
   }
+  const matches = (record: LogRecord): boolean => {
+    const ts = Date.parse(record.ts);
+    if (since !== null && ts < since) return false;
+    if (until !== null && ts >= until) return false;
+    if (matchStatus && !matchStatus(record.status)) return false;
+    if (model !== null && record.model !== model) return false;
+    if (keyId !== null && (record.key_id ?? "anonymous") !== keyId) return false;
+    if (path !== null && record.path !== path) return false;
+    return true;
+  };
+  const position = q.has("cursor") ? readCursor(q.get("cursor")!) : null;
+
+  // Rows are keyed by the second their records arrived in; walk the seconds newest first,
+  // merging the rows of each second so that its records come out newest first too.
   const prefix = [...LOG_PREFIX];
-  const start = since === null ? null : [...prefix, since];
-  const end = until === null ? null : [...prefix, until];
+  const start = since === null ? null : [...prefix, logBucket(since)];
+  let endBucket = until === null ? null : until;
+  if (position !== null && (endBucket === null || position.bucket + 1 < endBucket)) {
+    endBucket = position.bucket + 1;
+  }
+  const end = endBucket === null ? null : [...prefix, endBucket];
   const selector: Deno.KvListSelector = start && end
     ? { start, end }
     : start
@@ -46,31 +65,70 @@ export async function listLogs(ctx: RequestContext): Promise<Response> {
     : end
     ? { prefix, end }
     : { prefix };
-  const options: Deno.KvListOptions = { reverse: true, batchSize: Math.min(500, limit * 2) };
-  const cursor = q.get("cursor");
-  if (cursor !== null) options.cursor = cursor;
-  const iterator = ctx.services.kv.list<LogRecord>(selector, options);
   const data: LogRecord[] = [];
-  try {
-    for await (const { value } of iterator) {
-      if (matchStatus && !matchStatus(value.status)) continue;
-      if (model !== null && value.model !== model) continue;
-      if (keyId !== null && (value.key_id ?? "anonymous") !== keyId) continue;
-      if (path !== null && value.path !== path) continue;
-      data.push(value);
-      if (data.length === limit) break;
+  let bucket: number | null = null;
+  let pending: LogRecord[] = [];
+  /** Takes the records of one second, newest first; returns false once the page is full. */
+  const takeSecond = (): boolean => {
+    if (bucket === null) return true;
+    pending.sort(newestFirst);
+    for (const record of pending) {
+      if (position !== null && !isAfter(record, position)) continue;
+      if (!matches(record)) continue;
+      data.push(record);
+      if (data.length === limit) return false;
     }
-  } catch (e) {
-    if (cursor !== null && e instanceof TypeError) {
-      throw invalidRequest("cursor: not a cursor from this listing.", "cursor");
+    return true;
+  };
+  let full = false;
+  for await (const { key, value } of ctx.services.kv.list<LogRow>(selector, { reverse: true })) {
+    const rowBucket = key[1] as number;
+    if (rowBucket !== bucket) {
+      if (!takeSecond()) {
+        full = true;
+        break;
+      }
+      bucket = rowBucket;
+      pending = [];
     }
-    throw e;
+    pending.push(...rowRecords(value));
   }
-  return json({
-    object: "list",
-    data,
-    next_cursor: data.length === limit ? iterator.cursor : null,
-  });
+  if (!full) full = !takeSecond();
+  const last = data.at(-1);
+  const next = full && last ? `${Date.parse(last.ts)}.${last.request_id}` : null;
+  return json({ object: "list", data, next_cursor: next });
+}
+
+function newestFirst(a: LogRecord, b: LogRecord): number {
+  const ta = Date.parse(a.ts);
+  const tb = Date.parse(b.ts);
+  return ta !== tb
+    ? tb - ta
+    : a.request_id < b.request_id
+    ? 1
+    : a.request_id > b.request_id
+    ? -1
+    : 0;
+}
+
+/** A page ends at a record: the next page starts with the records listed after it. */
+interface Cursor {
+  ms: number;
+  requestId: string;
+  bucket: number;
+}
+
+/** Whether a record comes after the cursor's record in newest-first order. */
+function isAfter(record: LogRecord, cursor: Cursor): boolean {
+  const ms = Date.parse(record.ts);
+  return ms < cursor.ms || (ms === cursor.ms && record.request_id < cursor.requestId);
+}
+
+function readCursor(text: string): Cursor {
+  const m = /^(\d{1,16})\.([A-Za-z0-9_-]{1,128})$/.exec(text);
+  if (!m) throw invalidRequest("cursor: not a cursor from this listing.", "cursor");
+  const ms = Number(m[1]);
+  return { ms, requestId: m[2]!, bucket: logBucket(ms) };
 }
 
 function statusMatcher(value: string): (status: number) => boolean {

@@ -116,6 +116,60 @@ Deno.test("GET /admin/logs pages with limit and next_cursor", async () => {
   assert.equal(new Set(seen).size, 11);
 });
 
+Deno.test("GET /admin/logs pages newest first across rows of one second and across seconds", async () => {
+  await using server = await startAdminServer();
+  const logger = server.app.services.logger;
+  const base: LogRecord = {
+    ts: "",
+    request_id: "",
+    method: "GET",
+    path: "/v1/models",
+    status: 200,
+    ms: 1,
+    ip: "127.0.0.1",
+    key_id: null,
+    model: null,
+    provider: null,
+    prompt_tokens: null,
+    completion_tokens: null,
+    error: null,
+  };
+  // Three flushes: seconds T0 and T0+1s, then late records of second T0 (a second row there).
+  const plan = [[0, 10, 250], [1000, 5, 100], [0, 7, 1]] as const;
+  let n = 0;
+  for (const [second, count, step] of plan) {
+    for (let i = 0; i < count; i++) {
+      const id = `req_${String(n++).padStart(3, "0")}`;
+      logger.request({
+        ...base,
+        ts: new Date(T0 + second + i * step % 1000).toISOString(),
+        request_id: id,
+      });
+    }
+    await logger.flush();
+  }
+  const expected = (await logs(server, "limit=1000&path=/v1/models")).data as LogRecord[];
+  assert.equal(expected.length, 22);
+  for (let i = 1; i < expected.length; i++) {
+    assert.ok(expected[i - 1]!.ts >= expected[i]!.ts, "newest first");
+  }
+  for (const size of [1, 3, 7, 22]) {
+    const seen: LogRecord[] = [];
+    let query = `limit=${size}&path=/v1/models`;
+    for (let page = 0; page < 30; page++) {
+      const body = await logs(server, query);
+      seen.push(...body.data);
+      if (body.next_cursor === null) break;
+      query = `limit=${size}&path=/v1/models&cursor=${encodeURIComponent(body.next_cursor)}`;
+    }
+    assert.deepEqual(
+      seen.map((r) => r.request_id),
+      expected.map((r) => r.request_id),
+      `pages of ${size}`,
+    );
+  }
+});
+
 Deno.test("GET /admin/logs: bad parameters are 400s naming the parameter", async () => {
   await using server = await startAdminServer();
   const cases: [string, string][] = [
