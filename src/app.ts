@@ -295,6 +295,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     services,
     async close() {
       catalogue.close();
+      providers.close();
       await logger.flush();
     },
   };

@@ -3,6 +3,7 @@
  * the caller and raw fetch for the SSE bytes, against the built-in simulator.
  */
 import assert from "node:assert/strict";
+import { inlineImageWork } from "../src/images/work.ts";
 import OpenAI, { APIError } from "openai";
 import type {
   ChatCompletionChunk,
@@ -637,6 +638,7 @@ function watchedSimulator(tokenDelayMs: number) {
         fetch,
         clock: server.clock,
         logger: server.app.services.logger,
+        images: inlineImageWork,
       });
     },
   };

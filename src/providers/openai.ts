@@ -121,6 +121,6 @@ export class OpenAIProvider implements Provider {
 
   /** `POST /images/generations`; see openai_images.ts. */
   generateImages(req: ImageRequest, ctx: CallContext): Promise<string[]> {
-    return openAIGenerateImages(this.#upstream, req, ctx);
+    return openAIGenerateImages(this.#upstream, req, ctx, this.#deps.images);
   }
 }

@@ -8,7 +8,7 @@ import { upstreamError } from "../errors.ts";
 import { inspectImage } from "../http/image_data_url.ts";
 import { jpegDataUrl } from "../images/jpeg.ts";
 import { PngError } from "../images/png.ts";
-import { pngToJpegDataUrl } from "../images/transcode.ts";
+import { type ImageWork, inlineImageWork } from "../images/work.ts";
 import type { ImageRequest } from "../types/openai.ts";
 import type { CallContext } from "./types.ts";
 import { chatPost, clientClosed, type Upstream } from "./upstream.ts";
@@ -80,6 +80,8 @@ export async function toJpegDataUrl(
   width: number,
   height: number,
   which: string,
+  work: ImageWork = inlineImageWork,
+  signal: AbortSignal = new AbortController().signal,
 ): Promise<string> {
   let bytes: Uint8Array;
   try {
@@ -108,7 +110,7 @@ export async function toJpegDataUrl(
     return jpegDataUrl(bytes);
   }
   try {
-    return await pngToJpegDataUrl(bytes);
+    return jpegDataUrl(await work.run({ kind: "png", png: bytes }, signal));
   } catch (e) {
     if (!(e instanceof PngError)) throw e;
     throw upstreamError(`The upstream image model's ${which} is a broken PNG: ${e.message}.`);
@@ -120,6 +122,7 @@ export async function openAIGenerateImages(
   upstream: Upstream,
   req: ImageRequest,
   ctx: CallContext,
+  work: ImageWork = inlineImageWork,
 ): Promise<string[]> {
   const body = toOpenAIImageBody(req, ctx.upstreamModel);
   const data = await upstream.json(chatPost(ctx, "/images/generations", body, false));
@@ -127,9 +130,12 @@ export async function openAIGenerateImages(
   const urls: string[] = [];
   for (const [i, base64] of images.entries()) {
     if (ctx.signal.aborted) throw clientClosed();
-    urls.push(await toJpegDataUrl(base64, req.width, req.height, `data[${i}]`));
-    // Transcoding is CPU work: let other requests run between images.
-    await new Promise((resolve) => setTimeout(resolve, 0));
+    try {
+      urls.push(await toJpegDataUrl(base64, req.width, req.height, `data[${i}]`, work, ctx.signal));
+    } catch (e) {
+      if (ctx.signal.aborted) throw clientClosed();
+      throw e;
+    }
   }
   if (ctx.signal.aborted) throw clientClosed();
   return urls;

@@ -1,5 +1,6 @@
 import type { Clock } from "../clock.ts";
 import type { Config, ProviderConfig, ProviderStyle } from "../config.ts";
+import { type ImageWork, ImageWorkers } from "../images/work.ts";
 import type { Logger } from "../log/logger.ts";
 import { AnthropicProvider } from "./anthropic.ts";
 import { OpenAIProvider } from "./openai.ts";
@@ -14,6 +15,8 @@ export interface ProviderDeps {
   fetch: typeof fetch;
   clock: Clock;
   logger: Logger;
+  /** Where CPU-heavy image work runs (a worker pool shared by the providers). */
+  images: ImageWork;
 }
 
 const FACTORIES: Record<ProviderStyle, (deps: ProviderDeps) => Provider> = {
@@ -26,10 +29,21 @@ const FACTORIES: Record<ProviderStyle, (deps: ProviderDeps) => Provider> = {
 export class Providers {
   readonly #enabled: Map<string, Provider>;
   readonly #disabled: Map<string, string>;
+  readonly #images: ImageWork | null;
 
-  constructor(enabled: Map<string, Provider>, disabled: Map<string, string> = new Map()) {
+  constructor(
+    enabled: Map<string, Provider>,
+    disabled: Map<string, string> = new Map(),
+    images: ImageWork | null = null,
+  ) {
     this.#enabled = enabled;
     this.#disabled = disabled;
+    this.#images = images;
+  }
+
+  /** Stops the image workers. */
+  close(): void {
+    this.#images?.close();
   }
 
   /** The adapter for a provider id, or `undefined` when unknown or disabled. */
@@ -56,12 +70,15 @@ export interface CreateProvidersOptions {
   logger: Logger;
   /** Adapters to use instead of the built ones, by provider id (tests). */
   overrides?: ReadonlyMap<string, Provider>;
+  /** Where image work runs; default a pool of Web Workers. */
+  images?: ImageWork;
 }
 
 /** Builds every configured provider, warning once for each one left disabled. */
 export function createProviders(config: Config, options: CreateProvidersOptions): Providers {
   const enabled = new Map<string, Provider>();
   const disabled = new Map<string, string>();
+  const images = options.images ?? new ImageWorkers();
   for (const provider of config.providers) {
     const override = options.overrides?.get(provider.id);
     if (override) {
@@ -88,8 +105,9 @@ export function createProviders(config: Config, options: CreateProvidersOptions)
         fetch: options.fetch,
         clock: options.clock,
         logger: options.logger,
+        images,
       }),
     );
   }
-  return new Providers(enabled, disabled);
+  return new Providers(enabled, disabled, images);
 }

@@ -1,4 +1,5 @@
 /** Builds what a provider adapter is called with, for adapter-level tests. */
+import { inlineImageWork } from "../../src/images/work.ts";
 import type { ModelRecord } from "../../src/catalogue/model.ts";
 import type { ProviderConfig, ProviderStyle } from "../../src/config.ts";
 import { Logger } from "../../src/log/logger.ts";
@@ -92,6 +93,7 @@ export function providerDeps(
     fetch,
     clock,
     logger: new Logger({ clock, output }),
+    images: inlineImageWork,
     output,
   };
 }

@@ -1,9 +1,8 @@
-import { encodeJpeg, jpegDataUrl } from "../../images/jpeg.ts";
-import { stopIfAborted } from "./abort.ts";
+import { jpegDataUrl } from "../../images/jpeg.ts";
+import { type ImageWork, inlineImageWork } from "../../images/work.ts";
 import type { ImageRequest } from "../../types/openai.ts";
 import type { CallContext } from "../types.ts";
-import { paintScene } from "./painter.ts";
-import { planScene } from "./scene.ts";
+import { stopIfAborted } from "./abort.ts";
 
 /** Defaults for models that do not take the parameters (the spec's defaults). */
 const DEFAULT_GUIDANCE = 3.5;
@@ -12,20 +11,34 @@ const DEFAULT_STEPS = 30;
 /**
  * The simulator's image model: paints a scene read from the prompt (deterministic: the same
  * prompt, size and parameters give the same picture; image i of n uses its own seed) and encodes
- * it as a baseline JPEG. Yields to the event loop between images and stops on abort.
+ * it as a baseline JPEG, on `work` (the image workers, off the event loop). Stops on abort.
  */
-export async function renderImages(req: ImageRequest, ctx: CallContext): Promise<string[]> {
+export async function renderImages(
+  req: ImageRequest,
+  ctx: CallContext,
+  work: ImageWork = inlineImageWork,
+): Promise<string[]> {
   const urls: string[] = [];
-  for (let i = 0; i < req.n; i++) {
+  for (let index = 0; index < req.n; index++) {
     stopIfAborted(ctx.signal);
-    const rgb = paintScene(planScene(req.prompt, i), req.width, req.height, {
-      guidanceScale: req.guidance_scale ?? DEFAULT_GUIDANCE,
-      steps: req.num_inference_steps ?? DEFAULT_STEPS,
-    });
-    urls.push(
-      jpegDataUrl(encodeJpeg({ width: req.width, height: req.height, data: rgb, channels: 3 })),
-    );
-    await new Promise((resolve) => setTimeout(resolve, 0));
+    let jpeg: Uint8Array;
+    try {
+      jpeg = await work.run({
+        kind: "paint",
+        paint: {
+          prompt: req.prompt,
+          index,
+          width: req.width,
+          height: req.height,
+          guidanceScale: req.guidance_scale ?? DEFAULT_GUIDANCE,
+          steps: req.num_inference_steps ?? DEFAULT_STEPS,
+        },
+      }, ctx.signal);
+    } catch (e) {
+      stopIfAborted(ctx.signal);
+      throw e;
+    }
+    urls.push(jpegDataUrl(jpeg));
   }
   stopIfAborted(ctx.signal);
   return urls;

@@ -1,4 +1,5 @@
 import type { Clock } from "../../clock.ts";
+import type { ImageWork } from "../../images/work.ts";
 import type {
   ChatChunk,
   ChatCompletion,
@@ -18,6 +19,8 @@ export interface SimulatorOptions {
   /** Delay per generated token, in milliseconds. */
   tokenDelayMs: number;
   clock: Clock;
+  /** Where pictures are painted and encoded. */
+  images: ImageWork;
 }
 
 /** The built-in simulator: deterministic chat, moderation and images with no network. */
@@ -27,7 +30,11 @@ export class SimulatorProvider implements Provider {
 
   constructor(deps: ProviderDeps) {
     this.id = deps.config.id;
-    this.#options = { tokenDelayMs: deps.config.token_delay_ms, clock: deps.clock };
+    this.#options = {
+      tokenDelayMs: deps.config.token_delay_ms,
+      clock: deps.clock,
+      images: deps.images,
+    };
   }
 
   chat(req: ChatRequest, ctx: CallContext): Promise<ChatCompletion> {
@@ -43,6 +50,6 @@ export class SimulatorProvider implements Provider {
   }
 
   generateImages(req: ImageRequest, ctx: CallContext): Promise<string[]> {
-    return renderImages(req, ctx);
+    return renderImages(req, ctx, this.#options.images);
   }
 }

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { inlineImageWork } from "../../../src/images/work.ts";
 import type { ModelRecord } from "../../../src/catalogue/model.ts";
 import { simulateChat, simulateChatStream } from "../../../src/providers/simulator/chat.ts";
 import type { SimulatorOptions } from "../../../src/providers/simulator/provider.ts";
@@ -15,7 +16,11 @@ const MODEL: ModelRecord = {
   created: 0,
   source: "config",
 };
-const OPTIONS: SimulatorOptions = { tokenDelayMs: 0, clock: new FakeClock() };
+const OPTIONS: SimulatorOptions = {
+  tokenDelayMs: 0,
+  clock: new FakeClock(),
+  images: inlineImageWork,
+};
 
 function call(signal = new AbortController().signal): CallContext {
   return { signal, requestId: "req_0123", upstreamModel: MODEL.upstream_model, model: MODEL };
@@ -315,7 +320,11 @@ Deno.test("response_format json_schema makes the reply a JSON value of that sche
 });
 
 Deno.test("the per-token delay stops as soon as the signal aborts", async () => {
-  const slow: SimulatorOptions = { tokenDelayMs: 60_000, clock: new FakeClock() };
+  const slow: SimulatorOptions = {
+    tokenDelayMs: 60_000,
+    clock: new FakeClock(),
+    images: inlineImageWork,
+  };
   const controller = new AbortController();
   const iterator = simulateChatStream(request(), call(controller.signal), slow)[
     Symbol.asyncIterator
