@@ -8,26 +8,13 @@ import {
 } from "../../src/log/kv_sink.ts";
 import type { LogRecord } from "../../src/log/record.ts";
 import { readUsage } from "../../src/log/usage.ts";
+import { makeLogRecord } from "../support/log_records.ts";
 
 const T0 = Date.UTC(2026, 0, 15, 12, 0, 0);
 
 function record(i: number, ms: number, extra: Partial<LogRecord> = {}): LogRecord {
-  return {
-    ts: new Date(ms).toISOString(),
-    request_id: `req_${String(i).padStart(4, "0")}`,
-    method: "POST",
-    path: "/v1/chat/completions",
-    status: 200,
-    ms: 1,
-    ip: "127.0.0.1",
-    key_id: null,
-    model: "sim-chat",
-    provider: "sim",
-    prompt_tokens: 3,
-    completion_tokens: 5,
-    error: null,
-    ...extra,
-  };
+  const id = `req_${String(i).padStart(4, "0")}`;
+  return makeLogRecord({ request_id: id, prompt_tokens: 3, completion_tokens: 5, ...extra }, ms);
 }
 
 function add(sink: KvLogSink, r: LogRecord): void {

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import type { LogRecord } from "../../../src/log/record.ts";
 import { admin, type JsonBody, startAdminServer } from "../../support/admin.ts";
+import { makeLogRecord } from "../../support/log_records.ts";
 import { FakeClock, type TestServer } from "../../support/server.ts";
 
 const T0 = Date.UTC(2026, 0, 15, 12, 0, 0);
@@ -119,21 +120,7 @@ Deno.test("GET /admin/logs pages with limit and next_cursor", async () => {
 Deno.test("GET /admin/logs pages newest first across rows of one second and across seconds", async () => {
   await using server = await startAdminServer();
   const logger = server.app.services.logger;
-  const base: LogRecord = {
-    ts: "",
-    request_id: "",
-    method: "GET",
-    path: "/v1/models",
-    status: 200,
-    ms: 1,
-    ip: "127.0.0.1",
-    key_id: null,
-    model: null,
-    provider: null,
-    prompt_tokens: null,
-    completion_tokens: null,
-    error: null,
-  };
+  const base = makeLogRecord({ method: "GET", path: "/v1/models", model: null, provider: null });
   // Three flushes: seconds T0 and T0+1s, then late records of second T0 (a second row there).
   const plan = [[0, 10, 250], [1000, 5, 100], [0, 7, 1]] as const;
   let n = 0;

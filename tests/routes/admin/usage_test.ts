@@ -2,26 +2,12 @@ import assert from "node:assert/strict";
 import type { LogRecord } from "../../../src/log/record.ts";
 import { admin, startAdminServer } from "../../support/admin.ts";
 import { FakeClock } from "../../support/server.ts";
+import { makeLogRecord } from "../../support/log_records.ts";
 
 const T0 = Date.UTC(2026, 0, 15, 12, 0, 0);
 
 function record(fields: Partial<LogRecord>): LogRecord {
-  return {
-    ts: new Date(T0).toISOString(),
-    request_id: "req_" + crypto.randomUUID(),
-    method: "POST",
-    path: "/v1/chat/completions",
-    status: 200,
-    ms: 1,
-    ip: "127.0.0.1",
-    key_id: null,
-    model: "sim-chat",
-    provider: "sim",
-    prompt_tokens: null,
-    completion_tokens: null,
-    error: null,
-    ...fields,
-  };
+  return makeLogRecord(fields, T0);
 }
 
 Deno.test("GET /admin/usage: requests, errors and tokens per key and model for a UTC day", async () => {
