@@ -62,6 +62,8 @@ export interface ServerConfig {
   cors_origins: string[];
   /** Seconds that in-flight streams get to finish on SIGTERM. */
   shutdown_grace_seconds: number;
+  /** Milliseconds a request body may take to arrive in full; slower ones are cut with 408. */
+  body_timeout_ms: number;
 }
 
 export interface ProviderConfig {
@@ -77,6 +79,11 @@ export interface ProviderConfig {
   token_delay_ms: number;
   /** Anthropic only: the `anthropic-version` header. */
   anthropic_version: string;
+  /** Bytes an upstream answer (a JSON body, or a whole stream) may have; past it the call ends
+   * with 502 or an SSE error event. */
+  max_response_bytes: number;
+  /** Bytes one SSE event (or line) of an upstream stream may have. */
+  max_event_bytes: number;
 }
 
 export interface ImageGenerationConfig {
@@ -119,11 +126,22 @@ export type ScopeLimits = Record<LimitScope, WindowLimit>;
 export interface LimitsConfig {
   anonymous: ScopeLimits;
   key: ScopeLimits;
+  /** Pixels (width × height, as its header declares) of one input image, at most. */
+  max_image_pixels: number;
+  /** Bytes of one input image (decoded from base64), at most. */
+  max_image_bytes: number;
+  /** Pixels of all input images of one request together, at most. */
+  max_request_image_pixels: number;
+  /** Bytes of all input images of one request together, at most. */
+  max_request_image_bytes: number;
 }
 
 export interface LogsConfig {
   retention_days: number;
   include_content: boolean;
+  /** Records one process writes to the KV log per minute, at most; past it records go to
+   * stdout only (and are counted), so no caller can fill the disk. */
+  max_records_per_minute: number;
 }
 
 /** The whole, validated configuration with every default filled in. */
@@ -305,6 +323,10 @@ export function parseSize(size: string): { width: number; height: number } | nul
 }
 
 const DEFAULT_LIMITS: LimitsConfig = {
+  max_image_pixels: 33_554_432,
+  max_image_bytes: 20 * 1024 * 1024,
+  max_request_image_pixels: 134_217_728,
+  max_request_image_bytes: 20 * 1024 * 1024,
   anonymous: {
     chat: { per_minute: 10, per_day: 500 },
     other: { per_minute: null, per_day: 50_000 },
@@ -331,6 +353,7 @@ function readServer(value: Json): ServerConfig {
     max_body_bytes: f.int("max_body_bytes", 20 * 1024 * 1024),
     cors_origins: f.strings("cors_origins", ["*"]),
     shutdown_grace_seconds: f.int("shutdown_grace_seconds", 10, 0),
+    body_timeout_ms: f.int("body_timeout_ms", 30_000, 100, 3_600_000),
   };
   server.cors_origins.forEach((origin, i) => {
     if (origin !== "*" && !/^https?:\/\/[^/\s]+$/.test(origin)) {
@@ -367,6 +390,8 @@ function readProvider(value: Json, path: string): ProviderConfig {
     anthropic_version: style === "anthropic"
       ? f.string("anthropic_version", "2023-06-01")
       : "2023-06-01",
+    max_response_bytes: f.int("max_response_bytes", 64 * 1024 * 1024, 1024),
+    max_event_bytes: f.int("max_event_bytes", 8 * 1024 * 1024, 1024),
   };
   if (remote) {
     let url: URL | undefined;
@@ -553,6 +578,16 @@ function readLimits(value: Json): LimitsConfig {
   const limits: LimitsConfig = {
     anonymous: readScopes(f.raw("anonymous"), f.at("anonymous"), DEFAULT_LIMITS.anonymous),
     key: readScopes(f.raw("key"), f.at("key"), DEFAULT_LIMITS.key),
+    max_image_pixels: f.int("max_image_pixels", DEFAULT_LIMITS.max_image_pixels),
+    max_image_bytes: f.int("max_image_bytes", DEFAULT_LIMITS.max_image_bytes),
+    max_request_image_pixels: f.int(
+      "max_request_image_pixels",
+      DEFAULT_LIMITS.max_request_image_pixels,
+    ),
+    max_request_image_bytes: f.int(
+      "max_request_image_bytes",
+      DEFAULT_LIMITS.max_request_image_bytes,
+    ),
   };
   f.done();
   return structuredClone(limits);
@@ -563,6 +598,7 @@ function readLogs(value: Json): LogsConfig {
   const logs: LogsConfig = {
     retention_days: f.int("retention_days", 7, 1, 3650),
     include_content: f.bool("include_content", false),
+    max_records_per_minute: f.int("max_records_per_minute", 6_000),
   };
   f.done();
   return logs;
