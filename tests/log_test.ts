@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { LOG_PREFIX, logBucket, type LogRow, rowRecords } from "../src/log/kv_sink.ts";
+import { readUsage } from "../src/log/usage.ts";
 import { startServer } from "./support/server.ts";
 
 const FIELDS = [
@@ -95,4 +96,39 @@ Deno.test("the same records are kept in KV, in rows per arrival second, written 
       assert.equal(row.key[1], logBucket(Date.parse(record.ts)));
     }
   }
+});
+
+Deno.test("a 2,100-character model and a 60 KB path are logged bounded, and the 58 requests beside them are kept too", async () => {
+  await using server = await startServer({ logFlushMs: 60_000 });
+  const model = "x".repeat(2100);
+  const chat = () =>
+    fetch(`${server.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }] }),
+    });
+  const requests = [
+    chat(),
+    fetch(`${server.url}/v1/${"p".repeat(60_000)}`),
+    ...Array.from({ length: 58 }, () => fetch(`${server.url}/v1/models`)),
+  ];
+  const responses = await Promise.all(requests);
+  for (const res of responses) await res.body?.cancel();
+  assert.equal(responses[0]!.status, 404);
+  assert.equal(responses[1]!.status, 404);
+  await server.app.services.logger.flush();
+  const rows = await Array.fromAsync(server.kv.list<LogRow>({ prefix: [...LOG_PREFIX] }));
+  const records = rows.flatMap((row) => rowRecords(row.value));
+  assert.equal(records.length, 60);
+  const longModel = records.find((r) => r.model?.startsWith("xxx"))!;
+  assert.equal(longModel.model!.length, 128);
+  const longPath = records.find((r) => r.path.startsWith("/v1/ppp"))!;
+  assert.equal(longPath.path.length, 256);
+  assert.ok(longPath.path.endsWith("…[60004 chars]"));
+  for (const line of server.output.out.trimEnd().split("\n")) assert.ok(line.length < 1000);
+  const usage = await readUsage(server.kv, "2026-01-15");
+  assert.deepEqual(
+    usage.map((u) => [u.model, u.requests]).sort(),
+    [[null, 59], [longModel.model, 1]],
+  );
 });

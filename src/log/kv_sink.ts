@@ -1,6 +1,7 @@
-import { retryWhileBusy } from "../kv/busy.ts";
+import { type Clock, systemClock } from "../clock.ts";
+import { isKvBusy, retryWhileBusy } from "../kv/busy.ts";
 import type { LogSink } from "./logger.ts";
-import type { LogRecord } from "./record.ts";
+import { type LogRecord, truncateText } from "./record.ts";
 import { addUsage } from "./usage.ts";
 
 /**
@@ -38,35 +39,65 @@ export function logBucket(ms: number): number {
   return Math.floor(ms / BUCKET_MS) * BUCKET_MS;
 }
 
+/** Records stored per minute by default (the default of `logs.max_records_per_minute`). */
+const DEFAULT_RECORDS_PER_MINUTE = 6000;
+const MINUTE_MS = 60_000;
+
 /** Options for {@link KvLogSink}. */
 export interface KvLogSinkOptions {
   kv: Deno.Kv;
   retentionDays: number;
   /** Milliseconds between batched writes. */
   intervalMs?: number;
-  /** Called when a batch cannot be written. */
+  /** Records stored per minute at most (default 6000); past it, until the next minute,
+   * records are not stored but counted in {@link KvLogSink.dropped}. */
+  maxRecordsPerMinute?: number;
+  /** The clock the minutes of that budget are read from (default: the system clock). */
+  clock?: Clock;
+  /** Called when records cannot be written; the error names no request's content. */
   onError?: (error: unknown) => void;
+  /** Called at most once a minute, when the minute's first record over the budget arrives. */
+  onWarning?: (message: string) => void;
 }
 
 /** Keeps request records in KV with `expireIn` = retention, written in batches off the
- * request path, and in the same commits the per-day usage counters (see `usage.ts`). */
+ * request path, and in the same commits the per-day usage counters (see `usage.ts`); at most
+ * a budget of records a minute, so that no stream of requests can fill the disk. */
 export class KvLogSink implements LogSink {
   readonly #kv: Deno.Kv;
   readonly #expireIn: number;
   readonly #intervalMs: number;
+  readonly #maxPerMinute: number;
+  readonly #clock: Clock;
   readonly #onError: (error: unknown) => void;
+  readonly #onWarning: (message: string) => void;
   #queue: Queued[] = [];
   #timer: ReturnType<typeof setTimeout> | undefined;
   #writing: Promise<void> = Promise.resolve();
+  /** The minute (ms since the epoch / 60,000) the budget is counted for, and its counts. */
+  #minute = NaN;
+  #taken = 0;
+  #over = 0;
+  #dropped = 0;
 
   constructor(options: KvLogSinkOptions) {
     this.#kv = options.kv;
     this.#expireIn = options.retentionDays * 86_400_000;
     this.#intervalMs = options.intervalMs ?? 250;
+    this.#maxPerMinute = options.maxRecordsPerMinute ?? DEFAULT_RECORDS_PER_MINUTE;
+    this.#clock = options.clock ?? systemClock;
     this.#onError = options.onError ?? (() => {});
+    this.#onWarning = options.onWarning ?? (() => {});
+  }
+
+  /** Records not stored since the sink was made: over the per-minute budget, or lost with a
+   * write that failed. */
+  get dropped(): number {
+    return this.#dropped;
   }
 
   add(record: LogRecord, json: string): void {
+    if (!this.#withinBudget()) return;
     this.#queue.push({ record, json });
     if (this.#timer === undefined) {
       this.#timer = setTimeout(() => {
@@ -86,6 +117,29 @@ export class KvLogSink implements LogSink {
     await this.#writing;
   }
 
+  /** Takes one record from this minute's budget; counts it as dropped (and warns on the
+   * minute's first) when the budget is spent. */
+  #withinBudget(): boolean {
+    const minute = Math.floor(this.#clock.now() / MINUTE_MS);
+    if (minute !== this.#minute) {
+      this.#minute = minute;
+      this.#taken = 0;
+      this.#over = 0;
+    }
+    if (this.#taken < this.#maxPerMinute) {
+      this.#taken++;
+      return true;
+    }
+    this.#dropped++;
+    if (this.#over++ === 0) {
+      this.#onWarning(
+        `more than ${this.#maxPerMinute} request records this minute ` +
+          "(logs.max_records_per_minute): the minute's further records go to stdout only",
+      );
+    }
+    return false;
+  }
+
   #drain(): void {
     if (this.#queue.length === 0) return;
     const batch = this.#queue;
@@ -96,26 +150,73 @@ export class KvLogSink implements LogSink {
   async #write(batch: Queued[]): Promise<void> {
     const rows = packRows(batch);
     for (let i = 0; i < rows.length; i += ROWS_PER_COMMIT) {
-      const slice = rows.slice(i, i + ROWS_PER_COMMIT);
-      const commit = () => {
-        const op = this.#kv.atomic();
-        for (const row of slice) {
-          const value: LogRow = { lines: row.lines.join("\n") };
-          op.set([...LOG_PREFIX, row.bucket, crypto.randomUUID()], value, {
-            expireIn: this.#expireIn,
-          });
-          addUsage(op, row.records);
-        }
-        return op.commit();
-      };
-      try {
-        const result = await retryWhileBusy(commit);
-        if (!result.ok) this.#onError(new Error("log batch commit was rejected"));
-      } catch (e) {
-        this.#onError(e);
-      }
+      await this.#commitRows(rows.slice(i, i + ROWS_PER_COMMIT));
     }
   }
+
+  /** Commits rows (with their usage) in one operation. If that fails for a reason other than a
+   * busy store, commits each record on its own, so that only a record KV refuses is lost. */
+  async #commitRows(rows: readonly PackedRow[]): Promise<void> {
+    try {
+      await this.#commit(rows);
+      return;
+    } catch (e) {
+      if (isKvBusy(e)) {
+        this.#dropped += recordCount(rows);
+        this.#onError(e);
+        return;
+      }
+    }
+    const failures: unknown[] = [];
+    for (const row of rows) {
+      for (let i = 0; i < row.records.length; i++) {
+        const single = { ...row, records: [row.records[i]!], lines: [row.lines[i]!] };
+        try {
+          await this.#commit([single]);
+        } catch (e) {
+          failures.push(e);
+        }
+      }
+    }
+    if (failures.length === 0) return;
+    this.#dropped += failures.length;
+    this.#onError(
+      new Error(
+        `${failures.length} of ${
+          recordCount(rows)
+        } log records could not be written to KV and were ` +
+          `dropped: ${errorText(failures[0])}`,
+        { cause: failures[0] },
+      ),
+    );
+  }
+
+  /** Writes rows and their usage in one atomic operation, trying again while KV is busy. */
+  async #commit(rows: readonly PackedRow[]): Promise<void> {
+    const result = await retryWhileBusy(() => {
+      const op = this.#kv.atomic();
+      for (const row of rows) {
+        const value: LogRow = { lines: row.lines.join("\n") };
+        op.set([...LOG_PREFIX, row.bucket, crypto.randomUUID()], value, {
+          expireIn: this.#expireIn,
+        });
+        addUsage(op, row.records);
+      }
+      return op.commit();
+    });
+    if (!result.ok) throw new Error("log batch commit was rejected");
+  }
+}
+
+/** The number of records in rows. */
+function recordCount(rows: readonly PackedRow[]): number {
+  return rows.reduce((n, row) => n + row.records.length, 0);
+}
+
+/** An error's name and message (KV's errors name no key or value), at most 200 characters. */
+function errorText(error: unknown): string {
+  const text = error instanceof Error ? `${error.name}: ${error.message}` : typeof error;
+  return truncateText(text, 200);
 }
 
 /** A queued record with its JSON text. */

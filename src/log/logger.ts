@@ -1,5 +1,5 @@
 import type { Clock } from "../clock.ts";
-import type { LogRecord } from "./record.ts";
+import { boundRecord, type LogRecord } from "./record.ts";
 
 const encoder = new TextEncoder();
 
@@ -25,6 +25,8 @@ export interface LogSink {
   /** Takes a record and its JSON text (the stdout line, without the newline). */
   add(record: LogRecord, json: string): void;
   flush(): Promise<void>;
+  /** Records taken but not stored (over a budget, or lost with a failed write). */
+  readonly dropped: number;
 }
 
 /** Options for {@link Logger}. */
@@ -75,8 +77,15 @@ export class Logger {
     return `${this.#secondText}${millis < 10 ? "00" : millis < 100 ? "0" : ""}${millis}Z`;
   }
 
-  /** Records one finished request. */
-  request(record: LogRecord): void {
+  /** Records not stored by the sinks (the KV log's budget spent, or a failed write), since
+   * start; every request record is on stdout regardless. */
+  get recordsNotStored(): number {
+    return this.#sinks.reduce((n, sink) => n + sink.dropped, 0);
+  }
+
+  /** Records one finished request, its text fields cut to their bounds (see `boundRecord`). */
+  request(input: LogRecord): void {
+    const record = boundRecord(input);
     const json = JSON.stringify(record);
     this.#pending += json + "\n";
     for (const sink of this.#sinks) sink.add(record, json);

@@ -21,3 +21,55 @@ export interface LogRecord {
   /** Message text, only when `logs.include_content` is on. */
   content?: unknown;
 }
+
+/** The text fields of a record that carry what a caller sent or chose. */
+type TextField =
+  | "request_id"
+  | "method"
+  | "path"
+  | "ip"
+  | "key_id"
+  | "model"
+  | "provider"
+  | "error";
+
+/** Characters each text field keeps at most. Model ids are at most 128 characters, so a known
+ * model is never cut; key and request ids are ours (20 and 36 characters). */
+const TEXT_BOUNDS: Readonly<Record<TextField, number>> = {
+  request_id: 64,
+  method: 32,
+  path: 256,
+  ip: 64,
+  key_id: 64,
+  model: 128,
+  provider: 128,
+  error: 128,
+};
+const TEXT_FIELDS = Object.freeze(Object.keys(TEXT_BOUNDS) as TextField[]);
+
+/** `text`, or when longer than `max` characters, its start and a marker with its length
+ * (`…[70000 chars]`), `max` (at least 20) characters in all; a surrogate pair is never split. */
+export function truncateText(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const marker = `…[${text.length} chars]`;
+  let end = Math.max(0, max - marker.length);
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--;
+  return text.slice(0, end) + marker;
+}
+
+/** The record with every text field within its bound (`path` 256 characters, `model` 128, …),
+ * so that no request can make a log line, a KV row or a usage key unbounded; the record
+ * itself when nothing needs cutting. */
+export function boundRecord(record: LogRecord): LogRecord {
+  let bounded: LogRecord | undefined;
+  for (const field of TEXT_FIELDS) {
+    const value = record[field];
+    const max = TEXT_BOUNDS[field];
+    if (typeof value === "string" && value.length > max) {
+      bounded ??= { ...record };
+      bounded[field] = truncateText(value, max);
+    }
+  }
+  return bounded ?? record;
+}

@@ -1,4 +1,4 @@
-import type { LogRecord } from "./record.ts";
+import { type LogRecord, truncateText } from "./record.ts";
 
 /** Key prefix of the usage counters:
  * `["usage", "YYYY-MM-DD", key id or "", model or "", field] → Deno.KvU64`. */
@@ -23,22 +23,46 @@ function counts(record: LogRecord): boolean {
   return record.path.startsWith("/v1/");
 }
 
+/** Characters of a key id or model kept in a usage key. Two such parts (at most 3 UTF-8 bytes a
+ * character) and the rest of the key stay far inside KV's 2,048-byte key limit. */
+const KEY_PART_CHARS = 128;
+
+/** A key id or model as a usage key part: the value itself, or when longer than
+ * {@link KEY_PART_CHARS} (never in a bounded record), its start and a hash of the whole, so that
+ * distinct long values keep distinct counters. */
+function keyPart(value: string | null): string {
+  const text = value ?? "";
+  if (text.length <= KEY_PART_CHARS) return text;
+  return `${truncateText(text, KEY_PART_CHARS - 9)}#${fnv1a(text)}`;
+}
+
+/** The 32-bit FNV-1a hash of a text's UTF-16 code units, as 8 hex digits. */
+function fnv1a(text: string): string {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+  }
+  return (hash >>> 0).toString(16).padStart(8, "0");
+}
+
 /**
  * Adds `sum` mutations for a batch of log records to `op`, aggregated per (day, key, model),
  * so that usage is committed in the same transaction as the records themselves: exactly once
- * each. It adds at most 4 mutations per record.
+ * each. It adds at most 4 mutations per record, each key within KV's limit whatever the record
+ * holds.
  */
 export function addUsage(op: Deno.AtomicOperation, records: readonly LogRecord[]): void {
-  const totals = new Map<string, { record: LogRecord; values: Record<UsageField, number> }>();
+  const totals = new Map<string, { key: string[]; values: Record<UsageField, number> }>();
   for (const record of records) {
     if (!counts(record)) continue;
-    const id = `${record.ts.slice(0, 10)}\u0000${record.key_id ?? ""}\u0000${record.model ?? ""}`;
+    const day = record.ts.slice(0, 10);
+    const keyId = keyPart(record.key_id);
+    const model = keyPart(record.model);
+    const id = `${day}\u0000${keyId}\u0000${model}`;
     let total = totals.get(id);
     if (!total) {
-      total = {
-        record,
-        values: { requests: 0, errors: 0, prompt_tokens: 0, completion_tokens: 0 },
-      };
+      const key = [...USAGE_PREFIX, day, keyId, model];
+      total = { key, values: { requests: 0, errors: 0, prompt_tokens: 0, completion_tokens: 0 } };
       totals.set(id, total);
     }
     total.values.requests += 1;
@@ -46,8 +70,7 @@ export function addUsage(op: Deno.AtomicOperation, records: readonly LogRecord[]
     total.values.prompt_tokens += record.prompt_tokens ?? 0;
     total.values.completion_tokens += record.completion_tokens ?? 0;
   }
-  for (const { record, values } of totals.values()) {
-    const key = [...USAGE_PREFIX, record.ts.slice(0, 10), record.key_id ?? "", record.model ?? ""];
+  for (const { key, values } of totals.values()) {
     for (const field of USAGE_FIELDS) {
       if (values[field] !== 0) op.sum([...key, field], BigInt(values[field]));
     }

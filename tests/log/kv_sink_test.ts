@@ -6,9 +6,11 @@ import {
   ROW_RECORDS,
   rowRecords,
 } from "../../src/log/kv_sink.ts";
+import { Logger } from "../../src/log/logger.ts";
 import type { LogRecord } from "../../src/log/record.ts";
 import { readUsage } from "../../src/log/usage.ts";
 import { makeLogRecord } from "../support/log_records.ts";
+import { CapturedOutput, FakeClock } from "../support/server.ts";
 
 const T0 = Date.UTC(2026, 0, 15, 12, 0, 0);
 
@@ -64,4 +66,191 @@ Deno.test("KvLogSink keeps a size note instead of content too large for a KV val
   const second = records.find((r) => r.request_id === "req_0002")!;
   assert.deepEqual(first.content, { truncated: true, bytes: 100_043 });
   assert.deepEqual(second.content, { messages: [{ role: "user", content: "small" }] });
+});
+
+/** All records kept in KV. */
+async function stored(kv: Deno.Kv): Promise<LogRecord[]> {
+  return (await rows(kv)).flatMap((r) => rowRecords(r.value));
+}
+
+/** A KV store whose atomic operations fail on commit (as KV fails one with a key or value it
+ * will not take) when they write a log row holding `marker`; and that counts its commits. */
+function refusingKv(kv: Deno.Kv, marker: string): { kv: Deno.Kv; commits: () => number } {
+  let commits = 0;
+  const wrapped = new Proxy(kv, {
+    get(target, prop) {
+      if (prop === "atomic") {
+        return () => {
+          const op = target.atomic();
+          const set = op.set.bind(op);
+          const commit = op.commit.bind(op);
+          let refuse = false;
+          op.set = (key, value, options) => {
+            refuse ||= JSON.stringify(value).includes(marker);
+            return set(key, value, options);
+          };
+          op.commit = () => {
+            commits++;
+            return refuse ? Promise.reject(new TypeError("Value refused")) : commit();
+          };
+          return op;
+        };
+      }
+      const value = Reflect.get(target, prop, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return { kv: wrapped, commits: () => commits };
+}
+
+Deno.test("a 3,000-character model and a 70 KB path logged with 59 others in one batch: all 60 kept, the long one bounded, usage counted", async () => {
+  using kv = await Deno.openKv(":memory:");
+  const errors: unknown[] = [];
+  const sink = new KvLogSink({
+    kv,
+    retentionDays: 7,
+    intervalMs: 10_000,
+    onError: (e) => errors.push(e),
+  });
+  const output = new CapturedOutput();
+  const logger = new Logger({ clock: new FakeClock(T0), output, sinks: [sink] });
+  const model = "m".repeat(3000);
+  for (let i = 0; i < 60; i++) {
+    logger.request(
+      i === 30
+        ? record(i, T0, { model, path: "/v1/chat/completions/" + "p".repeat(70_000), status: 404 })
+        : record(i, T0),
+    );
+  }
+  await logger.flush();
+  assert.deepEqual(errors, []);
+  const records = await stored(kv);
+  assert.equal(records.length, 60);
+  const long = records.find((r) => r.request_id === "req_0030")!;
+  assert.equal(long.path.length, 256);
+  assert.ok(long.path.startsWith("/v1/chat/completions/ppp"));
+  assert.ok(long.path.endsWith("…[70021 chars]"));
+  assert.equal(long.model!.length, 128);
+  assert.ok(long.model!.endsWith("…[3000 chars]"));
+  assert.deepEqual(output.records().find((r) => r.request_id === "req_0030"), { ...long });
+  const usage = await readUsage(kv, "2026-01-15");
+  assert.deepEqual(
+    usage.map((u) => [u.model, u.requests, u.errors]),
+    [[long.model, 1, 1], ["sim-chat", 59, 0]],
+  );
+  assert.equal(sink.dropped, 0);
+});
+
+Deno.test("usage keys stay within KV's key limit whatever a record holds", async () => {
+  using kv = await Deno.openKv(":memory:");
+  const errors: unknown[] = [];
+  const sink = new KvLogSink({ kv, retentionDays: 7, onError: (e) => errors.push(e) });
+  const wide = "😀".repeat(1500); // 6,000 UTF-8 bytes
+  add(sink, record(1, T0, { model: wide + "a", key_id: wide }));
+  add(sink, record(2, T0, { model: wide + "b", key_id: wide }));
+  add(sink, record(3, T0, { model: wide + "b", key_id: wide }));
+  await sink.flush();
+  assert.deepEqual(errors, []);
+  assert.equal((await stored(kv)).length, 3);
+  const usage = await readUsage(kv, "2026-01-15");
+  assert.deepEqual(usage.map((u) => u.requests).sort(), [1, 2], "distinct long models stay apart");
+  for (const row of usage) {
+    assert.ok(row.model!.length <= 128 && row.key_id!.length <= 128);
+    assert.match(row.model!, /…\[3001 chars\]#[0-9a-f]{8}$/);
+  }
+});
+
+Deno.test("a batch KV refuses for one record loses only that record, reported once without its content", async () => {
+  using memory = await Deno.openKv(":memory:");
+  const { kv } = refusingKv(memory, "req_0007");
+  const errors: unknown[] = [];
+  const sink = new KvLogSink({
+    kv,
+    retentionDays: 7,
+    intervalMs: 10_000,
+    onError: (e) => errors.push(e),
+  });
+  for (let i = 0; i < 60; i++) {
+    add(sink, record(i, T0 + (i % 3) * 1000, { model: i === 7 ? "secret-model" : "sim-chat" }));
+  }
+  await sink.flush();
+  const ids = (await stored(memory)).map((r) => r.request_id);
+  assert.equal(ids.length, 59);
+  assert.ok(!ids.includes("req_0007"));
+  const usage = await readUsage(memory, "2026-01-15");
+  assert.deepEqual(usage.map((u) => [u.model, u.requests]), [["sim-chat", 59]]);
+  assert.equal(errors.length, 1);
+  const message = (errors[0] as Error).message;
+  assert.match(
+    message,
+    /^1 of 60 log records could not be written to KV and were dropped: TypeError: Value refused$/,
+  );
+  assert.ok(!message.includes("secret-model") && !message.includes("req_0007"));
+  assert.equal(sink.dropped, 1);
+});
+
+Deno.test("a batch that meets a busy store is tried again whole, not split", async () => {
+  using memory = await Deno.openKv(":memory:");
+  let busy = 2;
+  let commits = 0;
+  const kv = new Proxy(memory, {
+    get(target, prop) {
+      if (prop === "atomic") {
+        return () => {
+          const op = target.atomic();
+          const commit = op.commit.bind(op);
+          op.commit = () => {
+            commits++;
+            return busy-- > 0 ? Promise.reject(new Error("database is locked")) : commit();
+          };
+          return op;
+        };
+      }
+      const value = Reflect.get(target, prop, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  const sink = new KvLogSink({ kv, retentionDays: 7, intervalMs: 10_000 });
+  for (let i = 0; i < 20; i++) add(sink, record(i, T0));
+  await sink.flush();
+  assert.equal((await stored(memory)).length, 20);
+  assert.equal(commits, 3);
+});
+
+Deno.test("past logs.max_records_per_minute records go to stdout only, counted, with one warning a minute", async () => {
+  using kv = await Deno.openKv(":memory:");
+  const clock = new FakeClock(T0 + 5_000);
+  const output = new CapturedOutput();
+  const logger = new Logger({ clock, output });
+  const sink = new KvLogSink({
+    kv,
+    retentionDays: 7,
+    intervalMs: 10_000,
+    maxRecordsPerMinute: 10,
+    clock,
+    onWarning: (message) => logger.warn(message),
+  });
+  logger.addSink(sink);
+  for (let i = 0; i < 25; i++) {
+    logger.request(record(i, clock.now()));
+    clock.advance(1000);
+  }
+  await logger.flush();
+  assert.equal((await stored(kv)).length, 10);
+  assert.equal(output.records().length, 25);
+  assert.equal(sink.dropped, 15);
+  assert.equal(logger.recordsNotStored, 15);
+  const warnings = () => output.err.trimEnd().split("\n").filter((l) => l !== "");
+  assert.equal(warnings().length, 1);
+  assert.match(JSON.parse(warnings()[0]!).message, /more than 10 request records this minute/);
+
+  clock.advance(60_000);
+  for (let i = 25; i < 37; i++) logger.request(record(i, clock.now()));
+  await logger.flush();
+  assert.equal((await stored(kv)).length, 20, "the next minute stores again");
+  assert.equal(output.records().length, 37);
+  assert.equal(logger.recordsNotStored, 17);
+  assert.equal(warnings().length, 2);
+  const usage = await readUsage(kv, "2026-01-15");
+  assert.equal(usage[0]!.requests, 20, "usage counts the stored records");
 });
