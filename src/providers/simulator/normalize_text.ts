@@ -55,12 +55,21 @@ const LEET: Record<string, string> = {
 const LOOKALIKE_RE = new RegExp(`[${Object.keys(LOOKALIKES).join("")}]`, "g");
 const LEET_RE = /[0134578@$!|+€9]/g;
 
+/** Sentence punctuation that may open or close a word without being part of it. */
+const OPENERS: ReadonlySet<string> = new Set(`("'“‘`);
+const CLOSERS: ReadonlySet<string> = new Set(`!?.,;:)"'”’`);
+
 /** Maps l33t characters in one whitespace-separated chunk that has letters in it. */
 function unleet(chunk: string): string {
   if (!/\p{L}/u.test(chunk)) return chunk; // "5", "24/7": numbers stay numbers
-  // Sentence punctuation around the word is not part of it ("kill!" is not "killi").
-  const m = /^([("'“‘]*)(.*?)([!?.,;:)"'”’]*)$/su.exec(chunk)!;
-  return m[1]! + m[2]!.replace(LEET_RE, (c) => LEET[c]!) + m[3]!;
+  // Sentence punctuation around the word is not part of it ("kill!" is not "killi"). Scanned
+  // with loops: the regex /^(…*)(.*?)(…*)$/ took 10 s on "a" + "!" × 100 000 + "x".
+  let start = 0;
+  while (OPENERS.has(chunk.charAt(start))) start++; // stops at the letter at the latest
+  let end = chunk.length;
+  while (end > start && CLOSERS.has(chunk.charAt(end - 1))) end--;
+  const word = chunk.slice(start, end).replace(LEET_RE, (c) => LEET[c]!);
+  return chunk.slice(0, start) + word + chunk.slice(end);
 }
 
 /**

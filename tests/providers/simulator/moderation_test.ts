@@ -3,7 +3,8 @@ import type { ModelRecord } from "../../../src/catalogue/model.ts";
 import { MODERATION_CATEGORIES } from "../../../src/config.ts";
 import {
   classify,
-  compilePattern,
+  compileLexicon,
+  matchStarts,
   scoreText,
 } from "../../../src/providers/simulator/moderation.ts";
 import { LEXICON } from "../../../src/providers/simulator/moderation_lexicon.ts";
@@ -65,17 +66,71 @@ Deno.test("scoreText: more evidence, higher score, never above 1", () => {
   for (const c of MODERATION_CATEGORIES) assert.ok(extreme[c] >= 0 && extreme[c] <= 1);
 });
 
+/** Where the matches of one pattern start in a canonical text. */
+const starts = (pattern: string, text: string) =>
+  matchStarts(compileLexicon([{ pattern, weights: {} }]), text)[0]!;
+
 Deno.test("every lexicon pattern compiles and matches its own first phrase", () => {
   for (const { pattern } of LEXICON) {
-    const re = compilePattern(pattern);
     const sample = pattern.split(" + ").filter((s) => s !== "~" && !s.endsWith("?"))
       .map((slot) => slot.split("|")[0]!).join(" ");
     if (sample.includes("@")) continue; // groups: covered by the category tests
     const text = sample.replaceAll("*", "");
-    assert.ok(re.test(text), `${pattern} does not match "${text}"`);
+    assert.deepEqual(starts(pattern, text), [0], `${pattern} does not match "${text}"`);
   }
-  assert.throws(() => compilePattern("@nosuchgroup"), /unknown lexicon group/);
-  assert.throws(() => compilePattern("Bad!"), /invalid lexicon word/);
+  assert.throws(() => compileLexicon([{ pattern: "@nosuchgroup", weights: {} }]), /unknown/);
+  assert.throws(() => compileLexicon([{ pattern: "Bad!", weights: {} }]), /invalid lexicon word/);
+  assert.throws(() => compileLexicon([{ pattern: "a?", weights: {} }]), /matches empty text/);
+});
+
+Deno.test("matchStarts: the pattern syntax of moderation_lexicon.ts", () => {
+  // Letter runs, `*` endings, whole words only.
+  assert.deepEqual(starts("kill", "kiiiilll"), [0]);
+  assert.deepEqual(starts("kill", "kil"), []);
+  assert.deepEqual(starts("kill", "skill kills"), []);
+  assert.deepEqual(starts("kill*", "so killing"), [3]);
+  // Slots and the words of a phrase: spaced or glued; "?" slots; "~" is up to three words.
+  assert.deepEqual(starts("i will + kill", "iwillkill i will kill"), [0, 10]);
+  assert.deepEqual(starts("a + b? + c", "a c a b c a bc"), [0, 4, 10]);
+  assert.deepEqual(starts("sex + ~ + kid*", "sex kids"), [0]);
+  assert.deepEqual(starts("sex + ~ + kid*", "sex a b c kids"), [0]);
+  assert.deepEqual(starts("sex + ~ + kid*", "sex a b c d kids"), []);
+  // Groups; leftmost matches that do not overlap, at most three.
+  assert.deepEqual(starts("@iwill + die", "well die"), [0]);
+  assert.deepEqual(starts("kill + kill", "kill kill kill"), [0]);
+  assert.deepEqual(starts("kill", "kill kill kill kill"), [0, 5, 10]);
+});
+
+Deno.test("scoreText: inputs that made RegExps backtrack for seconds score like short ones", () => {
+  assert.deepEqual(scoreText("i will ki" + "l".repeat(2000) + "x"), scoreText("i will killx"));
+  assert.deepEqual(flagged("i will killx"), ["violence"]);
+  assert.deepEqual(scoreText("a" + "!".repeat(100_000) + "x"), scoreText("a!x"));
+});
+
+Deno.test("scoreText: the matcher's work grows linearly with the text, whatever the text", () => {
+  const inputs: Record<string, (n: number) => string> = {
+    "letter run in a threat": (n) => "i will ki" + "l".repeat(n) + "x",
+    "punctuation run": (n) => "a" + "!".repeat(n) + "x",
+    "one letter": (n) => "k".repeat(n),
+    "spelled out": (n) => "k i l l ".repeat(n / 8),
+    "dotted": (n) => "k.".repeat(n / 2),
+    "many matches": (n) => "kill ".repeat(n / 5),
+    "glued matches": (n) => "iwillkillyou".repeat(n / 12),
+    "near matches": (n) => "i will ".repeat(n / 7),
+    "prefixes of phrases": (n) => "you are such a how to make a i want to ".repeat(n / 39),
+    "fillers for ~": (n) => "sex a b c ".repeat(n / 10),
+    "group then nothing": (n) => "immigrants are ".repeat(n / 15),
+  };
+  for (const [name, make] of Object.entries(inputs)) {
+    const steps = (n: number) => {
+      const counter = { steps: 0 };
+      scoreText(make(n), counter);
+      return counter.steps;
+    };
+    const small = steps(2_000);
+    const large = steps(20_000);
+    assert.ok(small >= 1_000 && large <= 12 * small, `${name}: ${small} → ${large} steps`);
+  }
 });
 
 const call = {

@@ -25,3 +25,13 @@ Deno.test("canonicalText joins words split by punctuation or spaces", () => {
   // One or two single letters stay words.
   assert.equal(canonicalText("a b test"), "a b test");
 });
+
+Deno.test("canonicalText keeps sentence punctuation out of words, also around long ones", () => {
+  assert.equal(canonicalText('"k1ll!" (y0u)...'), "kill you");
+  assert.equal(canonicalText("“k1ll” ‘y0u’"), "kill you");
+  // Runs of 100 000 (once quadratic: 10 s each).
+  const run = "!".repeat(100_000);
+  assert.equal(canonicalText("a" + run + "x"), "a" + "i".repeat(100_000) + "x");
+  assert.equal(canonicalText("a" + run), "a");
+  assert.equal(canonicalText("(".repeat(100_000) + "k1ll"), "kill");
+});

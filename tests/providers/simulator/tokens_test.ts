@@ -28,3 +28,14 @@ Deno.test("takeTokens stops at the limit and says whether more follow", () => {
   assert.deepEqual(takeTokens("a b c d", 2), { tokens: ["a", " b"], more: true });
   assert.deepEqual(takeTokens("a b", 2), { tokens: ["a", " b"], more: false });
 });
+
+Deno.test("tokens of long runs: one per word or whitespace run, one per other character", () => {
+  const n = 100_000;
+  assert.deepEqual(takeTokens(" ".repeat(n)).tokens, [" ".repeat(n)]);
+  assert.deepEqual(takeTokens("a".repeat(n) + " ".repeat(n)).tokens, [
+    "a".repeat(n),
+    " ".repeat(n),
+  ]);
+  assert.equal(countTokens("!".repeat(n)), n);
+  assert.equal(countTokens(" !".repeat(n)), n);
+});
