@@ -19,5 +19,7 @@ Deno.bench("readJsonObject + parseChatRequest: from the request", { group: "chat
     headers: { "content-type": "application/json", "content-length": String(bytes.length) },
     body: bytes,
   });
-  parseChatRequest(await readJsonObject(request, 1 << 20));
+  parseChatRequest(
+    await readJsonObject(request, { max_body_bytes: 1 << 20, body_timeout_ms: 30_000 }),
+  );
 });

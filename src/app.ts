@@ -1,16 +1,24 @@
 import { AdminToken } from "./auth/admin_token.ts";
-import { authenticate } from "./auth/authenticate.ts";
+import { ANONYMOUS_CALLER, authenticate, type Caller } from "./auth/authenticate.ts";
 import { KeyStore } from "./auth/keys.ts";
 import { ANONYMOUS, type Principal } from "./auth/principal.ts";
 import { Catalogue } from "./catalogue/store.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import type { Config, LimitScope } from "./config.ts";
 import type { Handler, LogFields, RequestContext, Services } from "./context.ts";
-import { ApiError, internalError, methodNotAllowed, routeNotFound } from "./errors.ts";
+import {
+  ApiError,
+  internalError,
+  methodNotAllowed,
+  routeNotFound,
+  serviceUnavailable,
+} from "./errors.ts";
 import { clientIp } from "./http/client_ip.ts";
 import { Cors } from "./http/cors.ts";
+import { DisconnectWatch } from "./http/disconnect_watch.ts";
 import { errorResponse } from "./http/response.ts";
 import { Router } from "./http/router.ts";
+import { KvHealth } from "./kv/health.ts";
 import { RateLimiter } from "./limits/limiter.ts";
 import { setRateLimitHeaders, type WindowState } from "./limits/windows.ts";
 import { KvLogSink } from "./log/kv_sink.ts";
@@ -83,7 +91,9 @@ interface Admitted {
 class Exchange implements RequestContext {
   readonly url: URL;
   readonly requestId = "req_" + crypto.randomUUID().replaceAll("-", "");
-  readonly signal: AbortSignal;
+  /** The request's signal, or for a request with a body one that also fires when the
+   * disconnect watch sees the client leave (see `http/disconnect_watch.ts`). */
+  signal: AbortSignal;
   params: Readonly<Record<string, string>> = {};
   principal: Principal = ANONYMOUS;
   readonly log: LogFields = {
@@ -192,7 +202,10 @@ export async function createApp(deps: AppDeps): Promise<App> {
       kv,
       retentionDays: config.logs.retention_days,
       intervalMs: deps.logFlushMs ?? 250,
+      maxRecordsPerMinute: config.logs.max_records_per_minute,
+      clock,
       onError: (e) => logger.error("could not write log records to KV", e),
+      onWarning: (message) => logger.warn(message),
     }),
   );
   const providerOptions: Parameters<typeof createProviders>[1] = {
@@ -213,7 +226,31 @@ export async function createApp(deps: AppDeps): Promise<App> {
   const keys = new KeyStore(kv, clock, {
     onError: (e) => logger.error("could not record a key's last use", e),
   });
-  const services: Services = { config, kv, clock, logger, catalogue, providers, keys };
+  const kvHealth = new KvHealth({
+    kv,
+    clock,
+    path: config.kv.path,
+    onUnhealthy: (reason) => logger.warn(`KV is unhealthy: ${reason} (kv.path ${config.kv.path})`),
+  });
+  await kvHealth.start();
+  const disconnects = new DisconnectWatch({
+    onUnavailable: (e) =>
+      logger.warn(
+        `cannot read the TCP table, so clients that leave after sending a body are noticed only when the response is written: ${
+          e instanceof Error ? e.message : String(e)
+        }`,
+      ),
+  });
+  const services: Services = {
+    config,
+    kv,
+    kvHealth,
+    clock,
+    logger,
+    catalogue,
+    providers,
+    keys,
+  };
   const limiter = new RateLimiter({ kv, clock, limits: config.limits, keys });
   const adminTokenValue = env("SWITCHYARD_ADMIN_TOKEN");
   const adminToken = adminTokenValue ? new AdminToken(adminTokenValue) : null;
@@ -229,6 +266,12 @@ export async function createApp(deps: AppDeps): Promise<App> {
       clock.now(),
     );
     const { requestId, url } = ctx;
+    let unwatch: (() => void) | undefined;
+    if (request.body !== null) {
+      const left = new AbortController();
+      ctx.signal = AbortSignal.any([request.signal, left.signal]);
+      unwatch = disconnects.watch(info.remoteAddr, () => left.abort());
+    }
     let response: Response;
     let errorCode: string | null = null;
     try {
@@ -243,6 +286,8 @@ export async function createApp(deps: AppDeps): Promise<App> {
       }
       errorCode = error.code ?? error.type;
       response = errorResponse(error);
+    } finally {
+      unwatch?.();
     }
     const headers = response.headers;
     headers.set("x-request-id", requestId);
@@ -251,23 +296,40 @@ export async function createApp(deps: AppDeps): Promise<App> {
     ctx.copyHeaders(headers);
     cors.decorate(request, headers);
     if (!ctx.deferred) {
-      const status = request.signal.aborted ? 499 : response.status;
+      const status = ctx.signal.aborted ? 499 : response.status;
       ctx.writeLog(status, status === 499 ? "client_disconnected" : errorCode);
     }
     return response;
   }
 
-  /** Runs the matched route; `limit` gets the rate-limit window the request was admitted in. */
+  /** Runs the matched route; `limit` gets the rate-limit window the request was admitted in.
+   * Requests that reach no handler (preflights, unknown paths, wrong methods, failed admin
+   * auth) count against the caller's IP in the `other` scope: they are logged too. */
   async function route(ctx: RequestContext, limit: Admitted): Promise<Response> {
     const { request, url } = ctx;
-    if (cors.isPreflight(request)) return cors.preflight(request);
+    const anonymous = () => admit(ctx, limit, "other", () => ANONYMOUS_CALLER);
+    if (cors.isPreflight(request)) {
+      await anonymous();
+      return cors.preflight(request);
+    }
     const match = router.match(url.pathname);
-    if (!match) throw routeNotFound(request.method, url.pathname);
-    if (match.route.admin) adminToken!.authorize(request);
+    if (!match) {
+      await anonymous();
+      throw routeNotFound(request.method, url.pathname);
+    }
+    if (match.route.admin) {
+      try {
+        adminToken!.authorize(request);
+      } catch (e) {
+        await anonymous();
+        throw e;
+      }
+    }
     const methods = match.route.methods;
     const handler = methods[request.method] ??
       (request.method === "HEAD" ? methods.GET : undefined);
     if (!handler) {
+      if (match.route.scope !== null || match.route.admin) await anonymous();
       const allow = Object.keys(methods);
       if (request.method === "OPTIONS") {
         return new Response(null, {
@@ -281,19 +343,40 @@ export async function createApp(deps: AppDeps): Promise<App> {
     if (match.route.scope !== null) {
       // Auth, then the rate limit, before anything reads the body: a refused request costs
       // no parsing and never reaches a provider.
-      const caller = await authenticate(request, keys);
-      const admission = await limiter.admit(match.route.scope, caller, ctx.ip);
+      await admit(ctx, limit, match.route.scope, () => authenticate(request, keys));
+    }
+    return await handler(ctx);
+  }
+
+  /** Authenticates and admits a request against `scope`'s limits. A store that fails (or
+   * failed lately, or was replaced) makes the limits undecidable: 503, never a 500. */
+  async function admit(
+    ctx: RequestContext,
+    limit: Admitted,
+    scope: LimitScope,
+    caller: () => Caller | Promise<Caller>,
+  ): Promise<void> {
+    const { healthy, reason } = kvHealth.status;
+    if (!healthy) throw serviceUnavailable(`The gateway's data store is unavailable (${reason}).`);
+    try {
+      const admission = await limiter.admit(scope, await caller(), ctx.ip);
       ctx.principal = admission.principal;
       limit.window = admission.window;
       limit.at = clock.now();
+    } catch (e) {
+      if (e instanceof ApiError) throw e;
+      kvHealth.failed(e);
+      logger.error("KV failed while admitting a request", e, ctx.requestId);
+      throw serviceUnavailable("The gateway's data store is unavailable; try again later.");
     }
-    return await handler(ctx);
   }
 
   return {
     handler,
     services,
     async close() {
+      kvHealth.close();
+      disconnects.close();
       catalogue.close();
       providers.close();
       await logger.flush();

@@ -1,3 +1,5 @@
+import { quote } from "./quote.ts";
+
 /** Provider API styles that Switchyard can speak. */
 export const PROVIDER_STYLES = ["openai", "anthropic", "simulator"] as const;
 export type ProviderStyle = typeof PROVIDER_STYLES[number];
@@ -176,8 +178,9 @@ export class FieldError extends Error {
 export function describe(value: Json): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
-  if (typeof value === "string") return `the string ${JSON.stringify(value)}`;
-  return `${typeof value} ${JSON.stringify(value)}`;
+  if (typeof value === "string") return `the string ${quote(value)}`;
+  if (typeof value === "object") return "an object";
+  return `${typeof value} ${quote(value)}`;
 }
 
 function isObject(value: Json): value is Obj {
@@ -262,7 +265,7 @@ export class Fields {
     const v = this.raw(key);
     if (v === undefined && fallback !== undefined) return fallback;
     if (typeof v !== "string" || !allowed.includes(v as T)) {
-      const what = v === undefined ? "is required" : `unknown value ${JSON.stringify(v)}`;
+      const what = v === undefined ? "is required" : `unknown value ${quote(v)}`;
       throw new FieldError(
         this.at(key),
         `${what}; expected one of ${allowed.map((a) => `"${a}"`).join(", ")}`,
@@ -359,7 +362,7 @@ function readServer(value: Json): ServerConfig {
     if (origin !== "*" && !/^https?:\/\/[^/\s]+$/.test(origin)) {
       throw new FieldError(
         join(f.at("cors_origins"), i),
-        `must be "*" or an origin like "https://app.example.com", not ${JSON.stringify(origin)}`,
+        `must be "*" or an origin like "https://app.example.com", not ${quote(origin)}`,
       );
     }
   });
@@ -403,7 +406,7 @@ function readProvider(value: Json, path: string): ProviderConfig {
     if (!url || (url.protocol !== "http:" && url.protocol !== "https:")) {
       throw new FieldError(
         f.at("base_url"),
-        `must be an http(s) URL, not ${JSON.stringify(provider.base_url)}`,
+        `must be an http(s) URL, not ${quote(provider.base_url)}`,
       );
     }
     provider.base_url = provider.base_url.replace(/\/+$/, "");
@@ -427,7 +430,7 @@ function readImageGeneration(value: Json, path: string): ImageGenerationConfig {
       throw new FieldError(
         join(f.at("sizes"), i),
         `malformed size ${
-          JSON.stringify(size)
+          quote(size)
         }; expected WIDTHxHEIGHT with 16–8192 pixels a side, like "1024x1024"`,
       );
     }
@@ -469,7 +472,7 @@ export function readModel(
   if (!/^[A-Za-z0-9][A-Za-z0-9._:\/-]{0,127}$/.test(id)) {
     throw new FieldError(
       f.at("id"),
-      `invalid model id ${JSON.stringify(id)}: use letters, digits and . _ : / - (at most 128)`,
+      `invalid model id ${quote(id)}: use letters, digits and . _ : / - (at most 128)`,
     );
   }
   const providerId = f.string("provider");
@@ -478,7 +481,7 @@ export function readModel(
     const known = [...providers.keys()].map((p) => `"${p}"`).join(", ");
     throw new FieldError(
       f.at("provider"),
-      `unknown provider ${JSON.stringify(providerId)} (known: ${known})`,
+      `unknown provider ${quote(providerId)} (known: ${known})`,
     );
   }
   const imageRaw = f.raw("image_generation");
@@ -621,7 +624,7 @@ function validate(raw: Json): Config {
     if (providers.has(provider.id)) {
       throw new FieldError(
         `providers[${i}].id`,
-        `duplicate provider id ${JSON.stringify(provider.id)}`,
+        `duplicate provider id ${quote(provider.id)}`,
       );
     }
     providers.set(provider.id, provider);
@@ -638,7 +641,7 @@ function validate(raw: Json): Config {
     if (first !== undefined) {
       throw new FieldError(
         `models[${i}].id`,
-        `duplicate model id ${JSON.stringify(model.id)} (also models[${first}])`,
+        `duplicate model id ${quote(model.id)} (also models[${first}])`,
       );
     }
     if (model.default_moderation) {
@@ -728,7 +731,7 @@ export function applyEnv(
     const n = Number(port);
     if (!Number.isInteger(n) || n < 0 || n > 65535) {
       throw new ConfigError(
-        `${source}: PORT: must be a port number 0–65535, not ${JSON.stringify(port)}`,
+        `${source}: PORT: must be a port number 0–65535, not ${quote(port)}`,
       );
     }
     config.server.port = n;

@@ -3,6 +3,7 @@ import type { Principal } from "./auth/principal.ts";
 import type { Catalogue } from "./catalogue/store.ts";
 import type { Clock } from "./clock.ts";
 import type { Config } from "./config.ts";
+import type { KvHealth } from "./kv/health.ts";
 import type { Logger } from "./log/logger.ts";
 import type { Providers } from "./providers/registry.ts";
 
@@ -10,6 +11,8 @@ import type { Providers } from "./providers/registry.ts";
 export interface Services {
   config: Config;
   kv: Deno.Kv;
+  /** Whether KV works and is still the store this process opened. */
+  kvHealth: KvHealth;
   clock: Clock;
   logger: Logger;
   catalogue: Catalogue;
@@ -35,7 +38,8 @@ export interface RequestContext {
   readonly ip: string;
   /** Path parameters of the matched route (`/admin/keys/:id` → `id`). */
   readonly params: Readonly<Record<string, string>>;
-  /** Fires when the client goes away. */
+  /** Fires when the client goes away (also after a request body, which Deno's own signal
+   * misses: see `http/disconnect_watch.ts`). */
   readonly signal: AbortSignal;
   readonly services: Services;
   principal: Principal;

@@ -1,3 +1,5 @@
+import { clip } from "./quote.ts";
+
 /** The spec's error body (spec §2.9, §7; DESIGN §7): OpenAI's convention. */
 export interface ErrorBody {
   error: {
@@ -15,6 +17,10 @@ export interface ApiErrorOptions {
   headers?: HeadersInit;
 }
 
+/** Characters of an error message at most: messages quote callers' values in short excerpts
+ * (see quote.ts); this bounds any message whatever it quotes. */
+const MESSAGE_CHARS = 2000;
+
 /** An error that is answered to the client as a JSON error body with its status. */
 export class ApiError extends Error {
   readonly status: number;
@@ -24,7 +30,7 @@ export class ApiError extends Error {
   readonly headers: HeadersInit | undefined;
 
   constructor(status: number, type: string, message: string, options: ApiErrorOptions = {}) {
-    super(message);
+    super(clip(message, MESSAGE_CHARS));
     this.name = "ApiError";
     this.status = status;
     this.type = type;
@@ -55,7 +61,7 @@ export function modelNotFound(model: string, param = "model"): ApiError {
   return new ApiError(
     404,
     "invalid_request_error",
-    `The model \`${model}\` does not exist or you do not have access to it.`,
+    `The model \`${clip(model)}\` does not exist or you do not have access to it.`,
     { code: "model_not_found", param },
   );
 }
@@ -80,9 +86,14 @@ export function forbidden(message: string, param: string | null = "model"): ApiE
 
 /** 404 for an unknown route. */
 export function routeNotFound(method: string, path: string): ApiError {
-  return new ApiError(404, "invalid_request_error", `Unknown request URL: ${method} ${path}.`, {
-    code: "unknown_url",
-  });
+  return new ApiError(
+    404,
+    "invalid_request_error",
+    `Unknown request URL: ${clip(method, 20)} ${clip(path)}.`,
+    {
+      code: "unknown_url",
+    },
+  );
 }
 
 /** 405 with the `Allow` header. */
@@ -90,7 +101,7 @@ export function methodNotAllowed(method: string, path: string, allow: readonly s
   return new ApiError(
     405,
     "invalid_request_error",
-    `Method ${method} is not allowed on ${path}; allowed: ${allow.join(", ")}.`,
+    `Method ${clip(method, 20)} is not allowed on ${clip(path)}; allowed: ${allow.join(", ")}.`,
     { code: "method_not_allowed", headers: { allow: allow.join(", ") } },
   );
 }
@@ -103,6 +114,23 @@ export function payloadTooLarge(limit: number): ApiError {
     `Request body is larger than the limit of ${limit} bytes.`,
     { code: "request_too_large" },
   );
+}
+
+/** 408 `request_timeout`: the request body did not arrive in time. */
+export function requestTimeout(ms: number): ApiError {
+  return new ApiError(
+    408,
+    "invalid_request_error",
+    `The request body did not arrive within ${ms} ms.`,
+    { code: "request_timeout", headers: { connection: "close" } },
+  );
+}
+
+/** 499: the client went away; nobody will read this error, but the request's log shows it. */
+export function clientClosed(): ApiError {
+  return new ApiError(499, "invalid_request_error", "The client closed the request.", {
+    code: "client_disconnected",
+  });
 }
 
 /** 429 `rate_limit_exceeded`. */
@@ -118,6 +146,14 @@ export function internalError(requestId: string): ApiError {
     `The server had an error while processing your request (request id ${requestId}).`,
     { code: "internal_error" },
   );
+}
+
+/** 503 `service_unavailable`: the gateway cannot decide the request now (its store fails). */
+export function serviceUnavailable(message: string): ApiError {
+  return new ApiError(503, "server_error", message, {
+    code: "service_unavailable",
+    headers: { "retry-after": "5" },
+  });
 }
 
 /** 502 `upstream_error`: the upstream failed or answered garbage. */

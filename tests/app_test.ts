@@ -126,7 +126,7 @@ Deno.test("OPTIONS without a preflight answers 204 with Allow", async () => {
   assert.equal(res.headers.get("allow"), "GET, OPTIONS");
 });
 
-Deno.test("the client IP is the connection's unless trust_proxy is on", async () => {
+Deno.test("the client IP is the connection's unless trust_proxy is on and enough proxies wrote an IP", async () => {
   const forwarded = { "x-forwarded-for": "203.0.113.7, 198.51.100.2" };
   {
     await using server = await startServer();
@@ -136,11 +136,21 @@ Deno.test("the client IP is the connection's unless trust_proxy is on", async ()
     assert.equal(server.output.records().at(-1)!.ip, "127.0.0.1");
   }
   for (
-    const [trust, ip] of [[true, "198.51.100.2"], [2, "203.0.113.7"], [5, "203.0.113.7"]] as const
+    const [trust, header, ip] of [
+      [true, forwarded, "198.51.100.2"],
+      [2, forwarded, "203.0.113.7"],
+      // Fewer entries than trusted proxies: the client wrote the header itself.
+      [5, forwarded, "127.0.0.1"],
+      [2, { "x-forwarded-for": "203.0.113.9" }, "127.0.0.1"],
+      // The entry our proxy would have written is no IP.
+      [1, { "x-forwarded-for": "x".repeat(3000) }, "127.0.0.1"],
+      [2, { "x-forwarded-for": "not-an-ip, 198.51.100.2" }, "127.0.0.1"],
+      [1, { "x-forwarded-for": "203.0.113.7, 2001:db8::1" }, "2001:db8::1"],
+    ] as const
   ) {
     const config = testConfig((raw) => (raw.server = { port: 0, trust_proxy: trust }));
     await using server = await startServer({ config });
-    const res = await fetch(`${server.url}/healthz`, { headers: forwarded });
+    const res = await fetch(`${server.url}/healthz`, { headers: header });
     await res.body?.cancel();
     await server.app.services.logger.flush();
     assert.equal(server.output.records().at(-1)!.ip, ip, `trust_proxy ${trust}`);

@@ -1,12 +1,26 @@
-import { ApiError, invalidRequest, payloadTooLarge } from "../errors.ts";
+import type { ServerConfig } from "../config.ts";
+import {
+  ApiError,
+  clientClosed,
+  invalidRequest,
+  payloadTooLarge,
+  requestTimeout,
+} from "../errors.ts";
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 const JSON_TYPE = /^application\/([a-z.+-]*\+)?json\s*(;|$)/i;
 
-/** Reads a request body as JSON object, enforcing Content-Type and a byte limit. */
+/** The limits a request body is read within. */
+export type BodyLimits = Pick<ServerConfig, "max_body_bytes" | "body_timeout_ms">;
+
+/**
+ * Reads a request body as a JSON object, enforcing Content-Type, the byte limit (as bytes
+ * arrive: nothing is allocated from a declared length) and the time limit (408). A client that
+ * leaves mid-upload gets 499.
+ */
 export async function readJsonObject(
   request: Request,
-  maxBytes: number,
+  limits: BodyLimits,
 ): Promise<Record<string, unknown>> {
   const type = request.headers.get("content-type");
   if (type !== "application/json" && (type === null || !JSON_TYPE.test(type))) {
@@ -14,17 +28,15 @@ export async function readJsonObject(
       400,
       "invalid_request_error",
       `Content-Type must be application/json${
-        type === null ? " (no Content-Type header was sent)" : `, not ${JSON.stringify(type)}`
+        type === null ? " (no Content-Type header was sent)" : `, not ${quoteHeader(type)}`
       }.`,
       { code: "invalid_content_type" },
     );
   }
+  const maxBytes = limits.max_body_bytes;
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > maxBytes) throw payloadTooLarge(maxBytes);
-  // With a declared length (which the HTTP server holds the body to) read it in one piece;
-  // otherwise (chunked) count the bytes as they come.
-  const bytes = declared !== null ? await request.bytes() : await readLimited(request, maxBytes);
-  if (bytes.length > maxBytes) throw payloadTooLarge(maxBytes);
+  const bytes = await readLimited(request, maxBytes, limits.body_timeout_ms);
   if (bytes.length === 0) {
     throw invalidRequest("The request body is empty; send a JSON object.", null, "invalid_json");
   }
@@ -32,7 +44,9 @@ export async function readJsonObject(
   try {
     value = JSON.parse(utf8.decode(bytes));
   } catch (e) {
-    const reason = e instanceof SyntaxError ? e.message : "the body is not valid UTF-8";
+    const reason = e instanceof SyntaxError
+      ? e.message.slice(0, 200)
+      : "the body is not valid UTF-8";
     throw invalidRequest(
       `We could not parse the JSON body of your request (${reason}).`,
       null,
@@ -51,20 +65,46 @@ export async function readJsonObject(
   return value as Record<string, unknown>;
 }
 
-async function readLimited(request: Request, maxBytes: number): Promise<Uint8Array> {
+function quoteHeader(value: string): string {
+  return JSON.stringify(value.length > 100 ? value.slice(0, 100) + "…" : value);
+}
+
+/** The body's bytes, counted as they arrive, within `maxBytes` and `timeoutMs`. */
+async function readLimited(
+  request: Request,
+  maxBytes: number,
+  timeoutMs: number,
+): Promise<Uint8Array> {
   if (request.body === null) return new Uint8Array();
   const reader = request.body.getReader();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    reader.cancel().catch(() => {});
+  }, timeoutMs);
   const chunks: Uint8Array[] = [];
   let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel().catch(() => {});
-      throw payloadTooLarge(maxBytes);
+  try {
+    for (;;) {
+      let result: ReadableStreamReadResult<Uint8Array>;
+      try {
+        result = await reader.read();
+      } catch {
+        throw timedOut ? requestTimeout(timeoutMs) : clientClosed();
+      }
+      if (result.done) {
+        if (timedOut) throw requestTimeout(timeoutMs);
+        break;
+      }
+      total += result.value.byteLength;
+      if (total > maxBytes) {
+        reader.cancel().catch(() => {});
+        throw payloadTooLarge(maxBytes);
+      }
+      chunks.push(result.value);
     }
-    chunks.push(value);
+  } finally {
+    clearTimeout(timer);
   }
   if (chunks.length === 1) return chunks[0]!;
   const out = new Uint8Array(total);

@@ -1,12 +1,13 @@
 import type { RequestContext } from "../context.ts";
 import { json } from "../http/response.ts";
 
-/** `GET /healthz`: 200 when KV answers, 503 otherwise (for load balancers). */
+/** `GET /healthz`: 200 when KV answers reads and writes and is still the store this process
+ * opened, 503 with the reason otherwise (for load balancers). Also how many request records
+ * were kept out of the KV log (its budget, or a failed write). */
 export async function health(ctx: RequestContext): Promise<Response> {
-  try {
-    await ctx.services.kv.get(["catalogue", "version"]);
-    return json({ status: "ok" });
-  } catch {
-    return json({ status: "unavailable", reason: "KV is not reachable" }, 503);
-  }
+  const { kvHealth, logger } = ctx.services;
+  const kv = await kvHealth.check();
+  const log_records_not_stored = logger.recordsNotStored;
+  if (kv.healthy) return json({ status: "ok", log_records_not_stored });
+  return json({ status: "unavailable", reason: kv.reason, log_records_not_stored }, 503);
 }

@@ -3,6 +3,7 @@ import { type ImageGenerationConfig, parseSize } from "../config.ts";
 import { invalidRequest } from "../errors.ts";
 import type { ImageRequest } from "../types/openai.ts";
 import { invalidValue, optionalField, requiredString, wrongType } from "./params.ts";
+import { quote } from "../quote.ts";
 
 /** Bounds on image requests (spec §8.4 leaves them open). */
 export const IMAGE_LIMITS = {
@@ -61,7 +62,7 @@ function readSize(body: Record<string, unknown>, id: string, image: ImageGenerat
   if (typeof size !== "string") throw wrongType("size", "a string", size);
   if (!image.sizes.includes(size)) {
     throw invalidValue(
-      `Invalid size ${JSON.stringify(size)} for the model \`${id}\`. Allowed sizes: ${
+      `Invalid size ${quote(size)} for the model \`${id}\`. Allowed sizes: ${
         image.sizes.join(", ")
       }.`,
       "size",
@@ -135,7 +136,7 @@ export function readImageRequest(
   const format = optionalField(body, "response_format") ?? "url";
   if (format !== "url" && format !== "b64_json") {
     throw invalidValue(
-      `Invalid 'response_format': expected "url" or "b64_json", got ${JSON.stringify(format)}.`,
+      `Invalid 'response_format': expected "url" or "b64_json", got ${quote(format)}.`,
       "response_format",
     );
   }
@@ -143,7 +144,7 @@ export function readImageRequest(
   if (output !== undefined && output !== "jpeg") {
     throw invalidValue(
       `Invalid 'output_format': this endpoint returns JPEG images, so only "jpeg" is accepted; got ${
-        JSON.stringify(output)
+        quote(output)
       }.`,
       "output_format",
     );

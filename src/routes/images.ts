@@ -16,7 +16,7 @@ const JPEG_DATA_URL = "data:image/jpeg;base64,";
  */
 export async function generateImages(ctx: RequestContext): Promise<Response> {
   const { config, catalogue, providers, clock } = ctx.services;
-  const body = await readJsonObject(ctx.request, config.server.max_body_bytes);
+  const body = await readJsonObject(ctx.request, config.server);
   const record = resolveModel(catalogue, providers, imageModelId(body), viewerOf(ctx.principal));
   const { provider, call } = modelCall(ctx, record);
   if (!record.image_generation) {

@@ -47,7 +47,7 @@ function defaultModel(ctx: RequestContext): ModelRecord {
  */
 export async function createModeration(ctx: RequestContext): Promise<Response> {
   const { config, catalogue, providers } = ctx.services;
-  const body = await readJsonObject(ctx.request, config.server.max_body_bytes);
+  const body = await readJsonObject(ctx.request, config.server);
   const id = moderationModelId(body);
   const record = id === null
     ? defaultModel(ctx)

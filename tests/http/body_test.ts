@@ -2,6 +2,9 @@ import assert from "node:assert/strict";
 import { ApiError } from "../../src/errors.ts";
 import { readJsonObject } from "../../src/http/body.ts";
 
+/** Body limits of `max` bytes and a generous time. */
+const within = (max: number) => ({ max_body_bytes: max, body_timeout_ms: 10_000 });
+
 const encoder = new TextEncoder();
 
 /** A POST whose body arrives in `pieces` (chunked, no Content-Length) or, with `length`,
@@ -28,10 +31,10 @@ async function status(promise: Promise<unknown>): Promise<number> {
 
 Deno.test("readJsonObject reads a body with a declared length or in chunks, and the same JSON", async () => {
   const text = '{"model":"m","messages":[{"role":"user","content":"héllo"}]}';
-  const whole = await readJsonObject(post([text], encoder.encode(text).length), 1000);
+  const whole = await readJsonObject(post([text], encoder.encode(text).length), within(1000));
   const chunked = await readJsonObject(
     post([text.slice(0, 7), text.slice(7, 30), text.slice(30)]),
-    1000,
+    within(1000),
   );
   assert.deepEqual(whole, JSON.parse(text));
   assert.deepEqual(chunked, JSON.parse(text));
@@ -39,11 +42,14 @@ Deno.test("readJsonObject reads a body with a declared length or in chunks, and 
 
 Deno.test("readJsonObject refuses more than the limit with 413, declared or counted", async () => {
   const big = JSON.stringify({ x: "y".repeat(200) });
-  assert.equal(await status(readJsonObject(post([big], big.length), 100)), 413);
-  assert.equal(await status(readJsonObject(post([big.slice(0, 50), big.slice(50)]), 100)), 413);
+  assert.equal(await status(readJsonObject(post([big], big.length), within(100))), 413);
+  assert.equal(
+    await status(readJsonObject(post([big.slice(0, 50), big.slice(50)]), within(100))),
+    413,
+  );
   // A declared length smaller than what comes is still held to the limit.
-  assert.equal(await status(readJsonObject(post([big], 10), 100)), 413);
-  assert.equal(await status(readJsonObject(post([big], big.length), big.length)), 200);
+  assert.equal(await status(readJsonObject(post([big], 10), within(100))), 413);
+  assert.equal(await status(readJsonObject(post([big], big.length), within(big.length))), 200);
 });
 
 Deno.test("readJsonObject names bad UTF-8 and bad JSON as invalid_json", async () => {
@@ -52,11 +58,47 @@ Deno.test("readJsonObject names bad UTF-8 and bad JSON as invalid_json", async (
     headers: { "content-type": "application/json", "content-length": "3" },
     body: Uint8Array.of(0x22, 0xff, 0x22),
   });
-  await assert.rejects(readJsonObject(bad, 100), (e) => {
+  await assert.rejects(readJsonObject(bad, within(100)), (e) => {
     assert.ok(e instanceof ApiError);
     assert.equal(e.code, "invalid_json");
     assert.match(e.message, /not valid UTF-8/);
     return true;
   });
-  await assert.rejects(readJsonObject(post(["{1}"], 3), 100), /parse the JSON body/);
+  await assert.rejects(readJsonObject(post(["{1}"], 3), within(100)), /parse the JSON body/);
+});
+
+/** A POST whose body sends `first` and then nothing more, or fails with `failure`. */
+function stalled(first: string, failure?: Error): Request {
+  return new Request("http://localhost/v1/chat/completions", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(encoder.encode(first));
+        if (failure) controller.error(failure);
+      },
+    }),
+  });
+}
+
+Deno.test("readJsonObject cuts a body that does not arrive in time with 408", async () => {
+  await assert.rejects(
+    readJsonObject(stalled('{"model":'), { max_body_bytes: 1000, body_timeout_ms: 100 }),
+    (e) => {
+      assert.ok(e instanceof ApiError);
+      assert.equal(e.status, 408);
+      assert.equal(e.code, "request_timeout");
+      return true;
+    },
+  );
+});
+
+Deno.test("readJsonObject answers an upload the client abandoned with 499", async () => {
+  const gone = stalled('{"model":', new TypeError("connection reset"));
+  await assert.rejects(readJsonObject(gone, within(1000)), (e) => {
+    assert.ok(e instanceof ApiError);
+    assert.equal(e.status, 499);
+    assert.equal(e.code, "client_disconnected");
+    return true;
+  });
 });

@@ -2,10 +2,11 @@ import { FieldError } from "../../config.ts";
 import type { RequestContext } from "../../context.ts";
 import { ApiError, invalidRequest } from "../../errors.ts";
 import { readJsonObject } from "../../http/body.ts";
+import { quote } from "../../quote.ts";
 
 /** The JSON object body of an admin request. */
 export function readBody(ctx: RequestContext): Promise<Record<string, unknown>> {
-  return readJsonObject(ctx.request, ctx.services.config.server.max_body_bytes);
+  return readJsonObject(ctx.request, ctx.services.config.server);
 }
 
 /** Runs a validator and turns its {@link FieldError} into a 400 naming the field. */
@@ -23,7 +24,7 @@ export function validated<T>(read: () => T): T {
 
 /** 404 for an admin resource that does not exist. */
 export function notFound(what: string, id: string, code: string): ApiError {
-  return new ApiError(404, "invalid_request_error", `No ${what} with id ${JSON.stringify(id)}.`, {
+  return new ApiError(404, "invalid_request_error", `No ${what} with id ${quote(id)}.`, {
     code,
     param: "id",
   });
@@ -35,7 +36,7 @@ export function queryParams(ctx: RequestContext, allowed: readonly string[]): UR
   for (const name of params.keys()) {
     if (!allowed.includes(name)) {
       throw invalidRequest(
-        `Unknown query parameter ${JSON.stringify(name)}; allowed: ${allowed.join(", ")}.`,
+        `Unknown query parameter ${quote(name)}; allowed: ${allowed.join(", ")}.`,
         name,
       );
     }
@@ -48,7 +49,7 @@ export function parseTime(value: string, param: string): number {
   const ms = /^\d+$/.test(value) ? Number(value) : Date.parse(value);
   if (!Number.isFinite(ms)) {
     throw invalidRequest(
-      `${param}: expected an ISO 8601 time or Unix milliseconds, not ${JSON.stringify(value)}.`,
+      `${param}: expected an ISO 8601 time or Unix milliseconds, not ${quote(value)}.`,
       param,
     );
   }

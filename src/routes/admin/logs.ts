@@ -4,6 +4,7 @@ import { json } from "../../http/response.ts";
 import { LOG_PREFIX, logBucket, type LogRow, rowRecords } from "../../log/kv_sink.ts";
 import type { LogRecord } from "../../log/record.ts";
 import { parseTime, queryParams } from "./input.ts";
+import { quote } from "../../quote.ts";
 
 const PARAMS = ["since", "until", "status", "model", "key_id", "path", "limit", "cursor"];
 const DEFAULT_LIMIT = 100;
@@ -32,7 +33,7 @@ export async function listLogs(ctx: RequestContext): Promise<Response> {
     limit = /^\d+$/.test(raw) ? Number(raw) : NaN;
     if (!(limit >= 1 && limit <= MAX_LIMIT)) {
       throw invalidRequest(
-        `limit: must be an integer from 1 to ${MAX_LIMIT}, not ${JSON.stringify(raw)}.`,
+        `limit: must be an integer from 1 to ${MAX_LIMIT}, not ${quote(raw)}.`,
         "limit",
       );
     }
@@ -141,7 +142,7 @@ function statusMatcher(value: string): (status: number) => boolean {
     return (status) => Math.floor(status / 100) === hundreds;
   }
   throw invalidRequest(
-    `status: expected a status code like 429 or a class like 4xx, not ${JSON.stringify(value)}.`,
+    `status: expected a status code like 429 or a class like 4xx, not ${quote(value)}.`,
     "status",
   );
 }

@@ -5,6 +5,7 @@ import type { RequestContext } from "../../context.ts";
 import { invalidRequest } from "../../errors.ts";
 import { json } from "../../http/response.ts";
 import { notFound, readBody, validated } from "./input.ts";
+import { quote } from "../../quote.ts";
 
 /** A catalogue record as the admin API shows it: everything stored, plus whether its provider
  * is available here and whether it is served (enabled and available). */
@@ -41,7 +42,7 @@ export async function putAdminModel(ctx: RequestContext): Promise<Response> {
   const body = await readBody(ctx);
   if (body.id !== undefined && body.id !== id) {
     throw invalidRequest(
-      `id: the body's id ${JSON.stringify(body.id)} differs from the path's ${JSON.stringify(id)}.`,
+      `id: the body's id ${quote(body.id)} differs from the path's ${quote(id)}.`,
       "id",
     );
   }

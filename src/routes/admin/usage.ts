@@ -3,6 +3,7 @@ import { invalidRequest } from "../../errors.ts";
 import { json } from "../../http/response.ts";
 import { readUsage } from "../../log/usage.ts";
 import { queryParams } from "./input.ts";
+import { quote } from "../../quote.ts";
 
 /**
  * `GET /admin/usage?day=YYYY-MM-DD` (default: today, UTC): requests, errors and tokens per
@@ -16,7 +17,7 @@ export async function getUsage(ctx: RequestContext): Promise<Response> {
   const ms = /^\d{4}-\d{2}-\d{2}$/.test(day) ? Date.parse(`${day}T00:00:00Z`) : NaN;
   if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== day) {
     throw invalidRequest(
-      `day: expected a UTC date like 2026-01-15, not ${JSON.stringify(day)}.`,
+      `day: expected a UTC date like 2026-01-15, not ${quote(day)}.`,
       "day",
     );
   }
