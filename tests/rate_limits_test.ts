@@ -214,3 +214,34 @@ Deno.test("§8.3: keys have higher limits, counted per key, with per-key overrid
   assert.equal(limitHeaders(over.res).limit, "3");
   assert.match(JSON.parse(over.text).error.message, /for this API key/);
 });
+
+Deno.test("unknown paths, preflights, wrong methods and failed admin auth count against the per-IP other limit", async () => {
+  const clock = new FakeClock();
+  await using server = await startServer({
+    clock,
+    config: testConfig((raw) => {
+      raw.limits = { anonymous: { other: { per_minute: 4, per_day: 1000 } } };
+    }),
+    env: (name) => (name === "SWITCHYARD_ADMIN_TOKEN" ? "admin-secret-token" : undefined),
+  });
+  const statuses: number[] = [];
+  const send = async (path: string, init: RequestInit = {}) => {
+    const res = await fetch(`${server.url}${path}`, init);
+    await res.body?.cancel();
+    statuses.push(res.status);
+  };
+  await send(`/${"x".repeat(60_000)}`);
+  await send("/admin/keys", { headers: { authorization: "Bearer wrong" } });
+  await send("/v1/models", {
+    method: "OPTIONS",
+    headers: { origin: "https://app.example.com", "access-control-request-method": "GET" },
+  });
+  await send("/v1/models", { method: "DELETE" });
+  await send("/nowhere");
+  await send("/admin/keys", { headers: { authorization: "Bearer wrong" } });
+  assert.deepEqual(statuses, [404, 401, 204, 405, 429, 429]);
+  // Health checks are never limited.
+  const health = await fetch(`${server.url}/healthz`);
+  assert.equal(health.status, 200);
+  await health.body?.cancel();
+});
