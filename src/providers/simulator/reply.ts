@@ -15,7 +15,7 @@ import type {
 } from "../../types/openai.ts";
 import { contentText } from "../content_text.ts";
 import { fnv1a, stableId } from "./hash.ts";
-import { sampleArguments, sampleValue } from "./schema_sample.ts";
+import { SchemaSampler } from "./schema_sample.ts";
 
 /** The simulator's decision: a text reply, or calls of the request's tools. */
 export type Reply =
@@ -40,6 +40,7 @@ export function planReply(req: ChatRequest, modelId: string): Reply {
 
   const calls = chooseTools(req, userText);
   if (calls.length > 0) {
+    const sampler = new SchemaSampler(userText);
     return {
       kind: "tool_calls",
       calls: calls.map((tool, i) => ({
@@ -47,7 +48,12 @@ export function planReply(req: ChatRequest, modelId: string): Reply {
         type: "function",
         function: {
           name: tool.function.name,
-          arguments: JSON.stringify(sampleArguments(tool.function.parameters, userText)),
+          arguments: JSON.stringify(
+            sampler.sampleArguments(
+              tool.function.parameters,
+              `tools[${req.tools.indexOf(tool)}].function.parameters`,
+            ),
+          ),
         },
       })),
     };
@@ -67,7 +73,8 @@ export function planReply(req: ChatRequest, modelId: string): Reply {
   return { kind: "text", text: formatted(req, text, userText) };
 }
 
-/** The reply as JSON when `response_format` asks for it. */
+/** The reply as JSON when `response_format` asks for it (a 400 when its schema costs more than
+ * the sampler's budget). */
 function formatted(req: ChatRequest, text: string, userText: string): string {
   const format = req.extra.response_format as
     | { type: string; json_schema?: { schema?: Record<string, unknown> } }
@@ -75,7 +82,9 @@ function formatted(req: ChatRequest, text: string, userText: string): string {
   if (format?.type === "json_object") return JSON.stringify({ reply: text });
   if (format?.type === "json_schema") {
     const schema = format.json_schema?.schema;
-    return JSON.stringify(schema ? sampleValue(schema, userText) : { reply: text });
+    if (!schema) return JSON.stringify({ reply: text });
+    const sampler = new SchemaSampler(userText);
+    return JSON.stringify(sampler.sampleValue(schema, "response_format.json_schema.schema"));
   }
   return text;
 }

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { ApiError } from "../../../src/errors.ts";
 import { inlineImageWork } from "../../../src/images/work.ts";
 import type { ModelRecord } from "../../../src/catalogue/model.ts";
 import { simulateChat, simulateChatStream } from "../../../src/providers/simulator/chat.ts";
@@ -317,6 +318,70 @@ Deno.test("response_format json_schema makes the reply a JSON value of that sche
     OPTIONS,
   );
   assert.equal(typeof JSON.parse(object.choices[0]!.message.content!).reply, "string");
+});
+
+/** Checks that a call is answered a 400 `invalid_value` naming `param`, whole and streamed. */
+async function rejectsSchema(req: ChatRequest, param: string): Promise<void> {
+  const start = performance.now();
+  const check = (e: unknown) =>
+    e instanceof ApiError && e.status === 400 && e.code === "invalid_value" && e.param === param;
+  await assert.rejects(simulateChat(req, call(), OPTIONS), check);
+  await assert.rejects(collect(req), check);
+  assert.ok(performance.now() - start < 1000);
+}
+
+Deno.test("a response_format schema over the sampler's budget is a 400 naming it", async () => {
+  const schema = { type: "array", minItems: 1_000_000_000, items: { type: "string" } };
+  await rejectsSchema(
+    request({ response_format: { type: "json_schema", json_schema: { name: "x", schema } } }),
+    "response_format.json_schema.schema.minItems",
+  );
+  const deep = { type: "array", minItems: 50, items: { $ref: "#" } };
+  await rejectsSchema(
+    request({ response_format: { type: "json_schema", json_schema: { name: "x", schema: deep } } }),
+    "response_format.json_schema.schema",
+  );
+});
+
+Deno.test("recursive tool parameters give bounded arguments; oversized ones a 400", async () => {
+  const tree = (width: number) => ({
+    type: "function",
+    function: {
+      name: "grow",
+      parameters: {
+        type: "object",
+        properties: Object.fromEntries(
+          Array.from({ length: width }, (_, i) => [`p${i}`, { $ref: "#" }]),
+        ),
+      },
+    },
+  });
+  const choice = { type: "function", function: { name: "grow" } };
+  for (const width of [3, 5, 40]) {
+    const start = performance.now();
+    const result = await simulateChat(
+      request({ tools: [tree(width)], tool_choice: choice }),
+      call(),
+      OPTIONS,
+    );
+    assert.ok(performance.now() - start < 1000);
+    assert.equal(result.choices[0]!.message.tool_calls![0]!.function.arguments, "{}");
+  }
+  const big = {
+    type: "function",
+    function: {
+      name: "grow",
+      parameters: {
+        type: "object",
+        properties: { a: { type: "string", minLength: 1e9 } },
+        required: ["a"],
+      },
+    },
+  };
+  await rejectsSchema(
+    request({ tools: [TIME_TOOL, big], tool_choice: choice }),
+    "tools[1].function.parameters.properties.a.minLength",
+  );
 });
 
 Deno.test("the per-token delay stops as soon as the signal aborts", async () => {
