@@ -104,22 +104,26 @@ function chooseTools(req: ChatRequest, userText: string): Tool[] {
   return req.extra.parallel_tool_calls === false ? named.slice(0, 1) : named;
 }
 
-/** The tools whose names appear as whole words in the text, in order of appearance. */
+/** The tools whose names appear as whole words in the text, in order of appearance: one pass
+ * over the text's runs of name characters (a scan per tool was quadratic in long texts). */
 function namedTools(tools: Tool[], text: string): Tool[] {
-  const found: { at: number; tool: Tool }[] = [];
-  for (const tool of tools) {
-    const at = wordIndex(text, tool.function.name);
-    if (at >= 0) found.push({ at, tool });
+  const byName = new Map(tools.map((tool) => [tool.function.name, tool]));
+  const found = new Set<Tool>();
+  const isNameChar = (code: number) =>
+    (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122) ||
+    code === 95 || code === 45;
+  for (let i = 0; i < text.length && found.size < byName.size;) {
+    if (!isNameChar(text.charCodeAt(i))) {
+      i++;
+      continue;
+    }
+    let end = i + 1;
+    while (end < text.length && isNameChar(text.charCodeAt(end))) end++;
+    const tool = end - i <= 64 ? byName.get(text.slice(i, end)) : undefined;
+    if (tool) found.add(tool);
+    i = end;
   }
-  return found.sort((a, b) => a.at - b.at).map((f) => f.tool);
-}
-
-function wordIndex(text: string, word: string): number {
-  const isNameChar = (c: string | undefined) => c !== undefined && /[A-Za-z0-9_-]/.test(c);
-  for (let at = text.indexOf(word); at >= 0; at = text.indexOf(word, at + 1)) {
-    if (!isNameChar(text[at - 1]) && !isNameChar(text[at + word.length])) return at;
-  }
-  return -1;
+  return [...found];
 }
 
 /** The tool messages at the end of the conversation, with the names of the calls they answer. */
