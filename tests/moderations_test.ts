@@ -3,6 +3,7 @@ import OpenAI from "openai";
 import { MODERATION_CATEGORIES } from "../src/config.ts";
 import { ApiError } from "../src/errors.ts";
 import type { Provider } from "../src/providers/types.ts";
+import { measured, pngDeclaring, textBombPng } from "./support/bombs.ts";
 import { FakeChatProvider } from "./support/fake_chat_provider.ts";
 import { dataUrl, gifWithComment, jpegWithComment, pngUrl } from "./support/image_fixtures.ts";
 import { expectError, postJson } from "./support/http.ts";
@@ -162,11 +163,11 @@ Deno.test("moderations: image i goes with text i; extra images with the last tex
   assert.equal((await single.json()).results[0].flagged, true);
 });
 
-Deno.test("moderations: text embedded in PNG (tEXt/zTXt/iTXt), JPEG and GIF images is read", async () => {
+Deno.test("moderations: text embedded in PNG (tEXt/iTXt), JPEG and GIF images is read", async () => {
   const { server, key } = await setup();
   await using _ = server;
   const images = [
-    await pngUrl("immigrants are vermin", "zTXt"),
+    await pngUrl("immigrants are vermin", "tEXt"),
     await pngUrl("immigrants are vermin", "iTXt"),
     dataUrl(jpegWithComment("immigrants are vermin"), "image/jpeg"),
     dataUrl(gifWithComment("immigrants are vermin"), "image/gif"),
@@ -176,6 +177,44 @@ Deno.test("moderations: text embedded in PNG (tEXt/zTXt/iTXt), JPEG and GIF imag
     const result = (await res.json()).results[0] as Result;
     assert.deepEqual(flaggedCategories(result), ["hate"], image.slice(0, 30));
   }
+  // Compressed text (zTXt) is never inflated, so never read.
+  const zTxt = await pngUrl("immigrants are vermin", "zTXt");
+  const res = await post(server, { input: "what is this?", input_images: [zTxt] }, key);
+  assert.deepEqual(flaggedCategories((await res.json()).results[0]), []);
+});
+
+Deno.test("moderations: 16 anonymous PNGs whose zTXt inflates to 200 MB each: 200, in little memory", async () => {
+  const { server } = await setup();
+  await using _ = server;
+  const MB = 1024 * 1024;
+  const bomb = dataUrl(await textBombPng(200 * MB), "image/png");
+  const body = { input: "what is this?", input_images: new Array(16).fill(bomb) };
+  const { result: res, growth } = await measured(() => post(server, body));
+  assert.equal(res.status, 200);
+  assert.equal(((await res.json()).results[0] as Result).flagged, false);
+  assert.ok(growth < 100 * MB, `RSS grew by ${(growth / MB).toFixed(0)} MB`);
+});
+
+Deno.test("moderations: an image over the pixel caps is a 400 image_too_large naming it", async () => {
+  const { server, key } = await setup();
+  await using _ = server;
+  const png = await pngUrl(null);
+  const huge = dataUrl(pngDeclaring(100_000, 100_000, Uint8Array.of(1, 2, 3)), "image/png");
+  await expectError(await post(server, { input: "a", input_images: [png, huge] }, key), 400, {
+    type: "invalid_request_error",
+    code: "image_too_large",
+    param: "input_images[1]",
+    message: /100000x100000 = 10000000000 pixels; the limit is 33554432 pixels per image/,
+  });
+  // 25 megapixels each: the sixth passes the default 134217728 for a whole request.
+  const big = dataUrl(pngDeclaring(5000, 5000, Uint8Array.of(1, 2, 3)), "image/png");
+  const tooMany = { input: "a", input_images: new Array(6).fill(big) };
+  await expectError(await post(server, tooMany, key), 400, {
+    type: "invalid_request_error",
+    code: "image_too_large",
+    param: "input_images[5]",
+    message: /brings this request's images to 150000000 pixels; the limit is 134217728/,
+  });
 });
 
 Deno.test("moderations.create: OpenAI's multimodal input parts are one input", async () => {

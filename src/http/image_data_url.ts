@@ -1,3 +1,4 @@
+import type { LimitsConfig } from "../config.ts";
 import { invalidRequest } from "../errors.ts";
 
 /** Image formats accepted as input (spec: base64 image data URLs). */
@@ -16,6 +17,26 @@ export interface ImageInfo {
   height: number;
 }
 
+/** Caps on input images, per image and for all images of one request (`Config.limits`). */
+export type ImageCaps = Pick<
+  LimitsConfig,
+  "max_image_pixels" | "max_image_bytes" | "max_request_image_pixels" | "max_request_image_bytes"
+>;
+
+/** The caps `Config.limits` has when the config sets none. */
+export const DEFAULT_IMAGE_CAPS: Readonly<ImageCaps> = {
+  max_image_pixels: 33_554_432,
+  max_image_bytes: 20 * 1024 * 1024,
+  max_request_image_pixels: 134_217_728,
+  max_request_image_bytes: 20 * 1024 * 1024,
+};
+
+/** An image data URL of a request, and the parameter that carries it. */
+export interface ImageField {
+  url: string;
+  param: string;
+}
+
 const MEDIA_TYPES: Record<ImageFormat, string> = {
   png: "image/png",
   jpeg: "image/jpeg",
@@ -23,17 +44,77 @@ const MEDIA_TYPES: Record<ImageFormat, string> = {
   webp: "image/webp",
 };
 
-const DATA_URL = /^data:(image\/[a-z0-9.+-]+)(?:;[a-z0-9-]+=[^;,]*)*;base64,/i;
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+/** A media type is at most 64 characters after `image/`, so that an error can quote it. */
+const DATA_URL = /^data:(image\/[a-z0-9.+-]{1,64})(?:;[a-z0-9-]+=[^;,]*)*;base64,/i;
 
 /**
  * Decodes a base64 image data URL and checks that it holds a real PNG, JPEG, GIF or WebP
- * image (magic bytes, and dimensions from its header). Throws a 400 naming `param`.
+ * image (magic bytes, and dimensions from its header) within the per-image caps. Throws a 400
+ * naming `param`.
  */
-export function parseImageDataUrl(url: unknown, param: string): ImageInfo {
+export function parseImageDataUrl(
+  url: unknown,
+  param: string,
+  caps: Readonly<ImageCaps> = DEFAULT_IMAGE_CAPS,
+): ImageInfo {
   if (typeof url !== "string") {
     throw invalidRequest(`${param} must be a string (a base64 image data URL).`, param);
   }
+  return parseRequestImages([{ url, param }], caps)[0]!;
+}
+
+/**
+ * Decodes and checks every image data URL of one request (see {@link parseImageDataUrl}),
+ * each within the per-image caps and all together within the per-request caps. Sizes are
+ * checked before anything large is decoded. Throws a 400 naming the first field that fails.
+ */
+export function parseRequestImages(
+  fields: readonly ImageField[],
+  caps: Readonly<ImageCaps> = DEFAULT_IMAGE_CAPS,
+): ImageInfo[] {
+  let bytesBefore = 0;
+  let pixelsBefore = 0;
+  return fields.map(({ url, param }) => {
+    const { declared, base64 } = splitDataUrl(url, param);
+    const bytes = decodedLength(base64);
+    checkCap(param, `${bytes} bytes`, "bytes", {
+      size: bytes,
+      before: bytesBefore,
+      perImage: caps.max_image_bytes,
+      perRequest: caps.max_request_image_bytes,
+    });
+    const info = inspectImage(decodeBase64(base64, param));
+    if (!info) {
+      throw invalidRequest(
+        `${param} is not a PNG, JPEG, GIF or WebP image (its bytes do not start like one, or its header is cut short).`,
+        param,
+        "invalid_image",
+      );
+    }
+    if (
+      declared !== MEDIA_TYPES[info.format] && !(info.format === "jpeg" && declared === "image/jpg")
+    ) {
+      throw invalidRequest(
+        `${param} says ${declared} but holds a ${info.format.toUpperCase()} image.`,
+        param,
+        "invalid_image",
+      );
+    }
+    const pixels = info.width * info.height;
+    checkCap(param, `${info.width}x${info.height} = ${pixels} pixels`, "pixels", {
+      size: pixels,
+      before: pixelsBefore,
+      perImage: caps.max_image_pixels,
+      perRequest: caps.max_request_image_pixels,
+    });
+    bytesBefore += bytes;
+    pixelsBefore += pixels;
+    return { ...info, mediaType: MEDIA_TYPES[info.format], base64, bytes };
+  });
+}
+
+/** The declared media type (lower case) and the base64 payload (whitespace removed). */
+function splitDataUrl(url: string, param: string): { declared: string; base64: string } {
   const match = DATA_URL.exec(url);
   if (!match) {
     const hint = /^https?:/i.test(url)
@@ -46,34 +127,54 @@ export function parseImageDataUrl(url: unknown, param: string): ImageInfo {
     );
   }
   const base64 = url.slice(match[0].length).replace(/\s+/g, "");
-  if (base64.length === 0 || base64.length % 4 === 1 || !BASE64.test(base64)) {
-    throw invalidRequest(`${param} does not contain valid base64 data.`, param, "invalid_image");
-  }
-  let bytes: Uint8Array;
+  if (base64.length === 0 || base64.length % 4 === 1) throw invalidBase64(param);
+  return { declared: match[1]!.toLowerCase(), base64 };
+}
+
+/** Bytes that base64 text decodes to, without decoding it. */
+function decodedLength(base64: string): number {
+  const padding = base64.endsWith("==") ? 2 : base64.endsWith("=") ? 1 : 0;
+  return Math.floor((base64.length * 3) / 4) - padding;
+}
+
+function decodeBase64(base64: string, param: string): Uint8Array {
   try {
-    bytes = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
+    return Uint8Array.fromBase64(base64);
   } catch {
-    throw invalidRequest(`${param} does not contain valid base64 data.`, param, "invalid_image");
+    throw invalidBase64(param);
   }
-  const info = inspectImage(bytes);
-  if (!info) {
+}
+
+function invalidBase64(param: string) {
+  return invalidRequest(`${param} does not contain valid base64 data.`, param, "invalid_image");
+}
+
+/** One image's size against its per-image cap and, added to the images before it, the
+ * per-request cap. */
+interface Measure {
+  size: number;
+  before: number;
+  perImage: number;
+  perRequest: number;
+}
+
+function checkCap(param: string, described: string, unit: string, m: Measure): void {
+  if (m.size > m.perImage) {
     throw invalidRequest(
-      `${param} is not a PNG, JPEG, GIF or WebP image (its bytes do not start like one, or its header is cut short).`,
+      `${param} is too large: ${described}; the limit is ${m.perImage} ${unit} per image.`,
       param,
-      "invalid_image",
+      "image_too_large",
     );
   }
-  const declared = match[1]!.toLowerCase();
-  if (
-    declared !== MEDIA_TYPES[info.format] && !(info.format === "jpeg" && declared === "image/jpg")
-  ) {
+  if (m.before + m.size > m.perRequest) {
     throw invalidRequest(
-      `${param} says ${declared} but holds a ${info.format.toUpperCase()} image.`,
+      `${param} (${described}) brings this request's images to ${
+        m.before + m.size
+      } ${unit}; the limit is ${m.perRequest} ${unit} for all images of a request.`,
       param,
-      "invalid_image",
+      "image_too_large",
     );
   }
-  return { ...info, mediaType: MEDIA_TYPES[info.format], base64, bytes: bytes.length };
 }
 
 /** Format and dimensions of an image from its first bytes, or `null` if it is none we accept. */

@@ -4,7 +4,12 @@
  * (`messages[2].content[0].image_url.url`). Unknown top-level fields are ignored, as OpenAI does.
  */
 import { invalidRequest } from "../errors.ts";
-import { parseImageDataUrl } from "../http/image_data_url.ts";
+import {
+  DEFAULT_IMAGE_CAPS,
+  type ImageCaps,
+  type ImageField,
+  parseRequestImages,
+} from "../http/image_data_url.ts";
 import type {
   AssistantMessage,
   ChatMessage,
@@ -33,8 +38,12 @@ const FUNCTION_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 type Obj = Record<string, unknown>;
 
-/** Checks a parsed JSON body and returns the request with defaults filled in. */
-export function parseChatRequest(body: Obj): ChatRequest {
+/** Checks a parsed JSON body (its images within `caps`) and returns the request with defaults
+ * filled in. */
+export function parseChatRequest(
+  body: Obj,
+  caps: Readonly<ImageCaps> = DEFAULT_IMAGE_CAPS,
+): ChatRequest {
   const model = body.model;
   if (model === undefined || model === null) {
     throw invalidRequest("You must provide a model parameter (`model`).", "model");
@@ -43,6 +52,7 @@ export function parseChatRequest(body: Obj): ChatRequest {
     throw invalidRequest(`\`model\` must be a non-empty string, not ${kindOf(model)}.`, "model");
   }
   const messages = parseMessages(body.messages);
+  parseRequestImages(imageFields(messages), caps);
 
   const temperature = optionalNumber(body, "temperature", 0, 2);
   const maxTokens = parseMaxTokens(body);
@@ -352,8 +362,13 @@ function parseImagePart(raw: Obj, at: string): ImagePart {
     );
   }
   const url = `${at}.image_url.url`;
-  parseImageDataUrl(image.url, url);
-  const part: ImagePart = { type: "image_url", image_url: { url: image.url as string } };
+  if (typeof image.url !== "string") {
+    throw invalidRequest(
+      `\`${url}\` must be a string (a base64 image data URL), not ${kindOf(image.url)}.`,
+      url,
+    );
+  }
+  const part: ImagePart = { type: "image_url", image_url: { url: image.url } };
   const detail = image.detail;
   if (detail !== undefined && detail !== null) {
     if (detail !== "auto" && detail !== "low" && detail !== "high") {
@@ -367,6 +382,20 @@ function parseImagePart(raw: Obj, at: string): ImagePart {
     part.image_url.detail = detail;
   }
   return part;
+}
+
+/** The image URLs of the user messages, each with its param: decoded and checked once the
+ * messages are, so that the per-request caps see every image. */
+function imageFields(messages: ChatMessage[]): ImageField[] {
+  const fields: ImageField[] = [];
+  messages.forEach((m, i) => {
+    if (m.role !== "user" || typeof m.content === "string") return;
+    m.content.forEach((part, j) => {
+      if (part.type !== "image_url") return;
+      fields.push({ url: part.image_url.url, param: `messages[${i}].content[${j}].image_url.url` });
+    });
+  });
+  return fields;
 }
 
 function parseMaxTokens(body: Obj): number | null {

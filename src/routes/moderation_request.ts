@@ -1,5 +1,10 @@
 import { invalidRequest } from "../errors.ts";
-import { parseImageDataUrl } from "../http/image_data_url.ts";
+import {
+  DEFAULT_IMAGE_CAPS,
+  type ImageCaps,
+  type ImageField,
+  parseRequestImages,
+} from "../http/image_data_url.ts";
 import { invalidValue, optionalField, typeName, wrongType } from "./params.ts";
 
 /** Bounds on moderation requests (spec §8.4 leaves them open). */
@@ -40,13 +45,19 @@ function checkText(text: string, param: string): string {
   return text;
 }
 
+/** The texts of a request, and its image fields (not yet decoded). */
+interface Unchecked {
+  input: string[];
+  images: ImageField[];
+}
+
 /**
  * OpenAI's multimodal form: an array of `{type: "text", text}` and
  * `{type: "image_url", image_url: {url}}` parts, moderated together as one input.
  */
-function readParts(parts: unknown[]): ModerationInput {
+function readParts(parts: unknown[]): Unchecked {
   const texts: string[] = [];
-  const images: string[] = [];
+  const images: ImageField[] = [];
   parts.forEach((part, i) => {
     const param = `input[${i}]`;
     if (typeof part !== "object" || part === null || Array.isArray(part)) {
@@ -67,8 +78,7 @@ function readParts(parts: unknown[]): ModerationInput {
       if (typeof url !== "string") {
         throw wrongType(`${param}.image_url.url`, "a string (a base64 image data URL)", url);
       }
-      parseImageDataUrl(url, `${param}.image_url.url`);
-      images.push(url as string);
+      images.push({ url, param: `${param}.image_url.url` });
     } else {
       throw invalidValue(
         `Invalid '${param}.type': expected "text" or "image_url", got ${JSON.stringify(p.type)}.`,
@@ -81,12 +91,15 @@ function readParts(parts: unknown[]): ModerationInput {
 
 /**
  * Validates `input` (a string, an array of strings, or OpenAI's array of content parts) and
- * `input_images` (base64 image data URLs, each decoded and checked). Throws a 400 naming the
- * parameter. Unknown fields are ignored, as OpenAI does.
+ * `input_images` (base64 image data URLs, each decoded and checked, within `caps`). Throws a
+ * 400 naming the parameter. Unknown fields are ignored, as OpenAI does.
  */
-export function readModerationInput(body: Record<string, unknown>): ModerationInput {
+export function readModerationInput(
+  body: Record<string, unknown>,
+  caps: Readonly<ImageCaps> = DEFAULT_IMAGE_CAPS,
+): ModerationInput {
   const raw = body.input;
-  let result: ModerationInput;
+  let result: Unchecked;
   if (raw === undefined || raw === null) {
     throw invalidRequest(
       "Missing required parameter: 'input'.",
@@ -125,8 +138,7 @@ export function readModerationInput(body: Record<string, unknown>): ModerationIn
       if (typeof url !== "string") {
         throw wrongType(param, "a string (a base64 image data URL)", url);
       }
-      parseImageDataUrl(url, param);
-      result.images.push(url as string);
+      result.images.push({ url, param });
     });
   }
   if (result.images.length > MODERATION_LIMITS.images) {
@@ -135,5 +147,6 @@ export function readModerationInput(body: Record<string, unknown>): ModerationIn
       "input_images",
     );
   }
-  return result;
+  parseRequestImages(result.images, caps);
+  return { input: result.input, images: result.images.map((image) => image.url) };
 }

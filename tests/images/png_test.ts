@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { PNG } from "pngjs";
-import { crc32, decodePng, PngError } from "../../src/images/png.ts";
+import { crc32, decodePng, inflate, PngError } from "../../src/images/png.ts";
+import { deflatedZeros, measured, pngDeclaring } from "../support/bombs.ts";
 import { chunkBytes, concat, deflate, type PngSpec, writePng } from "../support/png_writer.ts";
 
 /** The reference decoder (pngjs), giving 8-bit RGBA like ours. */
@@ -232,6 +233,43 @@ Deno.test("decodePng: palette problems are named", async () => {
   await rejects(await writePng(spec), /palette index 2 is out of range/);
   const { palette: _, ...noPalette } = spec;
   await rejects(await writePng(noPalette), /no PLTE chunk/);
+});
+
+const MB = 1024 * 1024;
+
+Deno.test("inflate: of a bomb (200 MB of zeros) it keeps only the limit, in little memory", async () => {
+  const bomb = await deflatedZeros(200 * MB);
+  const { result: out, growth } = await measured(() => inflate(bomb, 1000));
+  assert.equal(out.length, 1000);
+  assert.ok(out.every((b) => b === 0));
+  assert.ok(growth < 100 * MB, `RSS grew by ${(growth / MB).toFixed(0)} MB`);
+  // Below the limit, everything; a limit inside a slice's output is kept exactly.
+  const text = new TextEncoder().encode("x".repeat(50_000));
+  assert.deepEqual(await inflate(await deflate(text), 1e9), text);
+  assert.deepEqual(await inflate(await deflate(text), 12_345), text.subarray(0, 12_345));
+});
+
+Deno.test("decodePng: an IHDR declaring 100000x100000 is refused before any inflating", async () => {
+  const bomb = pngDeclaring(100_000, 100_000, await deflatedZeros(200 * MB));
+  const { result: refused, growth } = await measured(() =>
+    decodePng(bomb, { maxPixels: 33_554_432 }).then(() => null, (e: unknown) => e)
+  );
+  assert.ok(refused instanceof PngError);
+  assert.match(refused.message, /100000x100000 is larger than the limit of 33554432 pixels/);
+  assert.ok(growth < 100 * MB, `RSS grew by ${(growth / MB).toFixed(0)} MB`);
+  // Not zlib data at all: still the size error, so nothing was inflated.
+  await rejects(
+    pngDeclaring(100_000, 100_000, Uint8Array.of(1, 2, 3)),
+    /larger than the limit of 64 pixels/,
+    { maxPixels: 64 },
+  );
+});
+
+Deno.test("decodePng: an IDAT bomb inside the pixel cap inflates only the image's bytes", async () => {
+  const bomb = pngDeclaring(1000, 1000, await deflatedZeros(200 * MB));
+  const { result: image, growth } = await measured(() => decodePng(bomb));
+  assert.deepEqual([image.width, image.height, image.data.length], [1000, 1000, 4_000_000]);
+  assert.ok(growth < 100 * MB, `RSS grew by ${(growth / MB).toFixed(0)} MB`);
 });
 
 Deno.test("crc32: the check value of the CRC-32 used by PNG", () => {

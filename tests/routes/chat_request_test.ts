@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { ApiError } from "../../src/errors.ts";
+import { DEFAULT_IMAGE_CAPS } from "../../src/http/image_data_url.ts";
 import { parseChatRequest } from "../../src/routes/chat_request.ts";
 import { dataUrl, gifBytes, pngBytes } from "../support/images.ts";
 
@@ -248,6 +249,54 @@ Deno.test("parseChatRequest rejects bad content parts and images, naming the par
     }),
     "messages[0].content[0].type",
     /only allowed in user messages/,
+  );
+});
+
+Deno.test("parseChatRequest holds each image, and all of them, to the image caps", () => {
+  const image = (width: number, height: number) => ({
+    type: "image_url",
+    image_url: { url: dataUrl("image/png", pngBytes(width, height)) },
+  });
+  const messages = [
+    { role: "user", content: [image(100, 100)] },
+    { role: "assistant", content: "a picture" },
+    { role: "user", content: [{ type: "text", text: "and" }, image(200, 100)] },
+  ];
+  const tooLarge = (caps: Partial<typeof DEFAULT_IMAGE_CAPS>, param: string, message: RegExp) =>
+    assert.throws(
+      () => parseChatRequest(body({ messages }), { ...DEFAULT_IMAGE_CAPS, ...caps }),
+      (e: unknown) => {
+        assert.ok(e instanceof ApiError, `expected an ApiError, got ${e}`);
+        assert.deepEqual([e.status, e.type, e.code, e.param], [
+          400,
+          "invalid_request_error",
+          "image_too_large",
+          param,
+        ]);
+        assert.match(e.message, message);
+        return true;
+      },
+    );
+  assert.equal(parseChatRequest(body({ messages })).messages.length, 3);
+  tooLarge(
+    { max_image_pixels: 15_000 },
+    "messages[2].content[1].image_url.url",
+    /200x100 = 20000 pixels; the limit is 15000 pixels per image/,
+  );
+  tooLarge(
+    { max_request_image_pixels: 25_000 },
+    "messages[2].content[1].image_url.url",
+    /brings this request's images to 30000 pixels; the limit is 25000 pixels for all images/,
+  );
+  tooLarge(
+    { max_image_bytes: 56 },
+    "messages[0].content[0].image_url.url",
+    /57 bytes; the limit is 56 bytes per image/,
+  );
+  tooLarge(
+    { max_request_image_bytes: 100 },
+    "messages[2].content[1].image_url.url",
+    /brings this request's images to 114 bytes; the limit is 100 bytes for all images/,
   );
 });
 
