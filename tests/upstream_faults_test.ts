@@ -1,8 +1,10 @@
 /**
  * Upstream faults through a real gateway port, for both upstream styles: what the client gets
  * (status and error body before streaming began, an SSE error event and no `[DONE]` after),
- * that the provider key never reaches a response or a log line, and that a client leaving
- * closes the upstream connection, streaming or not.
+ * that the provider key never reaches a response or a log line, that a client leaving
+ * closes the upstream connection, streaming or not, that a slow client is not the upstream's
+ * timeout, that what an upstream sends is capped, and that what it says about a request
+ * reaches stderr only with `logs.include_content`.
  */
 import assert from "node:assert/strict";
 import { SseDecoderStream } from "../src/http/sse.ts";
@@ -10,18 +12,80 @@ import { logRecord, openaiClient, postChat } from "./support/client.ts";
 import { type Gateway, startGateway } from "./support/gateway.ts";
 import { clientError } from "./support/rejection.ts";
 import type { FakeUpstream, Fault } from "./support/fake_upstream.ts";
+import { STYLES, type UpstreamStyle } from "./support/provider_styles.ts";
+import { startServer, testConfig } from "./support/server.ts";
 import { waitFor } from "./support/wait.ts";
 
 const TARGETS = [
-  { model: "oa-chat", upstream: "gpt-up", fake: (g: Gateway) => g.openai, eventsBeforeContent: 1 },
+  {
+    model: "oa-chat",
+    upstream: "gpt-up",
+    fake: (g: Gateway) => g.openai,
+    style: STYLES[0]!,
+    eventsBeforeContent: 1,
+  },
   // message_start, content_block_start, ping come before the first text.
   {
     model: "an-chat",
     upstream: "claude-up",
     fake: (g: Gateway) => g.anthropic,
+    style: STYLES[1]!,
     eventsBeforeContent: 3,
   },
 ] as const;
+
+const MiB = 1024 * 1024;
+/** What the caller asked, long enough to be cut when quoted: a marker at each end. */
+const PROMPT = `zebra-sentinel ${"and so on ".repeat(30)}tail-sentinel`;
+
+/** A gateway with one model behind a fake of `style`, and `logs.include_content` as given. */
+async function contentGateway(
+  style: UpstreamStyle,
+  model: { id: string; upstream: string },
+  includeContent: boolean,
+) {
+  const fake = style.start();
+  const server = await startServer({
+    config: testConfig((raw) => {
+      (raw.providers as unknown[]).push({
+        id: "up",
+        style: style.name,
+        base_url: style.baseUrl(fake.url),
+        api_key_env: "UP_KEY",
+        max_retries: 0,
+      });
+      (raw.models as unknown[]).push({
+        id: model.id,
+        provider: "up",
+        upstream_model: model.upstream,
+        chat_completions: true,
+      });
+      raw.logs = { include_content: includeContent };
+    }),
+    env: (name) => name === "UP_KEY" ? fake.apiKey : undefined,
+  });
+  return {
+    server,
+    fake,
+    async [Symbol.asyncDispose]() {
+      await server.close();
+      await fake.close();
+    },
+  };
+}
+
+/** Samples the process's RSS until stopped; the most it grew above where it started. */
+function rssGrowth(): () => number {
+  const start = Deno.memoryUsage().rss;
+  let peak = start;
+  const timer = setInterval(() => peak = Math.max(peak, Deno.memoryUsage().rss), 5);
+  return () => {
+    clearInterval(timer);
+    return Math.max(peak, Deno.memoryUsage().rss) - start;
+  };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const HELLO = [{ role: "user" as const, content: "Hello there, how are you today?" }];
 
@@ -194,4 +258,140 @@ for (const target of TARGETS) {
     const record = await logRecord(gateway.server, response.headers.get("x-request-id"));
     assert.equal(record.status, 499);
   });
+
+  t("a client that reads slowly gets a paced stream longer than the timeout, whole", async () => {
+    await using gateway = await startGateway({ provider: { timeout_ms: 150 } });
+    const fake = target.fake(gateway);
+    fake.script = () => ({ text: "one two three", toolCalls: [] });
+    fake.faults = [{ paceMs: 40 }];
+    // Straight to the handler: no socket buffers between the stream and this reader, which
+    // takes 200 ms over each event (the upstream's events come 40 ms apart, ~300 ms in all).
+    const response = await gateway.server.app.handler(
+      new Request(`${gateway.server.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: target.model, messages: HELLO, stream: true }),
+      }),
+      {
+        remoteAddr: { transport: "tcp", hostname: "127.0.0.1", port: 40_000 },
+        completed: new Promise<void>(() => {}),
+      },
+    );
+    assert.equal(response.status, 200);
+    const data: string[] = [];
+    for await (const e of response.body!.pipeThrough(new SseDecoderStream())) {
+      data.push(e.data);
+      await sleep(200);
+    }
+    assert.equal(data.at(-1), "[DONE]");
+    const content = data.slice(0, -1).map((d) => JSON.parse(d).choices[0]?.delta.content ?? "");
+    assert.equal(content.join(""), "one two three");
+    const record = await logRecord(gateway.server, response.headers.get("x-request-id"));
+    assert.equal(record.status, 200);
+  });
+
+  t(
+    "a silent upstream mid-stream still ends the stream with an upstream_timeout event",
+    async () => {
+      await using gateway = await startGateway({ provider: { timeout_ms: 150 } });
+      fail(target.fake(gateway), { stallAfterEvents: target.eventsBeforeContent + 2 });
+      const response = await postChat(gateway.server, {
+        model: target.model,
+        messages: HELLO,
+        stream: true,
+      });
+      assert.equal(response.status, 200);
+      const last = JSON.parse((await events(response)).at(-1)!);
+      assert.equal(last.error.code, "upstream_timeout");
+    },
+  );
+
+  t(
+    "a stream line that never ends: an SSE error event at max_event_bytes, memory bounded",
+    async () => {
+      await using gateway = await startGateway({ provider: { max_event_bytes: MiB } });
+      const fake = target.fake(gateway);
+      // A 256 MiB line (the fake's default) against a 1 MiB cap.
+      fail(fake, { longLineAfterEvents: target.eventsBeforeContent + 2 });
+      const growth = rssGrowth();
+      const response = await postChat(gateway.server, {
+        model: target.model,
+        messages: HELLO,
+        stream: true,
+      });
+      assert.equal(response.status, 200);
+      const data = await events(response);
+      const grew = growth();
+      const last = JSON.parse(data.at(-1)!);
+      assert.equal(last.error.code, "upstream_error");
+      assert.match(last.error.message, /a stream event larger than the gateway accepts \(1048576/);
+      assert.match(await fake.last.gone, /request signal|stream cancelled/);
+      assert.ok(grew < 128 * MiB, `RSS grew by ${Math.round(grew / MiB)} MiB`);
+      const record = await logRecord(gateway.server, response.headers.get("x-request-id"));
+      assert.equal(record.status, 502);
+    },
+  );
+
+  t("a JSON answer over max_response_bytes is a 502", async () => {
+    await using gateway = await startGateway({ provider: { max_response_bytes: 64 * 1024 } });
+    const fake = target.fake(gateway);
+    fail(fake, { oversizedBytes: 16 * MiB });
+    const response = await postChat(gateway.server, { model: target.model, messages: HELLO });
+    assert.equal(response.status, 502);
+    const error = (await response.json()).error;
+    assert.equal(error.code, "upstream_error");
+    assert.match(error.message, /sent an answer larger than the gateway accepts \(65536 bytes\)/);
+    assert.match(await fake.last.gone, /request signal|stream cancelled/);
+  });
+
+  t(
+    "an oversized error body quoting the prompt: the mapped status, the prompt in no log",
+    async () => {
+      await using gateway = await startGateway({ provider: { max_retries: 0 } });
+      fail(target.fake(gateway), {
+        status: 400,
+        errorType: "invalid_request_error",
+        quotePrompt: true,
+        errorPadBytes: 4 * MiB,
+      });
+      const messages = [{ role: "user", content: PROMPT }];
+      const response = await postChat(gateway.server, { model: target.model, messages });
+      assert.equal(response.status, 400);
+      assert.match((await response.json()).error.message, /rejected the request \(HTTP 400\)/);
+      await logRecord(gateway.server, response.headers.get("x-request-id"));
+      const { out, err } = gateway.server.output;
+      assert.match(err, /upstream answered HTTP 400/);
+      assert.ok(!err.includes("zebra-sentinel") && !out.includes("zebra-sentinel"));
+    },
+  );
+
+  for (const includeContent of [false, true]) {
+    t(
+      `an upstream 400 quoting the prompt reaches stderr ${
+        includeContent ? "with include_content" : "never without include_content"
+      }`,
+      async () => {
+        await using gateway = await contentGateway(
+          target.style,
+          { id: target.model, upstream: target.upstream },
+          includeContent,
+        );
+        gateway.fake.faults = [{
+          status: 400,
+          errorType: "invalid_request_error",
+          quotePrompt: true,
+        }];
+        const messages = [{ role: "user", content: PROMPT }];
+        const response = await postChat(gateway.server, { model: target.model, messages });
+        assert.equal(response.status, 400);
+        const { message } = (await response.json()).error;
+        assert.match(message, /zebra-sentinel/, "the caller sees what the upstream said");
+        assert.ok(!message.includes("tail-sentinel"), "cut to 100 characters of the quoted value");
+        await logRecord(gateway.server, response.headers.get("x-request-id"));
+        const { err } = gateway.server.output;
+        assert.match(err, /upstream answered HTTP 400 invalid_request_error/);
+        assert.equal(err.includes("zebra-sentinel"), includeContent);
+      },
+    );
+  }
 }

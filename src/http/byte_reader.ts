@@ -53,3 +53,35 @@ export class ByteReader {
     (this.#byob ?? this.#reader)!.cancel().catch(() => {});
   }
 }
+
+/** What {@link readText} read. */
+export interface TextPrefix {
+  /** The text of the bytes read (at most the limit). */
+  text: string;
+  /** Whether that was the whole stream; when not, the rest was cancelled unread. */
+  complete: boolean;
+}
+
+/**
+ * Reads a stream as UTF-8 text, at most `maxBytes` of it: a longer stream is cancelled once
+ * the limit is reached, so no more than the limit (and one read) is ever held.
+ */
+export async function readText(
+  stream: ReadableStream<Uint8Array> | null,
+  maxBytes: number,
+): Promise<TextPrefix> {
+  if (stream === null) return { text: "", complete: true };
+  const reader = new ByteReader(stream);
+  const decoder = new TextDecoder();
+  let text = "";
+  let left = maxBytes;
+  for (let bytes = await reader.read(); bytes !== null; bytes = await reader.read()) {
+    if (bytes.byteLength > left) {
+      reader.cancel();
+      return { text: text + decoder.decode(bytes.subarray(0, left)), complete: false };
+    }
+    left -= bytes.byteLength;
+    text += decoder.decode(bytes, { stream: true });
+  }
+  return { text: text + decoder.decode(), complete: true };
+}

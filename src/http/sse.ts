@@ -56,13 +56,28 @@ export interface SseEvent {
   id?: string;
 }
 
+/** An event (the bytes from one blank line to the next) longer than the decoder accepts. */
+export class SseEventTooLarge extends Error {
+  /** The limit, in bytes. */
+  readonly limit: number;
+
+  constructor(limit: number) {
+    super(`A server-sent event is longer than ${limit} bytes.`);
+    this.name = "SseEventTooLarge";
+    this.limit = limit;
+  }
+}
+
 /**
  * Decodes server-sent events per the WHATWG algorithm, synchronously: feed it the bytes of
  * each network read and take the events they completed. Handles any line ending, reads that
- * split lines, events or multi-byte characters, comments, and multi-line data.
+ * split lines, events or multi-byte characters, comments, and multi-line data. An event (or a
+ * line, which is part of one) longer than `maxEventBytes` throws {@link SseEventTooLarge}
+ * before more than that and one read is held.
  */
 export class SseDecoder {
   readonly #text = new TextDecoder();
+  readonly #maxEventBytes: number;
   /** The start of a line whose end has not arrived yet. */
   #partial = "";
   #data: string[] = [];
@@ -70,40 +85,55 @@ export class SseDecoder {
   #id: string | undefined;
   /** The last read ended with a CR, so an LF starting the next one belongs to it. */
   #sawCr = false;
+  /** UTF-8 bytes of the event being read: since the last blank line. */
+  #eventBytes = 0;
+
+  constructor(maxEventBytes = Infinity) {
+    this.#maxEventBytes = maxEventBytes;
+  }
 
   /** The events completed by one read's bytes (possibly none). */
   decode(bytes: Uint8Array): SseEvent[] {
     const out: SseEvent[] = [];
-    this.#feed(this.#text.decode(bytes, { stream: true }), out);
+    this.#feed(this.#text.decode(bytes, { stream: true }), out, bytes.byteLength);
     return out;
   }
 
   /** The end of the stream: the events still pending (an unterminated last one). */
   end(): SseEvent[] {
     const out: SseEvent[] = [];
-    this.#feed(this.#text.decode(), out);
+    this.#feed(this.#text.decode(), out, 0);
     if (this.#partial !== "") this.#line(this.#partial, out);
     this.#partial = "";
     this.#dispatch(out);
     return out;
   }
 
-  #feed(text: string, out: SseEvent[]): void {
-    if (text === "") return;
+  /** Takes the lines of `text` (decoded from `byteLength` bytes; 0 at the end). */
+  #feed(text: string, out: SseEvent[], byteLength: number): void {
     let from = 0;
+    /** Where the event after this text's last blank line begins, or -1. */
+    let event = -1;
+    // Only a read that could complete an event over the limit has its events measured (a loop
+    // over their characters); any other is counted as a whole.
+    const measure = this.#eventBytes + byteLength > this.#maxEventBytes;
     if (this.#sawCr && text.charCodeAt(0) === 10) from = 1;
-    this.#sawCr = false;
+    if (text !== "") this.#sawCr = false;
     if (text.indexOf("\r", from) < 0) {
       // The common case, LF line ends only: let indexOf find them.
       for (let end = text.indexOf("\n", from); end >= 0; end = text.indexOf("\n", from)) {
-        this.#line(this.#take(text, from, end), out);
+        const blank = this.#line(this.#take(text, from, end), out);
         from = end + 1;
+        if (blank) {
+          if (measure) this.#check(text, event, from);
+          event = from;
+        }
       }
     } else {
       for (let i = from; i < text.length; i++) {
         const c = text.charCodeAt(i);
         if (c !== 10 && c !== 13) continue;
-        this.#line(this.#take(text, from, i), out);
+        const blank = this.#line(this.#take(text, from, i), out);
         if (c === 13) {
           if (i + 1 < text.length) {
             if (text.charCodeAt(i + 1) === 10) i++;
@@ -112,9 +142,26 @@ export class SseDecoder {
           }
         }
         from = i + 1;
+        if (blank) {
+          if (measure) this.#check(text, event, from);
+          event = from;
+        }
       }
     }
-    this.#partial += from === 0 ? text : text.slice(from);
+    this.#eventBytes = event < 0
+      ? this.#eventBytes + byteLength
+      : utf8Length(text, event, text.length);
+    if (this.#eventBytes > this.#maxEventBytes) throw new SseEventTooLarge(this.#maxEventBytes);
+    if (from < text.length) this.#partial += from === 0 ? text : text.slice(from);
+  }
+
+  /** Throws if the event that began at `start` (-1: in an earlier read) and whose blank line
+   * ends at `end` is over the limit. */
+  #check(text: string, start: number, end: number): void {
+    const bytes = start < 0
+      ? this.#eventBytes + utf8Length(text, 0, end)
+      : utf8Length(text, start, end);
+    if (bytes > this.#maxEventBytes) throw new SseEventTooLarge(this.#maxEventBytes);
   }
 
   /** The line ending at `end`, with the partial line left by earlier reads. */
@@ -126,9 +173,13 @@ export class SseDecoder {
     return whole;
   }
 
-  #line(text: string, out: SseEvent[]): void {
-    if (text === "") return this.#dispatch(out);
-    if (text.charCodeAt(0) === 58) return; // ":" comment
+  /** Takes one line; says whether it was blank (the end of an event). */
+  #line(text: string, out: SseEvent[]): boolean {
+    if (text === "") {
+      this.#dispatch(out);
+      return true;
+    }
+    if (text.charCodeAt(0) === 58) return false; // ":" comment
     const colon = text.indexOf(":");
     const field = colon < 0 ? text : text.slice(0, colon);
     let value = colon < 0 ? "" : text.slice(colon + 1);
@@ -136,6 +187,7 @@ export class SseDecoder {
     if (field === "data") this.#data.push(value);
     else if (field === "event") this.#event = value;
     else if (field === "id" && !value.includes("\0")) this.#id = value;
+    return false;
   }
 
   #dispatch(out: SseEvent[]): void {
@@ -148,6 +200,17 @@ export class SseDecoder {
     }
     this.#event = "";
   }
+}
+
+/** The UTF-8 length of `text` from `from` to `to`. */
+function utf8Length(text: string, from: number, to: number): number {
+  let bytes = to - from;
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    // 2 bytes below U+0800, 3 up to U+FFFF, 4 for a surrogate pair (2 each half).
+    if (c >= 0x80) bytes += c < 0x800 || (c >= 0xd800 && c <= 0xdfff) ? 1 : 2;
+  }
+  return bytes;
 }
 
 /** {@link SseDecoder} as a TransformStream of bytes to events. */

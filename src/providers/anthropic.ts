@@ -4,8 +4,7 @@ import { fromAnthropicMessage } from "./anthropic_response.ts";
 import { AnthropicStreamTranslator } from "./anthropic_stream.ts";
 import type { SseEvent } from "../http/sse.ts";
 import { ChunkBatches, flattenBatches } from "./chunks.ts";
-import type { ProviderDeps } from "./registry.ts";
-import type { CallContext, Provider } from "./types.ts";
+import type { CallContext, Provider, ProviderDeps } from "./types.ts";
 import {
   chatPost,
   mapStreamError,

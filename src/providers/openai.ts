@@ -13,8 +13,7 @@ import { openAIModerate } from "./openai_moderation.ts";
 import { fromOpenAICompletion } from "./openai_response.ts";
 import { toOpenAIRequest } from "./openai_request.ts";
 import { OpenAIStreamNormalizer } from "./openai_stream.ts";
-import type { ProviderDeps } from "./registry.ts";
-import type { CallContext, Provider } from "./types.ts";
+import type { CallContext, Provider, ProviderDeps } from "./types.ts";
 import {
   chatPost,
   mapStreamError,

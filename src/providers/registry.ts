@@ -1,23 +1,14 @@
 import type { Clock } from "../clock.ts";
-import type { Config, ProviderConfig, ProviderStyle } from "../config.ts";
+import type { Config, ProviderStyle } from "../config.ts";
 import { type ImageWork, ImageWorkers } from "../images/work.ts";
 import type { Logger } from "../log/logger.ts";
 import { AnthropicProvider } from "./anthropic.ts";
 import { OpenAIProvider } from "./openai.ts";
 import { SimulatorProvider } from "./simulator/provider.ts";
-import type { Provider } from "./types.ts";
+import type { Provider, ProviderDeps } from "./types.ts";
 
-/** What a provider adapter is built from. */
-export interface ProviderDeps {
-  config: ProviderConfig;
-  /** The API key from the provider's `api_key_env`, or `null` when it has none. */
-  apiKey: string | null;
-  fetch: typeof fetch;
-  clock: Clock;
-  logger: Logger;
-  /** Where CPU-heavy image work runs (a worker pool shared by the providers). */
-  images: ImageWork;
-}
+// Where the simulator and the tests still import it from.
+export type { ProviderDeps } from "./types.ts";
 
 const FACTORIES: Record<ProviderStyle, (deps: ProviderDeps) => Provider> = {
   simulator: (deps) => new SimulatorProvider(deps),
@@ -106,6 +97,7 @@ export function createProviders(config: Config, options: CreateProvidersOptions)
         clock: options.clock,
         logger: options.logger,
         images,
+        includeContent: config.logs.include_content,
       }),
     );
   }

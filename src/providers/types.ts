@@ -1,4 +1,8 @@
 import type { ModelRecord } from "../catalogue/model.ts";
+import type { Clock } from "../clock.ts";
+import type { ProviderConfig } from "../config.ts";
+import type { ImageWork } from "../images/work.ts";
+import type { Logger } from "../log/logger.ts";
 import type {
   ChatChunk,
   ChatCompletion,
@@ -7,6 +11,21 @@ import type {
   ModerationRequest,
   ModerationResult,
 } from "../types/openai.ts";
+
+/** What a provider adapter is built from. */
+export interface ProviderDeps {
+  config: ProviderConfig;
+  /** The API key from the provider's `api_key_env`, or `null` when it has none. */
+  apiKey: string | null;
+  fetch: typeof fetch;
+  clock: Clock;
+  logger: Logger;
+  /** Where CPU-heavy image work runs (a worker pool shared by the providers). */
+  images: ImageWork;
+  /** `logs.include_content`: whether warnings may repeat what an upstream said about a request
+   * (which can quote the caller's content); off when absent. */
+  includeContent?: boolean;
+}
 
 /** What an adapter gets with every call (DESIGN §6). */
 export interface CallContext {

@@ -1,8 +1,7 @@
 import { ApiError, upstreamError, upstreamTimeout } from "../errors.ts";
-import { ByteReader } from "../http/byte_reader.ts";
-import { SseDecoder, type SseEvent } from "../http/sse.ts";
-import type { ProviderDeps } from "./registry.ts";
-import type { CallContext } from "./types.ts";
+import { ByteReader, readText, type TextPrefix } from "../http/byte_reader.ts";
+import { SseDecoder, type SseEvent, SseEventTooLarge } from "../http/sse.ts";
+import type { CallContext, ProviderDeps } from "./types.ts";
 
 /** What an upstream's error body said; fields it did not carry are `null`. */
 export interface UpstreamErrorDetail {
@@ -40,7 +39,8 @@ export interface UpstreamRequest {
   /** The client's signal: when it fires, the upstream call is aborted. */
   signal: AbortSignal;
   requestId: string;
-  /** A streamed body: after the headers, the deadline restarts with every chunk read. */
+  /** A streamed body: after the headers, the deadline runs only while a read waits for the
+   * upstream, from the start each time. */
   stream?: boolean;
   /** Model ids for rewriting the upstream's error messages (upstream → gateway id). */
   model?: { id: string; upstream: string };
@@ -73,6 +73,57 @@ export function clientClosed(): ApiError {
 }
 
 const NO_DETAIL: UpstreamErrorDetail = { message: null, type: null, code: null, param: null };
+
+/** Bytes of an error body that are read; the rest is not waited for. */
+const ERROR_BODY_BYTES = 64 * 1024;
+/** Characters of an upstream's error message that are repeated, at most. */
+const MESSAGE_CHARS = 1000;
+/** Characters of one value quoted in that message (or of a `param`), at most. */
+const QUOTED_CHARS = 100;
+/** A value quoted in a message: an opening quote that does not follow a letter or digit, up to
+ * the same quote not followed by one (so "model's" quotes nothing), or to the end. */
+const QUOTED =
+  /(?<![\p{L}\p{N}])(["'`])((?:(?!\1(?![\p{L}\p{N}]))[\s\S])*)(\1(?![\p{L}\p{N}])|$)/gu;
+/** What a `type` or `code` must look like to be kept. */
+const IDENTIFIER = /^[\w.:-]{1,100}$/;
+
+/**
+ * An upstream's error detail made safe to repeat to the client (whose content it may quote):
+ * `secret` removed, the message cut to 1,000 characters and every value quoted in it to 100,
+ * `param` cut to 100, and `type` and `code` kept only when they are identifiers.
+ */
+export function boundedDetail(
+  detail: UpstreamErrorDetail,
+  secret: string | null,
+): UpstreamErrorDetail {
+  const { message, type, code, param } = detail;
+  return {
+    message: message === null ? null : clipQuoted(cut(redact(message, secret), MESSAGE_CHARS)),
+    type: identifier(type, secret),
+    code: identifier(code, secret),
+    param: param === null ? null : cut(redact(param, secret), QUOTED_CHARS),
+  };
+}
+
+/** `text` with every quoted value longer than 100 characters cut to 100. */
+function clipQuoted(text: string): string {
+  return text.replace(
+    QUOTED,
+    (whole: string, quote: string, value: string, close: string) =>
+      value.length <= QUOTED_CHARS ? whole : `${quote}${cut(value, QUOTED_CHARS)}${close}`,
+  );
+}
+
+/** `text` cut to `max` characters (not inside a surrogate pair), with "…" when cut. */
+function cut(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const code = text.charCodeAt(max - 1);
+  return `${text.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max)}…`;
+}
+
+function identifier(value: string | null, secret: string | null): string | null {
+  return value !== null && IDENTIFIER.test(value) && value !== secret ? value : null;
+}
 
 /** Whether an upstream status may be retried before the first byte (DESIGN §6). */
 export function isRetryableStatus(status: number): boolean {
@@ -136,14 +187,15 @@ export function mapUpstreamStatus(
   );
 }
 
-/** The error an upstream reported inside a stream that had already begun; `secret` (the
- * provider's key) is removed from the upstream's message. */
+/** The error an upstream reported inside a stream that had already begun; the upstream's
+ * detail is {@link boundedDetail bounded} (`secret`, the provider's key, removed). */
 export function mapStreamError(
   provider: string,
-  detail: UpstreamErrorDetail,
+  reported: UpstreamErrorDetail,
   secret: string | null,
 ): ApiError {
-  const said = detail.message ? `: ${redact(detail.message, secret)}` : "";
+  const detail = boundedDetail(reported, secret);
+  const said = detail.message ? `: ${detail.message}` : "";
   if (detail.type === "rate_limit_error" || detail.code === "rate_limit_exceeded") {
     return new ApiError(
       429,
@@ -263,6 +315,11 @@ class Deadline {
     this.ends = performance.now() + ms;
   }
 
+  /** Stops the clock until the next {@link arm} (while nothing waits for the upstream). */
+  disarm(): void {
+    this.ends = Infinity;
+  }
+
   /** The deadline passed: aborts the call. */
   expire(): void {
     this.#watch.end(this);
@@ -341,10 +398,15 @@ export class Upstream {
           throw failure;
         }
         if (response.ok) {
+          // A stream's clock runs only while a read waits (see UpstreamResponse.readEvents).
+          if (request.stream) deadline.disarm();
           return new UpstreamResponse(response, {
             deadline,
             idleMs: request.stream ? config.timeout_ms : null,
+            maxBytes: config.max_response_bytes,
+            maxEventBytes: config.max_event_bytes,
             readFailure: (e) => this.#thrown(e, deadline, "read", request.requestId),
+            tooLarge: (what) => this.#tooLarge(what, request.requestId),
           });
         }
         const failure = await this.#failure(response, deadline, request);
@@ -370,7 +432,7 @@ export class Upstream {
         `The upstream provider "${id}" did not answer within ${this.#deps.config.timeout_ms} ms.`,
       );
     }
-    const reason = this.#redact(e instanceof Error ? e.message : String(e));
+    const reason = redact(e instanceof Error ? e.message : String(e), this.#deps.apiKey);
     if (phase === "connect") {
       this.#warn(`could not connect: ${reason}`, requestId);
       return upstreamError(`Could not reach the upstream provider "${id}".`);
@@ -381,32 +443,42 @@ export class Upstream {
     );
   }
 
-  /** Reads and maps a non-2xx answer. */
+  /** The 502 for an answer (a JSON body, or a whole stream) over `max_response_bytes`, or a
+   * stream event over `max_event_bytes`; the caller cuts the call. */
+  #tooLarge(what: "answer" | "event", requestId: string): ApiError {
+    const { id, max_response_bytes, max_event_bytes } = this.#deps.config;
+    const [limit, field, sent] = what === "event"
+      ? [max_event_bytes, "max_event_bytes", "a stream event"]
+      : [max_response_bytes, "max_response_bytes", "an answer"];
+    this.#warn(`${sent} over ${field} (${limit} bytes); the call was cut`, requestId);
+    return upstreamError(
+      `The upstream provider "${id}" sent ${sent} larger than the gateway accepts (${limit} bytes).`,
+    );
+  }
+
+  /** Reads (its first 64 KiB at most) and maps a non-2xx answer. */
   async #failure(
     response: Response,
     deadline: Deadline,
     request: UpstreamRequest,
   ): Promise<{ error: ApiError; retryable: boolean }> {
-    let text: string;
+    let read: TextPrefix;
     try {
-      text = await response.text();
+      read = await readText(response.body, ERROR_BODY_BYTES);
     } catch (e) {
       const error = this.#thrown(e, deadline, "read", request.requestId);
       return { error, retryable: error.status === 502 };
     }
-    let body: unknown = text;
+    let body: unknown = read.text;
     try {
-      body = JSON.parse(text);
+      body = JSON.parse(read.text);
     } catch {
-      // Not JSON (a proxy's HTML page): parseError gets the text.
+      // Not JSON (a proxy's HTML page, or cut at 64 KiB): parseError gets the text.
     }
     const parsed = typeof body === "string" && body.trim() === ""
       ? NO_DETAIL
       : this.#style.parseError(body);
-    const detail = {
-      ...parsed,
-      message: parsed.message === null ? null : this.#redact(parsed.message),
-    };
+    const detail = boundedDetail(parsed, this.#deps.apiKey);
     const status = response.status;
     const error = mapUpstreamStatus(
       this.#deps.config.id,
@@ -419,12 +491,16 @@ export class Upstream {
     const quota = detail.code === "insufficient_quota" || detail.type === "insufficient_quota";
     const retryable = isRetryableStatus(status) && !quota &&
       response.headers.get("x-should-retry") !== "false";
+    // The status and the upstream's own type and code; its message (which may quote the
+    // caller's content) only when the operator logs content.
+    const code = detail.code === detail.type ? null : detail.code;
+    const kind = [status, detail.type, code].filter((k) => k !== null).join(" ");
     const what = status === 401 || status === 403
-      ? `upstream refused the API key (HTTP ${status}${
-        detail.type ? ` ${detail.type}` : ""
-      }); check ${this.#deps.config.api_key_env ?? "the provider's headers"}`
-      : `upstream answered HTTP ${status}${detail.type ? ` ${detail.type}` : ""}${
-        detail.message ? `: ${detail.message.slice(0, 300)}` : ""
+      ? `upstream refused the API key (HTTP ${kind}); check ${
+        this.#deps.config.api_key_env ?? "the provider's headers"
+      }`
+      : `upstream answered HTTP ${kind}${
+        this.#deps.includeContent && detail.message ? `: ${detail.message}` : ""
       }`;
     this.#warn(what, request.requestId);
     return { error, retryable };
@@ -459,17 +535,19 @@ export class Upstream {
   #warn(message: string, requestId: string): void {
     this.#deps.logger.warn(`provider "${this.#deps.config.id}" (${requestId}): ${message}`);
   }
-
-  #redact(text: string): string {
-    return redact(text, this.#deps.apiKey);
-  }
 }
 
 interface BodyReading {
   deadline: Deadline;
   /** For streams: the deadline restarts with this many milliseconds before every read. */
   idleMs: number | null;
+  /** Bytes the body may have (a JSON answer, or a whole stream). */
+  maxBytes: number;
+  /** Bytes one event of a stream may have. */
+  maxEventBytes: number;
   readFailure: (e: unknown) => ApiError;
+  /** The error for a body over `maxBytes` ("answer") or an event over `maxEventBytes`. */
+  tooLarge: (what: "answer" | "event") => ApiError;
 }
 
 /** An accepted (2xx) upstream answer whose body is read within the deadline. */
@@ -480,6 +558,8 @@ export class UpstreamResponse {
   #finished = false;
   /** Whether `readEvents` has returned the last events. */
   #ended = false;
+  /** Bytes of the stream read so far. */
+  #received = 0;
   #reader: ByteReader | null = null;
   #decoder: SseDecoder | null = null;
 
@@ -488,17 +568,23 @@ export class UpstreamResponse {
     this.#reading = reading;
   }
 
-  /** The body as JSON; a body that is not JSON is a 502. */
+  /** The body as JSON; a body that is not JSON, or longer than `max_response_bytes` (read no
+   * further than that), is a 502. */
   async json(): Promise<unknown> {
-    let text: string;
+    const { maxBytes } = this.#reading;
+    if (Number(this.response.headers.get("content-length")) > maxBytes) {
+      throw this.#reading.tooLarge("answer");
+    }
+    let body: TextPrefix;
     try {
-      text = await this.response.text();
+      body = await readText(this.response.body, maxBytes);
     } catch (e) {
       throw this.#reading.readFailure(e);
     }
+    if (!body.complete) throw this.#reading.tooLarge("answer");
     this.#finished = true;
     try {
-      return JSON.parse(text);
+      return JSON.parse(body.text);
     } catch {
       throw upstreamError("The upstream provider answered with a body that is not JSON.");
     }
@@ -507,8 +593,10 @@ export class UpstreamResponse {
   /**
    * The server-sent events that the body's next network read completed (possibly none), or
    * `null` once the body has ended. Grouping by read lets a consumer answer a burst of events
-   * with one write. Each read must arrive within the provider's timeout; a broken connection
-   * is a 502, a stall a 504.
+   * with one write. Each read must arrive within the provider's timeout, counted from when it
+   * is asked for (the time our client takes to ask for more is not the upstream's); a broken
+   * connection is a 502, a stall a 504, a stream over `max_response_bytes` or an event over
+   * `max_event_bytes` a 502 (then `close` cuts the connection).
    */
   async readEvents(): Promise<SseEvent[] | null> {
     if (this.#ended) return null;
@@ -518,7 +606,7 @@ export class UpstreamResponse {
         throw upstreamError("The upstream provider answered with an empty body.");
       }
       this.#reader = new ByteReader(body);
-      this.#decoder = new SseDecoder();
+      this.#decoder = new SseDecoder(this.#reading.maxEventBytes);
     }
     const { deadline, idleMs } = this.#reading;
     if (idleMs !== null) deadline.arm(idleMs);
@@ -527,8 +615,18 @@ export class UpstreamResponse {
       bytes = await this.#reader.read();
     } catch (e) {
       throw this.#reading.readFailure(e);
+    } finally {
+      if (idleMs !== null) deadline.disarm();
     }
-    if (bytes !== null) return this.#decoder!.decode(bytes);
+    if (bytes !== null) {
+      this.#received += bytes.byteLength;
+      if (this.#received > this.#reading.maxBytes) throw this.#reading.tooLarge("answer");
+      try {
+        return this.#decoder!.decode(bytes);
+      } catch (e) {
+        throw e instanceof SseEventTooLarge ? this.#reading.tooLarge("event") : e;
+      }
+    }
     this.#ended = this.#finished = true;
     const rest = this.#decoder!.end();
     return rest.length > 0 ? rest : null;

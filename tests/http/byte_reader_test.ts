@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ByteReader } from "../../src/http/byte_reader.ts";
+import { ByteReader, readText } from "../../src/http/byte_reader.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -79,5 +79,34 @@ Deno.test("ByteReader.cancel cancels the stream", async () => {
   assert.equal(decoder.decode((await reader.read())!), "data");
   reader.cancel();
   await new Promise((r) => setTimeout(r, 0));
+  assert.ok(cancelled);
+});
+
+Deno.test("readText reads a stream up to the limit as text, and says it was whole", async () => {
+  const text = "héllo ".repeat(1000);
+  const bytes = encoder.encode(text);
+  assert.deepEqual(await readText(new Response(bytes).body, bytes.length), {
+    text,
+    complete: true,
+  });
+  assert.deepEqual(await readText(null, 10), { text: "", complete: true });
+});
+
+Deno.test("readText stops at the limit and cancels the rest, however long it is", async () => {
+  let pulled = 0;
+  let cancelled = false;
+  const endless = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      pulled += 1000;
+      controller.enqueue(new Uint8Array(1000).fill(0x61));
+    },
+    cancel() {
+      cancelled = true;
+    },
+  });
+  const read = await readText(endless, 2500);
+  assert.equal(read.complete, false);
+  assert.equal(read.text, "a".repeat(2500));
+  assert.ok(pulled <= 4000, `pulled ${pulled} bytes for a limit of 2500`);
   assert.ok(cancelled);
 });

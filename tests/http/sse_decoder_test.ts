@@ -1,5 +1,10 @@
 import assert from "node:assert/strict";
-import { SseDecoderStream, type SseEvent } from "../../src/http/sse.ts";
+import {
+  SseDecoder,
+  SseDecoderStream,
+  type SseEvent,
+  SseEventTooLarge,
+} from "../../src/http/sse.ts";
 
 const encoder = new TextEncoder();
 
@@ -63,4 +68,51 @@ Deno.test("SseDecoderStream reads a long line fed one byte at a time", async () 
   const events = await decode(pieces);
   assert.equal(events.length, 1);
   assert.equal(events[0]!.data.length, text.length);
+});
+
+/** Feeds `pieces` to a decoder with `limit`; the events, or the error it threw. */
+function decodeLimited(pieces: Uint8Array[], limit: number): SseEvent[] | Error {
+  const decoder = new SseDecoder(limit);
+  const out: SseEvent[] = [];
+  try {
+    for (const piece of pieces) out.push(...decoder.decode(piece));
+    out.push(...decoder.end());
+  } catch (e) {
+    if (e instanceof SseEventTooLarge) return e;
+    throw e;
+  }
+  return out;
+}
+
+Deno.test("SseDecoder takes events of up to maxEventBytes and refuses one byte more, however cut", () => {
+  // "data: " + 14 bytes + "\n\n" is 22 bytes; the blank lines between events reset the count.
+  const event = "data: 0123456789abcd\n\n";
+  const bytes = encoder.encode(event.repeat(5));
+  for (const pieces of cuts(bytes)) {
+    const events = decodeLimited(pieces, 22);
+    assert.ok(Array.isArray(events) && events.length === 5, "five events at the limit");
+    const error = decodeLimited(pieces, 21);
+    assert.ok(error instanceof SseEventTooLarge && error.limit === 21);
+  }
+});
+
+Deno.test("SseDecoder counts an event's UTF-8 bytes, comments and fields included", () => {
+  // "data: " + "é" (2 bytes) × 4 + "\n\n" is 16 bytes, in 12 characters.
+  assert.equal((decodeLimited([encoder.encode("data: éééé\n\n")], 16) as SseEvent[]).length, 1);
+  assert.ok(decodeLimited([encoder.encode("data: éééé\n\n")], 15) instanceof SseEventTooLarge);
+  const commented = encoder.encode(": keep-alive\nevent: x\ndata: 1\n\n");
+  assert.ok(decodeLimited([commented], commented.length - 1) instanceof SseEventTooLarge);
+});
+
+Deno.test("SseDecoder stops an endless line on the read that passes the limit", () => {
+  const decoder = new SseDecoder(1024);
+  assert.deepEqual(decoder.decode(encoder.encode("data: {}\n\ndata: ")), [
+    { event: "message", data: "{}" },
+  ]);
+  const read = new Uint8Array(100).fill(0x78);
+  let fed = 6;
+  assert.throws(() => {
+    for (;; fed += read.length) decoder.decode(read);
+  }, SseEventTooLarge);
+  assert.equal(fed, 1006, "the read that brought the line to 1,106 bytes threw");
 });

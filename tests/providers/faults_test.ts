@@ -1,13 +1,18 @@
 /**
  * The fault table of DESIGN §6, row by row, for both upstream styles: what the adapter throws
  * for each upstream failure, how often it retried, that nothing is retried once streaming
- * began, that the provider's key never reaches a message or a log line, and that a caller who
- * leaves closes the upstream connection (the fake sees it go) with or without streaming.
+ * began, that the provider's key never reaches a message or a log line, that a caller who
+ * leaves closes the upstream connection (the fake sees it go) with or without streaming, that a
+ * slow reader is not an upstream timeout, that answers over the size caps are cut, and that
+ * what an upstream says about a request reaches stderr only with `logs.include_content`.
  */
 import assert from "node:assert/strict";
+import { AnthropicProvider } from "../../src/providers/anthropic.ts";
+import { OpenAIProvider } from "../../src/providers/openai.ts";
 import type { ChatChunk } from "../../src/types/openai.ts";
-import { callContext, chatRequest } from "../support/provider_call.ts";
-import { STYLES } from "../support/provider_styles.ts";
+import type { FakeUpstream } from "../support/fake_upstream.ts";
+import { callContext, chatRequest, providerDeps } from "../support/provider_call.ts";
+import { STYLES, type UpstreamStyle } from "../support/provider_styles.ts";
 import { gatewayError } from "../support/rejection.ts";
 import { waitFor } from "../support/wait.ts";
 
@@ -25,6 +30,22 @@ function quick(ms: number): Promise<void> {
 }
 
 const stream = chatRequest({ stream: true });
+
+const MiB = 1024 * 1024;
+/** What the caller asked, long enough to be cut when quoted: a marker at each end. */
+const PROMPT = `zebra-sentinel ${"and so on ".repeat(30)}tail-sentinel`;
+
+/** An adapter for `fake` with small size caps, and with or without `logs.include_content`. */
+function capped(style: UpstreamStyle, fake: FakeUpstream, includeContent = false) {
+  const deps = providerDeps(style.name, style.baseUrl(fake.url), fake.apiKey, {
+    max_retries: 0,
+    max_response_bytes: 64 * 1024,
+    max_event_bytes: 16 * 1024,
+  });
+  deps.includeContent = includeContent;
+  const provider = style.name === "openai" ? new OpenAIProvider(deps) : new AnthropicProvider(deps);
+  return { provider, output: deps.output };
+}
 
 for (const style of STYLES) {
   const t = (name: string, fn: () => Promise<void>) =>
@@ -320,4 +341,106 @@ for (const style of STYLES) {
     assert.equal(error.status, 499);
     assert.equal(fake.received.length, 0);
   });
+
+  t("a client that reads slowly gets a paced stream longer than the timeout, whole", async () => {
+    await using fake = style.start();
+    fake.script = () => ({ text: "one two three", toolCalls: [] });
+    // Events 40 ms apart (about 300 ms in all) against a 150 ms timeout; the reader takes
+    // 200 ms over each chunk, so the upstream often waits for it.
+    fake.faults = [{ paceMs: 40 }];
+    const { provider } = style.make(fake.url, fake.apiKey, { timeout_ms: 150 });
+    const chunks: ChatChunk[] = [];
+    for await (const chunk of provider.chatStream(stream, callContext())) {
+      chunks.push(chunk);
+      await quick(200);
+    }
+    assert.equal(chunks.map((c) => c.choices[0]?.delta.content ?? "").join(""), "one two three");
+    assert.equal(chunks.at(-2)?.choices[0]?.finish_reason, "stop");
+  });
+
+  t(
+    "a JSON answer over max_response_bytes → 502, and the upstream connection is closed",
+    async () => {
+      await using fake = style.start();
+      fake.faults = [{ oversizedBytes: 4 * MiB }];
+      const { provider, output } = capped(style, fake);
+      const error = await gatewayError(() => provider.chat(chatRequest(), callContext()));
+      assert.equal(error.status, 502);
+      assert.equal(error.code, "upstream_error");
+      assert.match(error.message, /sent an answer larger than the gateway accepts \(65536 bytes\)/);
+      assert.match(await fake.last.gone, /request signal|stream cancelled/);
+      assert.match(
+        output.err,
+        /an answer over max_response_bytes \(65536 bytes\); the call was cut/,
+      );
+    },
+  );
+
+  t(
+    "a stream line that never ends → 502 mid-stream at max_event_bytes, connection closed",
+    async () => {
+      await using fake = style.start();
+      fake.script = () => ({ text: "one two three four five six", toolCalls: [] });
+      fake.faults = [{ longLineAfterEvents: 5, longLineBytes: 16 * MiB }];
+      const { provider } = capped(style, fake);
+      const { chunks, error } = await streamFailure(provider.chatStream(stream, callContext()));
+      assert.ok(chunks.length >= 1);
+      assert.ok(chunks.every((c) => c.choices.every((ch) => ch.finish_reason === null)));
+      assert.equal(error.status, 502);
+      assert.match(error.message, /a stream event larger than the gateway accepts \(16384 bytes\)/);
+      assert.match(await fake.last.gone, /request signal|stream cancelled/);
+    },
+  );
+
+  t("a stream over max_response_bytes → 502 mid-stream", async () => {
+    await using fake = style.start();
+    fake.script = () => ({ text: "word ".repeat(2000), toolCalls: [] });
+    const { provider } = capped(style, fake);
+    const long = chatRequest({ stream: true, max_tokens: 4000 });
+    const { chunks, error } = await streamFailure(provider.chatStream(long, callContext()));
+    assert.ok(chunks.length >= 1);
+    assert.equal(error.status, 502);
+    assert.match(error.message, /sent an answer larger than the gateway accepts \(65536 bytes\)/);
+  });
+
+  t(
+    "an oversized error body quoting the prompt → the mapped status, the prompt nowhere",
+    async () => {
+      await using fake = style.start();
+      fake.faults = [{
+        status: 400,
+        errorType: "invalid_request_error",
+        quotePrompt: true,
+        errorPadBytes: 2 * MiB,
+      }];
+      const { provider, output } = capped(style, fake, true);
+      const request = chatRequest({ messages: [{ role: "user", content: PROMPT }] });
+      const error = await gatewayError(() => provider.chat(request, callContext()));
+      assert.equal(error.status, 400);
+      assert.match(error.message, /rejected the request \(HTTP 400\)/);
+      assert.ok(!output.err.includes("zebra-sentinel"));
+      assert.match(output.err, /upstream answered HTTP 400/);
+    },
+  );
+
+  for (const includeContent of [false, true]) {
+    t(
+      `an upstream 400 quoting the prompt: the caller sees it cut; stderr ${
+        includeContent ? "too (include_content)" : "does not"
+      }`,
+      async () => {
+        await using fake = style.start();
+        fake.faults = [{ status: 400, errorType: "invalid_request_error", quotePrompt: true }];
+        const { provider, output } = capped(style, fake, includeContent);
+        const request = chatRequest({ messages: [{ role: "user", content: PROMPT }] });
+        const error = await gatewayError(() => provider.chat(request, callContext()));
+        assert.equal(error.status, 400);
+        assert.match(error.message, /input_value='\[\{"role":"user".*zebra-sentinel.*…'\)$/);
+        assert.ok(!error.message.includes("tail-sentinel"), "the quoted value is cut to 100");
+        assert.match(output.err, /upstream answered HTTP 400 invalid_request_error/);
+        assert.equal(output.err.includes("zebra-sentinel"), includeContent);
+        assert.ok(!output.err.includes("tail-sentinel"));
+      },
+    );
+  }
 }

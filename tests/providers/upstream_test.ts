@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { ApiError } from "../../src/errors.ts";
+import type { ProviderConfig } from "../../src/config.ts";
 import {
+  boundedDetail,
   isRetryableStatus,
   mapStreamError,
   mapUpstreamStatus,
@@ -9,6 +11,8 @@ import {
   type UpstreamErrorDetail,
 } from "../../src/providers/upstream.ts";
 import { providerDeps } from "../support/provider_call.ts";
+import { gatewayError } from "../support/rejection.ts";
+import { waitFor } from "../support/wait.ts";
 
 const NOW = Date.UTC(2026, 0, 15, 12, 0, 0);
 const said = (message: string, extra: Partial<UpstreamErrorDetail> = {}): UpstreamErrorDetail => ({
@@ -161,6 +165,37 @@ Deno.test("a stream's deadline restarts with every read: a long stream of timely
   assert.equal(aborted(), false, "a stream read to its end is not aborted");
 });
 
+Deno.test("a client that asks for each read later than the deadline still gets the whole stream", async () => {
+  // Reads come 20 ms apart, but the consumer (our client) waits 250 ms before asking for the
+  // next one: the 150 ms deadline counts only the waits for the upstream.
+  const { call, aborted } = dripping(150, 6, 20);
+  const response = await call();
+  const data: string[] = [];
+  for (let events = await response.readEvents(); events; events = await response.readEvents()) {
+    data.push(...events.map((e) => e.data));
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  assert.deepEqual(data, ["0", "1", "2", "3", "4", "5"]);
+  assert.equal(aborted(), false);
+});
+
+Deno.test("a slow client does not hide a silent upstream: the read it asks for still times out", async () => {
+  const { call, aborted } = dripping(100, 12, 5, 3);
+  const response = await call();
+  const data: string[] = [];
+  await assert.rejects(
+    (async () => {
+      for (let events = await response.readEvents(); events; events = await response.readEvents()) {
+        data.push(...events.map((e) => e.data));
+        await new Promise((r) => setTimeout(r, 150));
+      }
+    })(),
+    (e) => e instanceof ApiError && e.status === 504 && e.code === "upstream_timeout",
+  );
+  assert.deepEqual(data, ["0", "1", "2"]);
+  assert.ok(aborted());
+});
+
 Deno.test("a stream that stalls for the deadline is a 504 and its call is aborted", async () => {
   const { call, aborted } = dripping(100, 12, 5, 3);
   const response = await call();
@@ -175,4 +210,184 @@ Deno.test("a stream that stalls for the deadline is a 504 and its call is aborte
   );
   assert.deepEqual(data, ["0", "1", "2"]);
   assert.ok(aborted());
+});
+
+Deno.test("boundedDetail cuts quoted values to 100 characters and the message to 1,000", () => {
+  const long = "p".repeat(300);
+  const detail = boundedDetail(
+    said(`Invalid 'messages[0]': input_value='${long}' (the model's limit); see "${long}`, {
+      type: "invalid_request_error",
+      code: "bad value with spaces",
+      param: long,
+    }),
+    null,
+  );
+  assert.equal(
+    detail.message,
+    `Invalid 'messages[0]': input_value='${"p".repeat(100)}…' (the model's limit); see "${
+      "p".repeat(100)
+    }…`,
+  );
+  assert.equal(detail.type, "invalid_request_error");
+  assert.equal(detail.code, null, "a code that is not an identifier is dropped");
+  assert.equal(detail.param, `${"p".repeat(100)}…`);
+  const huge = boundedDetail(said("word ".repeat(1000)), null).message!;
+  assert.equal(huge.length, 1001);
+  assert.ok(huge.endsWith("…"));
+});
+
+Deno.test("boundedDetail removes the secret everywhere, before cutting", () => {
+  const secret = "sk-secret-0123456789";
+  const detail = boundedDetail(
+    said(`${"x".repeat(990)} ${secret}`, { type: secret, code: "code_1", param: secret }),
+    secret,
+  );
+  assert.ok(!JSON.stringify(detail).includes("sk-secret"));
+  assert.equal(detail.type, null);
+  assert.equal(detail.code, "code_1");
+  assert.equal(detail.param, "[redacted]");
+});
+
+const encoder = new TextEncoder();
+
+/** A body that never ends: `head`, then `piece` again and again; counts what was pulled
+ * (one piece more than was read: a stream keeps one in its queue). */
+function endless(head: string, piece: string) {
+  let pulled = 0;
+  let cancelled = false;
+  const bytes = encoder.encode(piece);
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(encoder.encode(head));
+    },
+    pull(controller) {
+      pulled += bytes.length;
+      controller.enqueue(bytes.slice());
+    },
+    cancel() {
+      cancelled = true;
+    },
+  });
+  return { stream, pulled: () => pulled, cancelled: () => cancelled };
+}
+
+/** An Upstream whose one answer is `response`, with `config` over the test defaults. */
+function answering(response: Response, config: Partial<ProviderConfig> = {}) {
+  const deps = providerDeps("openai", "http://upstream.test/v1", "sk-up", {
+    max_retries: 0,
+    max_response_bytes: 64 * 1024 * 1024,
+    max_event_bytes: 8 * 1024 * 1024,
+    ...config,
+  });
+  deps.fetch = () => Promise.resolve(response);
+  const upstream = new Upstream(deps, {
+    headers: {},
+    parseError: (body) => {
+      const error = (body as { error?: { message: string; type: string } }).error;
+      return error ? said(error.message, { type: error.type }) : said("not JSON");
+    },
+  });
+  const request = (stream: boolean) => ({
+    method: "POST" as const,
+    path: "/chat/completions",
+    body: {},
+    signal: new AbortController().signal,
+    requestId: "req_1",
+    stream,
+  });
+  return { upstream, request, deps };
+}
+
+Deno.test("a JSON answer over max_response_bytes is a 502, read no further than the limit", async () => {
+  const body = endless('{"id": 1', " ".repeat(1000));
+  const { upstream, request, deps } = answering(new Response(body.stream), {
+    max_response_bytes: 8192,
+  });
+  const error = await gatewayError(() => upstream.json(request(false)));
+  assert.equal(error.status, 502);
+  assert.equal(error.code, "upstream_error");
+  assert.match(error.message, /larger than the gateway accepts \(8192 bytes\)/);
+  assert.ok(body.pulled() <= 8192 + 2 * 1000, `pulled ${body.pulled()}`);
+  await waitFor(body.cancelled, "the body to be cancelled");
+  assert.match(deps.output.err, /an answer over max_response_bytes \(8192 bytes\)/);
+});
+
+Deno.test("a content-length over max_response_bytes is a 502 before the body is read", async () => {
+  const body = endless("{}", " ");
+  const { upstream, request } = answering(
+    new Response(body.stream, { headers: { "content-length": "100000" } }),
+    { max_response_bytes: 8192 },
+  );
+  const error = await gatewayError(() => upstream.json(request(false)));
+  assert.equal(error.status, 502);
+  assert.equal(body.pulled(), 0);
+});
+
+/** Reads a stream's events until it throws; the data read before and the error. */
+async function readUntilError(
+  upstream: Upstream,
+  request: Parameters<Upstream["call"]>[0],
+): Promise<{ data: string[]; error: ApiError }> {
+  const response = await upstream.call(request);
+  const data: string[] = [];
+  try {
+    const error = await gatewayError(async () => {
+      for (let events = await response.readEvents(); events; events = await response.readEvents()) {
+        data.push(...events.map((e) => e.data));
+      }
+    });
+    return { data, error };
+  } finally {
+    response.close();
+  }
+}
+
+Deno.test("a stream over max_response_bytes ends in a 502 and its connection is cut", async () => {
+  const body = endless("", "data: {}\n\n".repeat(10));
+  const { upstream, request } = answering(new Response(body.stream), {
+    max_response_bytes: 4096,
+    max_event_bytes: 1024,
+  });
+  const { data, error } = await readUntilError(upstream, request(true));
+  assert.equal(error.status, 502);
+  assert.match(error.message, /an answer larger than the gateway accepts \(4096 bytes\)/);
+  assert.ok(data.length > 0 && data.length <= 4096 / 10);
+  await waitFor(body.cancelled, "the body to be cancelled");
+});
+
+Deno.test("a stream line that never ends is a 502 at max_event_bytes, and its connection is cut", async () => {
+  const body = endless('data: {}\n\ndata: "', "x".repeat(1000));
+  const { upstream, request } = answering(new Response(body.stream), { max_event_bytes: 4096 });
+  const { data, error } = await readUntilError(upstream, request(true));
+  assert.deepEqual(data, ["{}"]);
+  assert.equal(error.status, 502);
+  assert.match(error.message, /a stream event larger than the gateway accepts \(4096 bytes\)/);
+  assert.ok(body.pulled() <= 4096 + 2 * 1000, `pulled ${body.pulled()}`);
+  await waitFor(body.cancelled, "the body to be cancelled");
+});
+
+Deno.test("an error body is read no further than 64 KiB", async () => {
+  const body = endless('{"error": {"message": "', "x".repeat(1000));
+  const { upstream, request } = answering(new Response(body.stream, { status: 400 }));
+  const error = await gatewayError(() => upstream.json(request(false)));
+  assert.equal(error.status, 400);
+  assert.match(error.message, /rejected the request \(HTTP 400\)|not JSON/);
+  assert.ok(body.pulled() <= 64 * 1024 + 2 * 1000, `pulled ${body.pulled()}`);
+  await waitFor(body.cancelled, "the body to be cancelled");
+});
+
+Deno.test("a warning repeats what the upstream said about a request only with include_content", async () => {
+  const prompt = "my secret diary entry";
+  for (const includeContent of [false, true]) {
+    const { upstream, request, deps } = answering(
+      Response.json({
+        error: { message: `'${prompt}' is not allowed`, type: "invalid_request_error" },
+      }, { status: 400 }),
+    );
+    deps.includeContent = includeContent;
+    const error = await gatewayError(() => upstream.json(request(false)));
+    assert.equal(error.message, `'${prompt}' is not allowed`, "the caller is told");
+    assert.match(deps.output.err, /upstream answered HTTP 400 invalid_request_error/);
+    assert.equal(deps.output.err.includes(prompt), includeContent);
+  }
 });

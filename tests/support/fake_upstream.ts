@@ -18,8 +18,18 @@ export interface Fault {
    * always notice a caller leaving while nothing is written (it does for small request bodies):
    * then `gone` resolves when the delay ends and the answer cannot be written. */
   delayMs?: number;
+  /** With `status`: the error message quotes the request's messages (or input), as a
+   * validation error of some servers does: `… (input_value='[{"role":"user",…}]')`. */
+  quotePrompt?: boolean;
+  /** With `status`: the error message is padded with this many bytes (an oversized body). */
+  errorPadBytes?: number;
   /** Answer 200 with this raw body instead of the real answer. */
   garbage?: string;
+  /** A JSON answer: the real one followed by whitespace up to this many bytes, written in
+   * pieces without a content-length (so only counting what arrives can stop it). */
+  oversizedBytes?: number;
+  /** Stream: wait this long before writing each event. */
+  paceMs?: number;
   /** Stream: after this many events, break the connection (no clean end). */
   breakAfterEvents?: number;
   /** Stream: after this many events, stop writing (until the caller leaves). */
@@ -28,6 +38,11 @@ export interface Fault {
   errorAfterEvents?: number;
   /** Stream: after this many events, end the body cleanly (a truncated stream). */
   endAfterEvents?: number;
+  /** Stream: after this many events, a `data:` line that never ends: `longLineBytes` of it
+   * are written (unless the caller leaves first), then the body ends mid-line. */
+  longLineAfterEvents?: number;
+  /** The length of that line; default 256 MiB. */
+  longLineBytes?: number;
 }
 
 /** One request the fake received. */
@@ -176,14 +191,12 @@ export class FakeUpstream {
     if (request.signal.aborted) return new Response(null, { status: 499 });
     if (fault.status) {
       const type = fault.errorType ?? "api_error";
+      let message = fault.message ?? `fault ${fault.status}`;
+      if (fault.quotePrompt) message += ` (input_value='${JSON.stringify(promptOf(body))}')`;
+      if (fault.errorPadBytes) message += " ".repeat(fault.errorPadBytes);
       return json(
         fault.status,
-        style.errorBody(
-          fault.status,
-          type,
-          fault.message ?? `fault ${fault.status}`,
-          fault.errorCode,
-        ),
+        style.errorBody(fault.status, type, message, fault.errorCode),
         fault.headers,
       );
     }
@@ -202,6 +215,9 @@ export class FakeUpstream {
       });
     }
     const answer = await route.answer(body as Record<string, unknown>);
+    if (answer.kind === "json" && fault.oversizedBytes !== undefined) {
+      return oversized(answer.body, fault.oversizedBytes, gone);
+    }
     if (answer.kind === "json") return json(answer.status, answer.body, fault.headers);
     return this.#stream(answer.events, fault, gone, request.signal);
   }
@@ -213,13 +229,14 @@ export class FakeUpstream {
     signal: AbortSignal,
   ): Response {
     let limit = events.length;
-    let ending = "end" as "end" | "break" | "stall" | "error";
+    let ending = "end" as "end" | "break" | "stall" | "error" | "line";
     for (
       const [n, kind] of [
         [fault.breakAfterEvents, "break"],
         [fault.stallAfterEvents, "stall"],
         [fault.errorAfterEvents, "error"],
         [fault.endAfterEvents, "end"],
+        [fault.longLineAfterEvents, "line"],
       ] as const
     ) {
       if (n !== undefined) {
@@ -227,19 +244,28 @@ export class FakeUpstream {
         ending = kind;
       }
     }
-    let text = events.slice(0, limit).join("");
-    if (ending === "error") text += this.#style.streamError("overloaded_error", "Overloaded");
-    const bytes = encoder.encode(text);
-    const slice = this.sliceBytes ?? bytes.length;
+    const sent = events.slice(0, limit);
+    if (ending === "error") sent.push(this.#style.streamError("overloaded_error", "Overloaded"));
+    const pieces = this.#pieces(sent, fault.paceMs !== undefined);
+    let lineLeft = 0;
+    if (ending === "line") {
+      pieces.push(encoder.encode("data: "));
+      lineLeft = fault.longLineBytes ?? 256 * 1024 * 1024;
+    }
     let at = 0;
     const stream = new ReadableStream<Uint8Array>({
       pull: async (controller) => {
-        if (at < bytes.length) {
+        if (at < pieces.length) {
+          if (fault.paceMs !== undefined) await this.#sleep(fault.paceMs, signal);
           // A pause between slices, so they reach the reader as separate reads.
-          if (at > 0 && this.sliceBytes !== null) await Promise.resolve();
-          controller.enqueue(bytes.subarray(at, at + slice));
-          at += slice;
+          else if (at > 0 && this.sliceBytes !== null) await Promise.resolve();
+          controller.enqueue(pieces[at++]!);
           return;
+        }
+        if (lineLeft > 0) {
+          const bytes = new Uint8Array(Math.min(lineLeft, 64 * 1024)).fill(0x78); // "x"
+          lineLeft -= bytes.length;
+          return controller.enqueue(bytes);
         }
         if (ending === "break") {
           // Deno.serve logs this error to stderr; it is the injected fault, not a failure.
@@ -253,6 +279,16 @@ export class FakeUpstream {
     return new Response(stream, {
       headers: { "content-type": "text/event-stream; charset=utf-8", ...fault.headers },
     });
+  }
+
+  /** The bytes of `events`: one piece per event when paced, else `sliceBytes` slices. */
+  #pieces(events: string[], paced: boolean): Uint8Array[] {
+    if (paced) return events.map((e) => encoder.encode(e));
+    const bytes = encoder.encode(events.join(""));
+    const slice = this.sliceBytes ?? bytes.length;
+    const pieces: Uint8Array[] = [];
+    for (let at = 0; at < bytes.length; at += slice) pieces.push(bytes.subarray(at, at + slice));
+    return pieces;
   }
 
   #sleep(ms: number, signal: AbortSignal): Promise<void> {
@@ -269,6 +305,33 @@ export class FakeUpstream {
       signal.addEventListener("abort", done, { once: true });
     });
   }
+}
+
+/** What a request asked about, for an error message to quote: its messages or input. */
+function promptOf(body: unknown): unknown {
+  if (typeof body !== "object" || body === null) return body;
+  const fields = body as Record<string, unknown>;
+  return fields.messages ?? fields.input ?? fields.prompt;
+}
+
+/** A 200 with `body` as JSON and whitespace after it up to `bytes`, in 64 KiB pieces. */
+function oversized(body: unknown, bytes: number, gone: (how: string) => void): Response {
+  const head = encoder.encode(JSON.stringify(body));
+  const space = new Uint8Array(64 * 1024).fill(0x20);
+  let left = bytes - head.length;
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(head);
+    },
+    pull(controller) {
+      if (left <= 0) return controller.close();
+      const piece = space.slice(0, Math.min(left, space.length));
+      left -= piece.length;
+      controller.enqueue(piece);
+    },
+    cancel: () => gone("stream cancelled"),
+  });
+  return new Response(stream, { headers: { "content-type": "application/json" } });
 }
 
 function json(status: number, body: unknown, headers?: Record<string, string>): Response {
