@@ -325,11 +325,21 @@ export function parseSize(size: string): { width: number; height: number } | nul
   return { width, height };
 }
 
-const DEFAULT_LIMITS: LimitsConfig = {
+/** The image caps of `limits` when the config sets none. */
+export const DEFAULT_IMAGE_CAPS: Readonly<
+  Pick<
+    LimitsConfig,
+    "max_image_pixels" | "max_image_bytes" | "max_request_image_pixels" | "max_request_image_bytes"
+  >
+> = {
   max_image_pixels: 33_554_432,
   max_image_bytes: 20 * 1024 * 1024,
   max_request_image_pixels: 134_217_728,
   max_request_image_bytes: 20 * 1024 * 1024,
+};
+
+const DEFAULT_LIMITS: LimitsConfig = {
+  ...DEFAULT_IMAGE_CAPS,
   anonymous: {
     chat: { per_minute: 10, per_day: 500 },
     other: { per_minute: null, per_day: 50_000 },

@@ -24,9 +24,9 @@ function silentProvider() {
   const provider: Provider = {
     id: "sim",
     chat: (_req, ctx): Promise<ChatCompletion> => wait(ctx.signal),
-    async *chatStream(_req, ctx): AsyncIterable<ChatChunk> {
-      await wait(ctx.signal);
-    },
+    chatStream: (_req, ctx): AsyncIterable<ChatChunk> => ({
+      [Symbol.asyncIterator]: () => ({ next: () => wait(ctx.signal) }),
+    }),
   };
   return { provider, aborted: aborted.promise };
 }

@@ -1,4 +1,4 @@
-import type { LimitsConfig } from "../config.ts";
+import { DEFAULT_IMAGE_CAPS, type LimitsConfig } from "../config.ts";
 import { invalidRequest } from "../errors.ts";
 
 /** Image formats accepted as input (spec: base64 image data URLs). */
@@ -23,12 +23,13 @@ export type ImageCaps = Pick<
   "max_image_pixels" | "max_image_bytes" | "max_request_image_pixels" | "max_request_image_bytes"
 >;
 
-/** The caps `Config.limits` has when the config sets none. */
-export const DEFAULT_IMAGE_CAPS: Readonly<ImageCaps> = {
-  max_image_pixels: 33_554_432,
-  max_image_bytes: 20 * 1024 * 1024,
-  max_request_image_pixels: 134_217_728,
-  max_request_image_bytes: 20 * 1024 * 1024,
+/** No caps: for images a front door already held to the configured ones (an adapter reading
+ * them again must not refuse what the operator allowed). */
+export const UNCAPPED: Readonly<ImageCaps> = {
+  max_image_pixels: Infinity,
+  max_image_bytes: Infinity,
+  max_request_image_pixels: Infinity,
+  max_request_image_bytes: Infinity,
 };
 
 /** An image data URL of a request, and the parameter that carries it. */

@@ -1,5 +1,5 @@
 import { invalidRequest } from "../errors.ts";
-import { DEFAULT_IMAGE_CAPS, type ImageCaps, parseImageDataUrl } from "../http/image_data_url.ts";
+import { parseImageDataUrl, UNCAPPED } from "../http/image_data_url.ts";
 import type {
   ImageMediaType,
   Message,
@@ -29,13 +29,12 @@ export function anthropicTemperature(t: number): number {
  * blocks of the next user turn; assistant tool calls become `tool_use` blocks; image data URLs
  * become base64 image blocks; blank text is dropped (Anthropic rejects it); `max_tokens`
  * always sent. Throws a 400 naming the field for tool-call arguments that are not a JSON
- * object, or for an image over `imageCaps`.
+ * object.
  */
 export function toAnthropicRequest(
   req: ChatRequest,
   upstreamModel: string,
   stream: boolean,
-  imageCaps: Readonly<ImageCaps> = DEFAULT_IMAGE_CAPS,
 ): MessagesRequest {
   const system: TextBlock[] = [];
   const messages: Message[] = [];
@@ -55,7 +54,7 @@ export function toAnthropicRequest(
         add("user", [toolResult(message)]);
         break;
       case "user":
-        add("user", userBlocks(message.content, `messages[${i}].content`, imageCaps));
+        add("user", userBlocks(message.content, `messages[${i}].content`));
         break;
       case "assistant":
         add("assistant", assistantBlocks(message, i));
@@ -116,7 +115,6 @@ function textBlocks(content: string | TextPart[]): TextBlock[] {
 function userBlocks(
   content: string | ContentPart[],
   param: string,
-  caps: Readonly<ImageCaps>,
 ): RequestBlock[] {
   if (typeof content === "string") return textBlocks(content);
   const blocks: RequestBlock[] = [];
@@ -125,7 +123,7 @@ function userBlocks(
       if (!isBlank(part.text)) blocks.push({ type: "text", text: part.text });
       return;
     }
-    const image = parseImageDataUrl(part.image_url.url, `${param}[${j}].image_url.url`, caps);
+    const image = parseImageDataUrl(part.image_url.url, `${param}[${j}].image_url.url`, UNCAPPED);
     blocks.push({
       type: "image",
       source: { type: "base64", media_type: image.mediaType as ImageMediaType, data: image.base64 },

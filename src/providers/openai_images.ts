@@ -11,7 +11,8 @@ import { PngError } from "../images/png.ts";
 import { type ImageWork, inlineImageWork } from "../images/work.ts";
 import type { ImageRequest } from "../types/openai.ts";
 import type { CallContext } from "./types.ts";
-import { chatPost, clientClosed, type Upstream } from "./upstream.ts";
+import { clientClosed } from "../errors.ts";
+import { chatPost, type Upstream } from "./upstream.ts";
 import { isObject, malformed } from "./wire.ts";
 
 /** The body of `POST /images/generations`. */

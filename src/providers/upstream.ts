@@ -1,4 +1,4 @@
-import { ApiError, upstreamError, upstreamTimeout } from "../errors.ts";
+import { ApiError, clientClosed, upstreamError, upstreamTimeout } from "../errors.ts";
 import { ByteReader, readText, type TextPrefix } from "../http/byte_reader.ts";
 import { SseDecoder, type SseEvent, SseEventTooLarge } from "../http/sse.ts";
 import type { CallContext, ProviderDeps } from "./types.ts";
@@ -63,13 +63,6 @@ export function chatPost(
     stream,
     model: { id: ctx.model.id, upstream: ctx.upstreamModel },
   };
-}
-
-/** The client went away; nobody will read this error, but the route's log shows it. */
-export function clientClosed(): ApiError {
-  return new ApiError(499, "upstream_error", "The client closed the request.", {
-    code: "client_disconnected",
-  });
 }
 
 const NO_DETAIL: UpstreamErrorDetail = { message: null, type: null, code: null, param: null };

@@ -18,7 +18,7 @@ import { parseChatRequest } from "./chat_request.ts";
 export async function createChatCompletion(ctx: RequestContext): Promise<Response> {
   const { config, catalogue, providers, logger } = ctx.services;
   const body = await readJsonObject(ctx.request, config.server);
-  const req = parseChatRequest(body);
+  const req = parseChatRequest(body, config.limits);
   ctx.log.model = req.model;
   const record = resolveModel(catalogue, providers, req.model, viewerOf(ctx.principal));
   ctx.log.provider = record.provider;

@@ -4,12 +4,8 @@
  * (`messages[2].content[0].image_url.url`). Unknown top-level fields are ignored, as OpenAI does.
  */
 import { invalidRequest } from "../errors.ts";
-import {
-  DEFAULT_IMAGE_CAPS,
-  type ImageCaps,
-  type ImageField,
-  parseRequestImages,
-} from "../http/image_data_url.ts";
+import { DEFAULT_IMAGE_CAPS } from "../config.ts";
+import { type ImageCaps, type ImageField, parseRequestImages } from "../http/image_data_url.ts";
 import type {
   AssistantMessage,
   ChatMessage,

@@ -1,10 +1,6 @@
 import { invalidRequest } from "../errors.ts";
-import {
-  DEFAULT_IMAGE_CAPS,
-  type ImageCaps,
-  type ImageField,
-  parseRequestImages,
-} from "../http/image_data_url.ts";
+import { DEFAULT_IMAGE_CAPS } from "../config.ts";
+import { type ImageCaps, type ImageField, parseRequestImages } from "../http/image_data_url.ts";
 import { invalidValue, optionalField, typeName, wrongType } from "./params.ts";
 
 /** Bounds on moderation requests (spec §8.4 leaves them open). */

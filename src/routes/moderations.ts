@@ -59,7 +59,7 @@ export async function createModeration(ctx: RequestContext): Promise<Response> {
       "model",
     );
   }
-  const { input, images } = readModerationInput(body);
+  const { input, images } = readModerationInput(body, config.limits);
   if (images.length > 0 && !record.image_input) {
     throw unsupportedCapability(
       `The model \`${record.id}\` cannot moderate images (image_input is false); send text only or use a model with image_input.`,

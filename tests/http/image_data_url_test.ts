@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { ApiError } from "../../src/errors.ts";
+import { DEFAULT_IMAGE_CAPS } from "../../src/config.ts";
 import {
-  DEFAULT_IMAGE_CAPS,
   type ImageCaps,
   inspectImage,
   parseImageDataUrl,

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { ApiError } from "../../src/errors.ts";
-import { DEFAULT_IMAGE_CAPS } from "../../src/http/image_data_url.ts";
+import { DEFAULT_IMAGE_CAPS } from "../../src/config.ts";
 import { parseChatRequest } from "../../src/routes/chat_request.ts";
 import { dataUrl, gifBytes, pngBytes } from "../support/images.ts";
 

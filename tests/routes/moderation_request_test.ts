@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { ApiError } from "../../src/errors.ts";
 import { moderationModelId, readModerationInput } from "../../src/routes/moderation_request.ts";
-import { DEFAULT_IMAGE_CAPS } from "../../src/http/image_data_url.ts";
+import { DEFAULT_IMAGE_CAPS } from "../../src/config.ts";
 import { pngUrl } from "../support/image_fixtures.ts";
 import { dataUrl, pngBytes } from "../support/images.ts";
 

@@ -170,10 +170,10 @@ function items(input: unknown): Item[] {
   return [item];
 }
 
-async function result(item: Item, model: ModerationModel): Promise<Obj> {
+function result(item: Item, model: ModerationModel): Obj {
   const fromText = score(item.texts.join("\n"));
   const seen: string[] = [];
-  for (const image of item.images) seen.push(...await embeddedText(image));
+  for (const image of item.images) seen.push(...embeddedText(image));
   const fromImages = score(seen.join("\n"));
   const categories: Obj = {};
   const scores: Obj = {};
@@ -205,7 +205,7 @@ export function moderationRoute(
   let count = 0;
   return {
     check: (headers, body) => checkModerationRequest(headers, body, apiKey),
-    async answer(body): Promise<Answer> {
+    answer(body): Answer {
       const name = (body.model as string | undefined) ?? "omni-moderation-latest";
       const model = MODELS[name];
       if (!model) {
@@ -221,7 +221,7 @@ export function moderationRoute(
         };
       }
       const results = [];
-      for (const item of items(body.input)) results.push(await result(item, model));
+      for (const item of items(body.input)) results.push(result(item, model));
       const id = `modr-${(++count).toString(16).padStart(32, "0")}`;
       return { kind: "json", status: 200, body: { id, model: model.answers, results } };
     },

@@ -86,6 +86,8 @@ export function providerDeps(
       max_retries: 2,
       headers: {},
       token_delay_ms: 0,
+      max_response_bytes: 64 * 1024 * 1024,
+      max_event_bytes: 8 * 1024 * 1024,
       anthropic_version: "2023-06-01",
       ...patch,
     },

@@ -334,7 +334,7 @@ export async function classify(
     const texts = [pair.text];
     for (const url of pair.images) {
       const base64 = url.slice(url.indexOf(",") + 1).replace(/\s+/g, "");
-      texts.push(...await embeddedText(Uint8Array.fromBase64(base64)));
+      texts.push(...embeddedText(Uint8Array.fromBase64(base64)));
     }
     results.push(finalizeResult({ category_scores: scoreText(texts.join("\n")) }));
   }

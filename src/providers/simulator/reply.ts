@@ -4,7 +4,7 @@
  * an answer built on the tool results after a tool round trip, else a reply that quotes the
  * last user message and describes its images.
  */
-import { parseImageDataUrl } from "../../http/image_data_url.ts";
+import { parseImageDataUrl, UNCAPPED } from "../../http/image_data_url.ts";
 import type {
   ChatMessage,
   ChatRequest,
@@ -147,7 +147,7 @@ function describeImages(content: ChatMessage["content"]): string {
   const images = (content as ContentPart[]).filter((p): p is ImagePart => p.type === "image_url");
   if (images.length === 0) return "";
   const parts = images.map((part, i) => {
-    const info = parseImageDataUrl(part.image_url.url, "image");
+    const info = parseImageDataUrl(part.image_url.url, "image", UNCAPPED);
     return `image ${i + 1} is a ${info.format.toUpperCase()} of ${
       info.bytes.toLocaleString("en-US")
     } bytes, ${info.width} × ${info.height} pixels`;
