@@ -20,6 +20,8 @@ export interface ApiErrorOptions {
 /** Characters of an error message at most: messages quote callers' values in short excerpts
  * (see quote.ts); this bounds any message whatever it quotes. */
 const MESSAGE_CHARS = 2000;
+/** Characters of a `param` at most (a path can hold a caller's object keys). */
+const PARAM_CHARS = 300;
 
 /** An error that is answered to the client as a JSON error body with its status. */
 export class ApiError extends Error {
@@ -35,7 +37,9 @@ export class ApiError extends Error {
     this.status = status;
     this.type = type;
     this.code = options.code ?? null;
-    this.param = options.param ?? null;
+    this.param = options.param === undefined || options.param === null
+      ? null
+      : clip(options.param, PARAM_CHARS);
     this.headers = options.headers;
   }
 

@@ -4,6 +4,7 @@
  * (`messages[2].content[0].image_url.url`). Unknown top-level fields are ignored, as OpenAI does.
  */
 import { invalidRequest } from "../errors.ts";
+import { quote } from "../quote.ts";
 import { DEFAULT_IMAGE_CAPS } from "../config.ts";
 import { type ImageCaps, type ImageField, parseRequestImages } from "../http/image_data_url.ts";
 import type {
@@ -72,7 +73,7 @@ export function parseChatRequest(
   const n = body.n;
   if (n !== undefined && n !== null && n !== 1) {
     throw invalidRequest(
-      `Only one choice per request is supported: \`n\` must be 1, not ${JSON.stringify(n)}.`,
+      `Only one choice per request is supported: \`n\` must be 1, not ${quote(n)}.`,
       "n",
     );
   }
@@ -141,7 +142,7 @@ function parseMessage(raw: unknown, path: string): ChatMessage {
     default:
       throw invalidRequest(
         `\`${path}.role\` must be one of ${ROLES.map((r) => `"${r}"`).join(", ")}${
-          role === undefined ? " (it is missing)" : `, not ${JSON.stringify(role)}`
+          role === undefined ? " (it is missing)" : `, not ${quote(role)}`
         }.`,
         `${path}.role`,
       );
@@ -194,7 +195,7 @@ function parseToolCalls(value: unknown, path: string): ToolCall[] {
     }
     if (seen.has(raw.id)) {
       throw invalidRequest(
-        `\`${at}.id\` repeats the id ${JSON.stringify(raw.id)}; tool call ids must be unique.`,
+        `\`${at}.id\` repeats the id ${quote(raw.id)}; tool call ids must be unique.`,
         `${at}.id`,
       );
     }
@@ -240,16 +241,17 @@ class ToolCallPairing {
       if (!open.ids.includes(id)) {
         throw invalidRequest(
           `\`${param}\` is ${
-            JSON.stringify(id)
+            quote(id)
           }, which is not the id of any tool call in ${open.path} (ids: ${
-            open.ids.map((i) => JSON.stringify(i)).join(", ")
+            open.ids.slice(0, 5).map((i) => quote(i)).join(", ") +
+            (open.ids.length > 5 ? ", …" : "")
           }).`,
           param,
         );
       }
       if (open.answered.has(id)) {
         throw invalidRequest(
-          `\`${param}\`: the tool call ${JSON.stringify(id)} has already been answered.`,
+          `\`${param}\`: the tool call ${quote(id)} has already been answered.`,
           param,
         );
       }
@@ -276,7 +278,7 @@ class ToolCallPairing {
         const param = `${open.path}.tool_calls[${j}].id`;
         throw invalidRequest(
           `The tool call ${
-            JSON.stringify(open.ids[j])
+            quote(open.ids[j])
           } (\`${param}\`) has no tool message answering it; an assistant message with \`tool_calls\` must be followed by one tool message per call.`,
           param,
         );
@@ -341,7 +343,7 @@ function parseContent(
     const why = raw.type === "image_url"
       ? `image_url parts are only allowed in user messages, not in ${role} messages`
       : `must be ${parts === "image" ? `"text" or "image_url"` : `"text"`}${
-        raw.type === undefined ? " (it is missing)" : `, not ${JSON.stringify(raw.type)}`
+        raw.type === undefined ? " (it is missing)" : `, not ${quote(raw.type)}`
       }`;
     throw invalidRequest(`\`${at}.type\`: ${why}.`, `${at}.type`);
   });
@@ -369,9 +371,7 @@ function parseImagePart(raw: Obj, at: string): ImagePart {
   if (detail !== undefined && detail !== null) {
     if (detail !== "auto" && detail !== "low" && detail !== "high") {
       throw invalidRequest(
-        `\`${at}.image_url.detail\` must be "auto", "low" or "high", not ${
-          JSON.stringify(detail)
-        }.`,
+        `\`${at}.image_url.detail\` must be "auto", "low" or "high", not ${quote(detail)}.`,
         `${at}.image_url.detail`,
       );
     }
@@ -483,7 +483,7 @@ function parseTools(value: unknown): Tool[] {
     if (first !== undefined) {
       throw invalidRequest(
         `\`${at}.function.name\`: the name ${
-          JSON.stringify(name)
+          quote(name)
         } is already used by tools[${first}]; tool names must be unique.`,
         `${at}.function.name`,
       );
@@ -527,7 +527,7 @@ function parseParameters(value: unknown, at: string): JsonSchema {
   if (value.type !== undefined && value.type !== "object") {
     throw invalidRequest(
       `\`${at}.type\` must be "object" (function arguments are a JSON object), not ${
-        JSON.stringify(value.type)
+        quote(value.type)
       }.`,
       `${at}.type`,
     );
@@ -568,7 +568,7 @@ function parseToolChoice(value: unknown, tools: Tool[]): ToolChoice | null {
   if (!isObject(value)) {
     throw invalidRequest(
       `\`tool_choice\` must be "none", "auto", "required" or {"type": "function", "function": {"name": ...}}, not ${
-        typeof value === "string" ? JSON.stringify(value) : kindOf(value)
+        typeof value === "string" ? quote(value) : kindOf(value)
       }.`,
       "tool_choice",
     );
@@ -585,7 +585,7 @@ function parseToolChoice(value: unknown, tools: Tool[]): ToolChoice | null {
   if (!tools.some((t) => t.function.name === name)) {
     throw invalidRequest(
       `\`tool_choice.function.name\` is ${
-        JSON.stringify(name)
+        quote(name)
       }, which is not the name of any tool in \`tools\`.`,
       "tool_choice.function.name",
     );
@@ -630,7 +630,7 @@ function parseLogitBias(value: unknown): Record<string, number> {
     const param = `logit_bias.${token}`;
     if (!/^\d+$/.test(token)) {
       throw invalidRequest(
-        `\`logit_bias\` keys must be token ids, not ${JSON.stringify(token)}.`,
+        `\`logit_bias\` keys must be token ids, not ${quote(token)}.`,
         param,
       );
     }
@@ -653,7 +653,7 @@ function parseResponseFormat(value: unknown): Obj {
   if (type !== "json_schema") {
     throw invalidRequest(
       `\`response_format.type\` must be "text", "json_object" or "json_schema", not ${
-        type === undefined ? "missing" : JSON.stringify(type)
+        type === undefined ? "missing" : quote(type)
       }.`,
       "response_format.type",
     );
@@ -684,7 +684,7 @@ function expectFunctionType(type: unknown, param: string): void {
   if (type !== "function") {
     throw invalidRequest(
       `\`${param}\` must be "function"${
-        type === undefined ? " (it is missing)" : `, not ${JSON.stringify(type)}`
+        type === undefined ? " (it is missing)" : `, not ${quote(type)}`
       }.`,
       param,
     );
@@ -695,7 +695,7 @@ function functionName(name: unknown, param: string): string {
   if (typeof name !== "string" || !FUNCTION_NAME.test(name)) {
     throw invalidRequest(
       `\`${param}\` must be 1 to 64 letters, digits, underscores or dashes, not ${
-        typeof name === "string" ? JSON.stringify(name) : kindOf(name)
+        typeof name === "string" ? quote(name) : kindOf(name)
       }.`,
       param,
     );
@@ -753,11 +753,7 @@ function kindOf(value: unknown): string {
   if (value === undefined) return "nothing";
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
-  if (typeof value === "string") return `the string ${JSON.stringify(truncate(value))}`;
+  if (typeof value === "string") return `the string ${quote(value)}`;
   if (typeof value === "object") return "an object";
   return `${typeof value === "number" ? "the number" : "the boolean"} ${String(value)}`;
-}
-
-function truncate(text: string): string {
-  return text.length > 40 ? text.slice(0, 40) + "…" : text;
 }

@@ -1,4 +1,5 @@
 import { invalidRequest } from "../errors.ts";
+import { quote } from "../quote.ts";
 import { DEFAULT_IMAGE_CAPS } from "../config.ts";
 import { type ImageCaps, type ImageField, parseRequestImages } from "../http/image_data_url.ts";
 import { invalidValue, optionalField, typeName, wrongType } from "./params.ts";
@@ -77,7 +78,7 @@ function readParts(parts: unknown[]): Unchecked {
       images.push({ url, param: `${param}.image_url.url` });
     } else {
       throw invalidValue(
-        `Invalid '${param}.type': expected "text" or "image_url", got ${JSON.stringify(p.type)}.`,
+        `Invalid '${param}.type': expected "text" or "image_url", got ${quote(p.type)}.`,
         `${param}.type`,
       );
     }
