@@ -1,4 +1,4 @@
-import { clip } from "./quote.ts";
+import { clip, clipMiddle } from "./quote.ts";
 
 /** The spec's error body (spec §2.9, §7; DESIGN §7): OpenAI's convention. */
 export interface ErrorBody {
@@ -20,8 +20,9 @@ export interface ApiErrorOptions {
 /** Characters of an error message at most: messages quote callers' values in short excerpts
  * (see quote.ts); this bounds any message whatever it quotes. */
 const MESSAGE_CHARS = 2000;
-/** Characters of a `param` at most (a path can hold a caller's object keys). */
-const PARAM_CHARS = 300;
+/** Characters of a `param` at most (a path can hold a caller's object keys): its start and its
+ * end, which names the field. */
+const PARAM_CHARS = 301;
 
 /** An error that is answered to the client as a JSON error body with its status. */
 export class ApiError extends Error {
@@ -39,7 +40,7 @@ export class ApiError extends Error {
     this.code = options.code ?? null;
     this.param = options.param === undefined || options.param === null
       ? null
-      : clip(options.param, PARAM_CHARS);
+      : clipMiddle(options.param, PARAM_CHARS);
     this.headers = options.headers;
   }
 

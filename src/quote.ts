@@ -3,11 +3,27 @@
 /** At most this many characters of a caller's value appear in an error message. */
 export const QUOTE_CHARS = 100;
 
-/** `text` cut to `max` characters (never inside a surrogate pair), with "…" when cut. */
+/** `text` cut to at most `max` characters, "…" included (never inside a surrogate pair). */
 export function clip(text: string, max = QUOTE_CHARS): string {
   if (text.length <= max) return text;
-  const code = text.charCodeAt(max - 1);
-  return `${text.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max)}…`;
+  return `${text.slice(0, pairSafe(text, max - 1))}…`;
+}
+
+/** `text` at most `max` characters long, its middle replaced by "…" when cut: for paths, whose
+ * end names the field (`….d.d.minLength`). */
+export function clipMiddle(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const head = pairSafe(text, Math.ceil((max - 1) / 2));
+  let tail = text.length - Math.floor((max - 1) / 2);
+  const code = text.charCodeAt(tail);
+  if (code >= 0xdc00 && code <= 0xdfff) tail++;
+  return `${text.slice(0, head)}…${text.slice(tail)}`;
+}
+
+/** `end`, or one less where it would split a surrogate pair of `text`. */
+function pairSafe(text: string, end: number): number {
+  const code = text.charCodeAt(end - 1);
+  return code >= 0xd800 && code <= 0xdbff ? end - 1 : end;
 }
 
 /** A caller's value as JSON for an error message, cut to {@link QUOTE_CHARS} characters. */

@@ -1,4 +1,5 @@
 import { ApiError, clientClosed, upstreamError, upstreamTimeout } from "../errors.ts";
+import { clip } from "../quote.ts";
 import { ByteReader, readText, type TextPrefix } from "../http/byte_reader.ts";
 import { SseDecoder, type SseEvent, SseEventTooLarge } from "../http/sse.ts";
 import type { CallContext, ProviderDeps } from "./types.ts";
@@ -91,10 +92,10 @@ export function boundedDetail(
 ): UpstreamErrorDetail {
   const { message, type, code, param } = detail;
   return {
-    message: message === null ? null : clipQuoted(cut(redact(message, secret), MESSAGE_CHARS)),
+    message: message === null ? null : clipQuoted(clip(redact(message, secret), MESSAGE_CHARS)),
     type: identifier(type, secret),
     code: identifier(code, secret),
-    param: param === null ? null : cut(redact(param, secret), QUOTED_CHARS),
+    param: param === null ? null : clip(redact(param, secret), QUOTED_CHARS),
   };
 }
 
@@ -103,15 +104,8 @@ function clipQuoted(text: string): string {
   return text.replace(
     QUOTED,
     (whole: string, quote: string, value: string, close: string) =>
-      value.length <= QUOTED_CHARS ? whole : `${quote}${cut(value, QUOTED_CHARS)}${close}`,
+      value.length <= QUOTED_CHARS ? whole : `${quote}${clip(value, QUOTED_CHARS)}${close}`,
   );
-}
-
-/** `text` cut to `max` characters (not inside a surrogate pair), with "…" when cut. */
-function cut(text: string, max: number): string {
-  if (text.length <= max) return text;
-  const code = text.charCodeAt(max - 1);
-  return `${text.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max)}…`;
 }
 
 function identifier(value: string | null, secret: string | null): string | null {

@@ -224,15 +224,15 @@ Deno.test("boundedDetail cuts quoted values to 100 characters and the message to
   );
   assert.equal(
     detail.message,
-    `Invalid 'messages[0]': input_value='${"p".repeat(100)}…' (the model's limit); see "${
-      "p".repeat(100)
+    `Invalid 'messages[0]': input_value='${"p".repeat(99)}…' (the model's limit); see "${
+      "p".repeat(99)
     }…`,
   );
   assert.equal(detail.type, "invalid_request_error");
   assert.equal(detail.code, null, "a code that is not an identifier is dropped");
-  assert.equal(detail.param, `${"p".repeat(100)}…`);
+  assert.equal(detail.param, `${"p".repeat(99)}…`);
   const huge = boundedDetail(said("word ".repeat(1000)), null).message!;
-  assert.equal(huge.length, 1001);
+  assert.equal(huge.length, 1000);
   assert.ok(huge.endsWith("…"));
 });
 
