@@ -3,14 +3,10 @@ import type { Clock } from "../clock.ts";
 import type { ProviderConfig } from "../config.ts";
 import type { ImageWork } from "../images/work.ts";
 import type { Logger } from "../log/logger.ts";
-import type {
-  ChatChunk,
-  ChatCompletion,
-  ChatRequest,
-  ImageRequest,
-  ModerationRequest,
-  ModerationResult,
-} from "../types/openai.ts";
+import type { CanonicalRequest } from "../canonical/conversation.ts";
+import type { CanonicalEvent } from "../canonical/events.ts";
+import type { CanonicalResult } from "../canonical/result.ts";
+import type { ImageRequest, ModerationRequest, ModerationResult } from "../types/openai.ts";
 
 /** What a provider adapter is built from. */
 export interface ProviderDeps {
@@ -38,20 +34,18 @@ export interface CallContext {
   model: ModelRecord;
 }
 
-/** One upstream style's adapter (DESIGN §6). Requests and results are in the public
- * (OpenAI) shape; the adapter translates both ways and maps failures to ApiErrors. */
+/** One upstream style's adapter (DESIGN §6.2): translates canonical requests to its wire
+ * format and its answers back, and maps failures to ApiErrors. */
 export interface Provider {
   readonly id: string;
-  chat(req: ChatRequest, ctx: CallContext): Promise<ChatCompletion>;
-  /** Chunks in order; the consumer stops iterating (calling `return`) on disconnect. */
-  chatStream(req: ChatRequest, ctx: CallContext): AsyncIterable<ChatChunk>;
+  chat(req: CanonicalRequest, ctx: CallContext): Promise<CanonicalResult>;
   /**
-   * Optional: the same chunks as `chatStream`, grouped as they became ready together (the
-   * chunks of one upstream network read). The route prefers it and writes each group to the
-   * client in one piece: a burst of upstream events then costs one write, not one per chunk.
-   * Groups are never empty; the contract on the chunks is that of `chatStream`.
+   * The answer's events in order, grouped as they became ready together (the events of one
+   * upstream network read), so that a burst costs one client write. Groups are never empty. A
+   * failure after the first group is thrown as an ApiError; the consumer stops iterating
+   * (calling `return`) on disconnect.
    */
-  chatStreamBatches?(req: ChatRequest, ctx: CallContext): AsyncIterable<ChatChunk[]>;
+  chatStream(req: CanonicalRequest, ctx: CallContext): AsyncIterable<CanonicalEvent[]>;
   moderate?(req: ModerationRequest, ctx: CallContext): Promise<ModerationResult[]>;
   /** One JPEG data URL per requested image. */
   generateImages?(req: ImageRequest, ctx: CallContext): Promise<string[]>;
