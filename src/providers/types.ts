@@ -32,6 +32,10 @@ export interface CallContext {
   upstreamModel: string;
   /** The catalogue record of the model being called. */
   model: ModelRecord;
+  /** Request fields the back end cannot honour and leaves out (`top_p`, `seed`…): adapters add
+   * their wire names while translating the request, before the upstream call; the front door
+   * reports them in the `x-switchyard-dropped-params` header. */
+  dropped: Set<string>;
 }
 
 /** One upstream style's adapter (DESIGN §6.2): translates canonical requests to its wire

@@ -5,25 +5,34 @@ import type { ProviderConfig, ProviderStyle } from "../../src/config.ts";
 import { Logger } from "../../src/log/logger.ts";
 import type { ProviderDeps } from "../../src/providers/registry.ts";
 import type { CallContext } from "../../src/providers/types.ts";
-import type { ChatChunk, ChatRequest } from "../../src/types/openai.ts";
+import type { CanonicalRequest, Options, Part } from "../../src/canonical/conversation.ts";
+import type { CanonicalEvent } from "../../src/canonical/events.ts";
+import type { FinishReason, Usage } from "../../src/canonical/result.ts";
 import { CapturedOutput, FakeClock } from "./server.ts";
 
-/** A validated chat request with the spec's defaults; `patch` overrides fields. */
-export function chatRequest(patch: Partial<ChatRequest> = {}): ChatRequest {
+/** A canonical chat request with the spec's defaults; `patch` overrides fields, `options`
+ * overrides options. */
+export function chatRequest(
+  patch: Partial<CanonicalRequest> = {},
+  options: Partial<Options> = {},
+): CanonicalRequest {
   return {
-    model: "up-model",
-    messages: [{ role: "user", content: "Hello there" }],
-    temperature: 1,
-    max_tokens: 256,
+    model: "gw-model",
+    messages: [{ role: "user", parts: [{ type: "text", text: "Hello there" }] }],
     stream: false,
-    include_usage: false,
-    stop: [],
-    tools: [],
-    tool_choice: null,
-    max_tokens_given: false,
-    temperature_given: false,
-    extra: {},
+    includeUsage: false,
+    extras: { protocol: "openai_chat", fields: {} },
     ...patch,
+    options: {
+      maxTokens: 256,
+      maxTokensGiven: false,
+      stop: [],
+      output: { type: "text" },
+      tools: [],
+      toolChoice: null,
+      ...patch.options,
+      ...options,
+    },
   };
 }
 
@@ -63,6 +72,7 @@ export function callContext(
     requestId: "req_test0001",
     upstreamModel: model.upstream_model,
     model,
+    dropped: new Set(),
     abort,
   };
 }
@@ -100,11 +110,93 @@ export function providerDeps(
   };
 }
 
-/** Reads a whole stream of chunks. */
-export async function collect(stream: AsyncIterable<ChatChunk>): Promise<ChatChunk[]> {
-  const chunks: ChatChunk[] = [];
-  for await (const chunk of stream) chunks.push(chunk);
-  return chunks;
+/** Reads a whole canonical stream, its batches flattened (each batch must be non-empty). */
+export async function collect(
+  stream: AsyncIterable<CanonicalEvent[]>,
+): Promise<CanonicalEvent[]> {
+  const events: CanonicalEvent[] = [];
+  for await (const batch of stream) {
+    if (batch.length === 0) throw new Error("stream contract: an empty batch");
+    events.push(...batch);
+  }
+  return events;
+}
+
+/**
+ * The answer a front door assembles from canonical events, after checking their contract:
+ * `start` first; blocks opened at indexes 0, 1, … in order, deltas only to an open block of a
+ * matching kind, every block stopped; one `finish`, after every block; `usage` anywhere (the
+ * last counts).
+ */
+export function assembleEvents(events: readonly CanonicalEvent[]): {
+  parts: Part[];
+  finish: FinishReason | null;
+  detail: string | undefined;
+  usage: Usage | null;
+} {
+  const fail = (why: string): never => {
+    throw new Error(`event contract: ${why}\n${JSON.stringify(events, null, 1)}`);
+  };
+  if (events[0]?.type !== "start") fail("the first event is not start");
+  const parts: Part[] = [];
+  const open = new Set<number>();
+  let finish: FinishReason | null = null;
+  let detail: string | undefined;
+  let usage: Usage | null = null;
+  for (const event of events.slice(1)) {
+    if (finish !== null && event.type !== "usage") fail(`${event.type} after finish`);
+    switch (event.type) {
+      case "start":
+        fail("a second start");
+        break;
+      case "block_start": {
+        if (event.index !== parts.length) fail(`block ${event.index} opened out of order`);
+        const b = event.block;
+        parts.push(
+          b.type === "text"
+            ? { type: "text", text: "" }
+            : b.type === "refusal"
+            ? { type: "refusal", text: "" }
+            : b.type === "tool_call"
+            ? { type: "tool_call", id: b.id, name: b.name, arguments: "" }
+            : {
+              type: "reasoning",
+              text: "",
+              ...(b.redacted !== undefined ? { redacted: b.redacted } : {}),
+              ...(b.style !== undefined ? { style: b.style } : {}),
+            },
+        );
+        open.add(event.index);
+        break;
+      }
+      case "block_delta": {
+        if (!open.has(event.index)) fail(`a delta to block ${event.index}, which is not open`);
+        const part = parts[event.index]!;
+        const d = event.delta;
+        if (d.type === "text" && part.type === "text") part.text += d.text;
+        else if (d.type === "refusal" && part.type === "refusal") part.text += d.text;
+        else if (d.type === "arguments" && part.type === "tool_call") part.arguments += d.json;
+        else if (d.type === "reasoning" && part.type === "reasoning") part.text += d.text;
+        else if (d.type === "signature" && part.type === "reasoning") {
+          part.signature = (part.signature ?? "") + d.signature;
+        } else fail(`a ${d.type} delta to a ${part.type} block`);
+        break;
+      }
+      case "block_stop":
+        if (!open.delete(event.index)) fail(`block ${event.index} stopped but not open`);
+        break;
+      case "usage":
+        usage = event.usage;
+        break;
+      case "finish":
+        if (open.size > 0) fail("finish with blocks open");
+        finish = event.reason;
+        detail = event.detail;
+        break;
+    }
+  }
+  if (finish === null) fail("no finish");
+  return { parts, finish, detail, usage };
 }
 
 /** A chunk as the route or the `openai` client sees it (loosely typed). */
