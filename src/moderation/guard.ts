@@ -5,13 +5,10 @@
  */
 import { MODERATION_CATEGORIES, type ModerationCategory } from "../config.ts";
 import { upstreamError } from "../errors.ts";
+import type { CanonicalRequest, ImagePart } from "../canonical/conversation.ts";
+import type { CanonicalResult } from "../canonical/result.ts";
 import type { CallContext, Provider } from "../providers/types.ts";
-import type {
-  ChatRequest,
-  ContentPart,
-  ModerationRequest,
-  ModerationResult,
-} from "../types/openai.ts";
+import type { ModerationRequest, ModerationResult } from "../types/openai.ts";
 import { mapBounded } from "./map_bounded.ts";
 import { type ModerationPair, pairInputs } from "./pairing.ts";
 import { type CategoryScores, finalizeResult, liftParents, zeroScores } from "./result.ts";
@@ -54,29 +51,48 @@ export const LLAMA_GUARD_CODES: Record<string, ModerationCategory[]> = {
 };
 
 /** The chat request that asks a model to classify one text+images pair. */
-export function guardRequest(pair: ModerationPair, model: string): ChatRequest {
+export function guardRequest(pair: ModerationPair, model: string): CanonicalRequest {
   const text = `Content to classify:\n<content>\n${pair.text}\n</content>`;
-  const content: string | ContentPart[] = pair.images.length === 0 ? text : [
-    { type: "text", text },
-    ...pair.images.map((url) => ({ type: "image_url" as const, image_url: { url } })),
-  ];
   return {
     model,
     messages: [
-      { role: "system", content: GUARD_PROMPT },
-      { role: "user", content },
+      { role: "system", parts: [{ type: "text", text: GUARD_PROMPT }] },
+      { role: "user", parts: [{ type: "text", text }, ...pair.images.map(imagePart)] },
     ],
-    temperature: 0,
-    max_tokens: 300,
+    options: {
+      maxTokens: 300,
+      maxTokensGiven: true,
+      temperature: 0,
+      stop: [],
+      output: { type: "text" },
+      tools: [],
+      toolChoice: null,
+    },
     stream: false,
-    include_usage: false,
-    stop: [],
-    tools: [],
-    tool_choice: null,
-    max_tokens_given: true,
-    temperature_given: true,
-    extra: {},
+    includeUsage: false,
+    extras: { protocol: "openai_chat", fields: {} },
   };
+}
+
+/** A moderation input's image (a base64 data URL, checked by the route) as an image part. */
+function imagePart(url: string): ImagePart {
+  const match = /^data:([^;,]+)(?:;[^;,]*)*;base64,/i.exec(url);
+  if (!match) return { type: "image", source: { kind: "url", url } };
+  return {
+    type: "image",
+    source: {
+      kind: "data",
+      mediaType: match[1]!.toLowerCase(),
+      base64: url.slice(match[0].length).replace(/\s+/g, ""),
+    },
+  };
+}
+
+/** The text of a guard model's answer (its text parts; reasoning and tool calls left out). */
+function answerText(result: CanonicalResult): string {
+  let text = "";
+  for (const part of result.parts) if (part.type === "text") text += part.text;
+  return text;
 }
 
 /** Category names compared by their letters only: "Self_Harm/Intent" → "selfharmintent". */
@@ -159,8 +175,7 @@ async function classifyPair(
   pair: ModerationPair,
   call: CallContext,
 ): Promise<ModerationResult> {
-  const completion = await provider.chat(guardRequest(pair, call.model.id), call);
-  const answer = completion.choices[0]?.message.content ?? "";
+  const answer = answerText(await provider.chat(guardRequest(pair, call.model.id), call));
   const scores = parseGuardAnswer(answer);
   if (!scores) {
     const excerpt = answer.length > 200 ? `${answer.slice(0, 200)}…` : answer;

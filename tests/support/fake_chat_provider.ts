@@ -1,10 +1,13 @@
+import type { CanonicalRequest } from "../../src/canonical/conversation.ts";
+import type { CanonicalEvent } from "../../src/canonical/events.ts";
+import type { CanonicalResult } from "../../src/canonical/result.ts";
 import { ApiError } from "../../src/errors.ts";
 import type { CallContext, Provider } from "../../src/providers/types.ts";
-import type { ChatChunk, ChatCompletion, ChatRequest } from "../../src/types/openai.ts";
 
-/** What the fake saw of one call: the request and the text and images of its user message. */
+/** What the fake saw of one call: the request, and the text and images (as data URLs, or the
+ * URLs given) of its first user message. */
 export interface SeenCall {
-  request: ChatRequest;
+  request: CanonicalRequest;
   upstreamModel: string;
   userText: string;
   images: string[];
@@ -22,37 +25,31 @@ export class FakeChatProvider implements Provider {
     private readonly reply: (userText: string, images: string[]) => string | Error,
   ) {}
 
-  chat(request: ChatRequest, ctx: CallContext): Promise<ChatCompletion> {
+  chat(request: CanonicalRequest, ctx: CallContext): Promise<CanonicalResult> {
     const user = request.messages.find((m) => m.role === "user");
     let userText = "";
     const images: string[] = [];
-    if (typeof user?.content === "string") userText = user.content;
-    else {
-      for (const part of user?.content ?? []) {
-        if (part.type === "text") userText += part.text;
-        else images.push(part.image_url.url);
+    for (const part of user?.parts ?? []) {
+      if (part.type === "text") userText += part.text;
+      else if (part.type === "image") {
+        const { source } = part;
+        images.push(
+          source.kind === "url" ? source.url : `data:${source.mediaType};base64,${source.base64}`,
+        );
       }
     }
     this.calls.push({ request, upstreamModel: ctx.upstreamModel, userText, images });
     const answer = this.reply(userText, images);
     if (answer instanceof Error) return Promise.reject(answer);
     return Promise.resolve({
-      id: "chatcmpl-fake",
-      object: "chat.completion",
-      created: 0,
-      model: ctx.model.id,
-      choices: [{
-        index: 0,
-        message: { role: "assistant", content: answer, refusal: null },
-        logprobs: null,
-        finish_reason: "stop",
-      }],
-      usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+      parts: [{ type: "text", text: answer }],
+      finish: "stop",
+      usage: { input: 10, output: 5 },
     });
   }
 
   // deno-lint-ignore require-yield
-  async *chatStream(): AsyncIterable<ChatChunk> {
+  async *chatStream(): AsyncIterable<CanonicalEvent[]> {
     throw new ApiError(500, "server_error", "the fake does not stream");
   }
 }

@@ -1,15 +1,9 @@
-import type { Clock } from "../../clock.ts";
+import type { CanonicalRequest } from "../../canonical/conversation.ts";
+import type { CanonicalEvent } from "../../canonical/events.ts";
+import type { CanonicalResult } from "../../canonical/result.ts";
 import type { ImageWork } from "../../images/work.ts";
-import type {
-  ChatChunk,
-  ChatCompletion,
-  ChatRequest,
-  ImageRequest,
-  ModerationRequest,
-  ModerationResult,
-} from "../../types/openai.ts";
-import type { ProviderDeps } from "../registry.ts";
-import type { CallContext, Provider } from "../types.ts";
+import type { ImageRequest, ModerationRequest, ModerationResult } from "../../types/openai.ts";
+import type { CallContext, Provider, ProviderDeps } from "../types.ts";
 import { simulateChat, simulateChatStream } from "./chat.ts";
 import { renderImages } from "./images.ts";
 import { classify } from "./moderation.ts";
@@ -18,7 +12,6 @@ import { classify } from "./moderation.ts";
 export interface SimulatorOptions {
   /** Delay per generated token, in milliseconds. */
   tokenDelayMs: number;
-  clock: Clock;
   /** Where pictures are painted and encoded. */
   images: ImageWork;
 }
@@ -30,18 +23,14 @@ export class SimulatorProvider implements Provider {
 
   constructor(deps: ProviderDeps) {
     this.id = deps.config.id;
-    this.#options = {
-      tokenDelayMs: deps.config.token_delay_ms,
-      clock: deps.clock,
-      images: deps.images,
-    };
+    this.#options = { tokenDelayMs: deps.config.token_delay_ms, images: deps.images };
   }
 
-  chat(req: ChatRequest, ctx: CallContext): Promise<ChatCompletion> {
+  chat(req: CanonicalRequest, ctx: CallContext): Promise<CanonicalResult> {
     return simulateChat(req, ctx, this.#options);
   }
 
-  chatStream(req: ChatRequest, ctx: CallContext): AsyncIterable<ChatChunk> {
+  chatStream(req: CanonicalRequest, ctx: CallContext): AsyncIterable<CanonicalEvent[]> {
     return simulateChatStream(req, ctx, this.#options);
   }
 

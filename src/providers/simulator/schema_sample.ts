@@ -8,7 +8,6 @@
  * build a matching string, never run.
  */
 import { ApiError, invalidRequest } from "../../errors.ts";
-import type { JsonSchema } from "../../types/openai.ts";
 
 type Schema = Record<string, unknown>;
 
@@ -71,7 +70,7 @@ export class SchemaSampler {
 
   /** Arguments for a function whose `parameters` schema is at `path` in the request (`{}` for
    * none); a 400 when they cost more than the budget. */
-  sampleArguments(parameters: JsonSchema | undefined, path: string): Record<string, unknown> {
+  sampleArguments(parameters: Schema | undefined, path: string): Record<string, unknown> {
     if (parameters === undefined) return {};
     const value = this.sampleValue(parameters, path);
     return isSchema(value) ? value : {};
@@ -79,7 +78,7 @@ export class SchemaSampler {
 
   /** A value valid against `schema`, which is at `path` in the request; a 400 when it costs
    * more than the budget. */
-  sampleValue(schema: JsonSchema, path: string): unknown {
+  sampleValue(schema: Schema, path: string): unknown {
     const root: Node = { schema, path };
     return sample(root, new Run(root, this.#budget, this.#hints), "", 0);
   }

@@ -96,6 +96,7 @@ const call = (signal = new AbortController().signal) => ({
   requestId: "req_test",
   upstreamModel: "sim-image",
   model: {} as ModelRecord,
+  dropped: new Set<string>(),
 });
 
 Deno.test("renderImages: one JPEG data URL per image, of the requested size", async () => {

@@ -138,6 +138,7 @@ const call = {
   requestId: "r",
   upstreamModel: "m",
   model: {} as ModelRecord,
+  dropped: new Set<string>(),
 };
 
 Deno.test("classify: one result per text; paired images' embedded text counts", async () => {
