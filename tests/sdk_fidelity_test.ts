@@ -1,0 +1,585 @@
+/**
+ * Nothing lost in translation, end to end through the gateway's chat completions front door,
+ * with the official `openai` client and raw HTTP: what the client asks for reaches the
+ * upstream in that upstream's terms, and what the upstream answers reaches the client in
+ * OpenAI's terms (LiteLLM's conventions where OpenAI has none: `reasoning_content`,
+ * `thinking_blocks`, `cache_control`).
+ *
+ * The upstreams are scripted (support/sdk_gateway.ts): the fakes' request checks with answers
+ * the tests spell out — reasoning, refusals, logprobs, cache usage, thinking with signatures.
+ * Each assertion is on what the upstream recorded and on what the client got, streamed and not.
+ *
+ * The last part checks the front door's own answers: `GET /v1/models/{id}`, and the error
+ * bodies of chat, moderations and images.
+ */
+import assert from "node:assert/strict";
+import { z } from "zod";
+import { zodResponseFormat } from "openai/helpers/zod";
+import { NotFoundError } from "openai";
+import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions";
+import type { FakeUpstream } from "./support/fake_upstream.ts";
+import {
+  type AnthropicAnswer,
+  askDirectly,
+  assembleMessage,
+  chunksOf,
+  deltasOf,
+  droppedParams,
+  finishOf,
+  joined,
+  type JsonBody,
+  openaiClient,
+  post,
+  postChat,
+  redactedData,
+  scriptedAnthropic,
+  type SdkGateway,
+  signThinking,
+  startSdkGateway,
+  streamChat,
+} from "./support/sdk_gateway.ts";
+
+type Obj = Record<string, JsonBody>;
+
+/** A gateway whose `an-chat` is a scripted Anthropic upstream answering `answer`. */
+function anthropicGateway(answer: AnthropicAnswer | ((body: Obj) => AnthropicAnswer)) {
+  return startSdkGateway({
+    anthropic: scriptedAnthropic(typeof answer === "function" ? answer : () => answer),
+  });
+}
+
+function body(fake: FakeUpstream): Obj {
+  return fake.last.body as Obj;
+}
+
+const HELLO = [{ role: "user" as const, content: "Hello there" }];
+
+// ---------------------------------------------------------------------------------------------
+// Through an OpenAI-style upstream (the fake, with its `flavour`: reasoning, refusal, cache)
+
+Deno.test("fidelity/openai: reasoning_effort, seed, service_tier, logprobs and metadata reach the upstream", async () => {
+  await using gateway = await startSdkGateway();
+  const client = openaiClient(gateway);
+  const params: ChatCompletionCreateParamsNonStreaming = {
+    model: "oa-chat",
+    messages: HELLO,
+    reasoning_effort: "low",
+    seed: 42,
+    service_tier: "flex",
+    logprobs: true,
+    top_logprobs: 2,
+    metadata: { team: "qa", run: "7" },
+  };
+  const expected = {
+    reasoning_effort: "low",
+    seed: 42,
+    service_tier: "flex",
+    logprobs: true,
+    top_logprobs: 2,
+    metadata: { team: "qa", run: "7" },
+  };
+  await client.chat.completions.create(params);
+  const sent = body(gateway.openai);
+  assert.equal(sent.model, "gpt-up");
+  for (const [key, value] of Object.entries(expected)) {
+    assert.deepEqual(sent[key], value, `${key} reaches the upstream`);
+  }
+  const stream = await client.chat.completions.create({ ...params, stream: true });
+  for await (const _ of stream) { /* drain */ }
+  const streamed = body(gateway.openai);
+  for (const [key, value] of Object.entries(expected)) {
+    assert.deepEqual(streamed[key], value, `${key} reaches the upstream (stream)`);
+  }
+  assert.deepEqual(gateway.openai.violations, []);
+});
+
+const LONG_PROMPT = [{
+  role: "user" as const,
+  content: "Please read this long question carefully and answer it in a few friendly words.",
+}];
+
+Deno.test("fidelity/openai: system_fingerprint, service_tier, logprobs and usage details come back", async () => {
+  await using gateway = await startSdkGateway();
+  gateway.openai.flavour = { reasoning: "Thinking about a short answer first.", cachedTokens: 8 };
+  const client = openaiClient(gateway);
+  const params = {
+    model: "oa-chat",
+    messages: LONG_PROMPT,
+    logprobs: true,
+    top_logprobs: 2,
+    service_tier: "flex" as const,
+  };
+  const completion = await client.chat.completions.create(params);
+  const upstream = await askDirectly(gateway.openai);
+  assert.equal(upstream.system_fingerprint, "fp_fake0001");
+  assert.equal(upstream.service_tier, "flex");
+  assert.ok(upstream.choices[0].logprobs?.content?.length > 0, "the fake gave logprobs");
+  assert.ok(upstream.usage.prompt_tokens_details.cached_tokens > 0, "and cached tokens");
+  assert.ok(upstream.usage.completion_tokens_details.reasoning_tokens > 0, "and reasoning tokens");
+  // Every difference is collected, so that one run shows all that is lost.
+  const lost: string[] = [];
+  const same = (what: string, got: unknown, want: unknown) => {
+    try {
+      assert.deepEqual(got, want);
+    } catch {
+      lost.push(
+        `${what}: got ${JSON.stringify(got)?.slice(0, 200)}, upstream said ${
+          JSON.stringify(want)?.slice(0, 200)
+        }`,
+      );
+    }
+  };
+  same("system_fingerprint", completion.system_fingerprint, upstream.system_fingerprint);
+  same("service_tier", completion.service_tier, upstream.service_tier);
+  same("logprobs", completion.choices[0]!.logprobs, upstream.choices[0].logprobs);
+  sameUsage("usage", completion.usage, upstream.usage, same);
+
+  const stream = await client.chat.completions.create({
+    ...params,
+    stream: true,
+    stream_options: { include_usage: true },
+  });
+  const chunks = [];
+  for await (const chunk of stream) chunks.push(chunk);
+  const direct = chunksOf(await askDirectly(gateway.openai));
+  same("stream system_fingerprint", chunks[0]!.system_fingerprint, direct[0].system_fingerprint);
+  same("stream service_tier", chunks[0]!.service_tier, direct[0].service_tier);
+  const logprobs = (cs: JsonBody[]) =>
+    cs.flatMap((c: JsonBody) => c.choices[0]?.logprobs?.content ?? []);
+  assert.ok(logprobs(direct).length > 0);
+  same("stream logprobs", logprobs(chunks), logprobs(direct));
+  const last = chunks.at(-1)!;
+  same("the usage chunk's choices", last.choices, []);
+  sameUsage("stream usage", last.usage, direct.at(-1).usage, same);
+  assert.deepEqual(lost, [], "what the upstream answered comes back");
+  assert.deepEqual(gateway.openai.violations, []);
+});
+
+/** Compares the client's usage with the upstream's: counts, cached and reasoning tokens. */
+function sameUsage(
+  what: string,
+  got: JsonBody,
+  upstream: JsonBody,
+  same: (what: string, got: unknown, want: unknown) => void,
+): void {
+  for (const key of ["prompt_tokens", "completion_tokens", "total_tokens"]) {
+    same(`${what}.${key}`, got?.[key], upstream[key]);
+  }
+  same(
+    `${what}.prompt_tokens_details.cached_tokens`,
+    got?.prompt_tokens_details?.cached_tokens,
+    upstream.prompt_tokens_details.cached_tokens,
+  );
+  same(
+    `${what}.completion_tokens_details.reasoning_tokens`,
+    got?.completion_tokens_details?.reasoning_tokens,
+    upstream.completion_tokens_details.reasoning_tokens,
+  );
+}
+
+Deno.test("fidelity/openai: a refusal comes back as message.refusal and delta.refusal", async () => {
+  const refusal = "I'm sorry, I can't help with that request.";
+  await using gateway = await startSdkGateway();
+  gateway.openai.flavour = { refusal };
+  const client = openaiClient(gateway);
+  const completion = await client.chat.completions.create({ model: "oa-chat", messages: HELLO });
+  const message = completion.choices[0]!.message;
+  assert.equal(message.refusal, refusal);
+  assert.equal(message.content, null);
+  assert.equal(completion.choices[0]!.finish_reason, "stop");
+
+  const { events } = await streamChat(gateway, { model: "oa-chat", messages: HELLO });
+  const chunks = chunksOf(events);
+  assert.equal(joined(deltasOf(chunks), "refusal"), refusal);
+  assert.equal(joined(deltasOf(chunks), "content"), "");
+  assert.equal(finishOf(chunks), "stop");
+
+  // The SDK's structured-output helper sees the refusal instead of parsing content.
+  const parsed = await client.chat.completions.parse({
+    model: "oa-chat",
+    messages: [{ role: "user", content: "Greet me in JSON." }],
+    response_format: zodResponseFormat(z.object({ greeting: z.string() }), "greeting"),
+  });
+  assert.equal(parsed.choices[0]!.message.refusal, refusal);
+  assert.equal(parsed.choices[0]!.message.parsed, null);
+  assert.deepEqual(gateway.openai.violations, []);
+});
+
+for (const field of ["reasoning_content", "reasoning"] as const) {
+  Deno.test(`fidelity/openai: reasoning sent as ${field} comes back as reasoning_content`, async () => {
+    const reasoning = "The user greets me. A short, friendly greeting fits.";
+    await using gateway = await startSdkGateway();
+    gateway.openai.flavour = { reasoning, reasoningField: field };
+    const client = openaiClient(gateway);
+    const completion = await client.chat.completions.create({ model: "oa-chat", messages: HELLO });
+    const message = completion.choices[0]!.message as unknown as Obj;
+    assert.equal(message.reasoning_content, reasoning);
+    assert.match(message.content, /Hello there/);
+
+    const { events } = await streamChat(gateway, { model: "oa-chat", messages: HELLO });
+    const deltas = deltasOf(chunksOf(events));
+    assert.equal(joined(deltas, "reasoning_content"), reasoning);
+    assert.equal(joined(deltas, "content"), message.content);
+    const firstContent = deltas.findIndex((d) => typeof d.content === "string" && d.content !== "");
+    const lastReasoning = deltas.findLastIndex((d) => typeof d.reasoning_content === "string");
+    assert.ok(lastReasoning < firstContent, "reasoning streams before the answer");
+    assert.deepEqual(gateway.openai.violations, []);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Through an Anthropic upstream
+
+const THOUGHT = "The user says hello. I should greet them back, briefly and warmly.";
+const THINKING_ANSWER: AnthropicAnswer = {
+  content: [{ type: "thinking", thinking: THOUGHT }, {
+    type: "text",
+    text: "Hello! Nice to meet you.",
+  }],
+  stop_reason: "end_turn",
+  usage: { input_tokens: 12, output_tokens: 40 },
+};
+
+Deno.test("fidelity/anthropic: reasoning_effort low becomes a thinking budget", async () => {
+  await using gateway = await anthropicGateway(THINKING_ANSWER);
+  for (const stream of [false, true]) {
+    const request = { model: "an-chat", messages: HELLO, reasoning_effort: "low" };
+    const res = stream ? await streamChat(gateway, request) : await postChat(gateway, request);
+    assert.equal(res.status, 200, JSON.stringify(res));
+    const sent = body(gateway.anthropic);
+    assert.equal(sent.thinking?.type, "enabled", `thinking: ${JSON.stringify(sent.thinking)}`);
+    const budget = sent.thinking.budget_tokens;
+    assert.ok(Number.isInteger(budget) && budget >= 1024, `budget_tokens ${budget}`);
+    assert.ok(sent.max_tokens > budget, `max_tokens ${sent.max_tokens} > budget ${budget}`);
+  }
+  assert.deepEqual(gateway.anthropic.violations, []);
+});
+
+Deno.test("fidelity/anthropic: thinking comes back as reasoning_content and signed thinking_blocks", async () => {
+  await using gateway = await anthropicGateway(THINKING_ANSWER);
+  const request = { model: "an-chat", messages: HELLO, reasoning_effort: "low" };
+  const blocks = [{ type: "thinking", thinking: THOUGHT, signature: signThinking(THOUGHT) }];
+
+  const client = openaiClient(gateway);
+  const completion = await client.chat.completions.create(
+    request as ChatCompletionCreateParamsNonStreaming,
+  );
+  const message = completion.choices[0]!.message as unknown as Obj;
+  assert.equal(message.content, "Hello! Nice to meet you.");
+  assert.equal(message.reasoning_content, THOUGHT);
+  assert.deepEqual(message.thinking_blocks, blocks);
+  assert.equal(completion.choices[0]!.finish_reason, "stop");
+
+  const { events } = await streamChat(gateway, request);
+  const chunks = chunksOf(events);
+  const deltas = deltasOf(chunks);
+  assert.equal(joined(deltas, "reasoning_content"), THOUGHT);
+  const assembled = assembleMessage(chunks);
+  assert.equal(assembled.content, "Hello! Nice to meet you.");
+  assert.deepEqual(assembled.thinking_blocks, blocks, "the stream carries the signed block");
+  assert.equal(finishOf(chunks), "stop");
+  assert.deepEqual(gateway.anthropic.violations, []);
+});
+
+const REDACTED = redactedData("opaque");
+
+Deno.test("fidelity/anthropic: redacted thinking comes back as a redacted_thinking block", async () => {
+  await using gateway = await anthropicGateway({
+    content: [
+      { type: "redacted_thinking", data: REDACTED },
+      { type: "text", text: "Hello!" },
+    ],
+    stop_reason: "end_turn",
+  });
+  const request = { model: "an-chat", messages: HELLO, reasoning_effort: "low" };
+  const res = await postChat(gateway, request);
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  const message = res.body.choices[0].message;
+  assert.equal(message.content, "Hello!");
+  assert.deepEqual(message.thinking_blocks, [
+    { type: "redacted_thinking", data: REDACTED },
+  ]);
+  const { events } = await streamChat(gateway, request);
+  assert.deepEqual(assembleMessage(chunksOf(events)).thinking_blocks, message.thinking_blocks);
+});
+
+Deno.test("fidelity/anthropic: temperature 0.3 arrives as 0.3; top_p with it is dropped and named", async () => {
+  await using gateway = await anthropicGateway({
+    content: [{ type: "text", text: "Hi." }],
+    stop_reason: "end_turn",
+  });
+  for (const stream of [false, true]) {
+    const request = { model: "an-chat", messages: HELLO, temperature: 0.3, top_p: 0.9 };
+    const res = stream ? await streamChat(gateway, request) : await postChat(gateway, request);
+    assert.equal(res.status, 200, JSON.stringify(res));
+    const sent = body(gateway.anthropic);
+    assert.equal(sent.temperature, 0.3, "the temperature is not rescaled");
+    assert.ok(!("top_p" in sent), `top_p does not reach the upstream: ${JSON.stringify(sent)}`);
+    assert.ok(
+      droppedParams(res.headers).includes("top_p"),
+      `x-switchyard-dropped-params: ${res.headers.get("x-switchyard-dropped-params")}`,
+    );
+  }
+  // Alone, top_p is passed on and nothing is reported dropped.
+  const alone = await postChat(gateway, { model: "an-chat", messages: HELLO, top_p: 0.9 });
+  assert.equal(alone.status, 200);
+  assert.equal(body(gateway.anthropic).top_p, 0.9);
+  assert.ok(!droppedParams(alone.headers).includes("top_p"));
+  assert.deepEqual(gateway.anthropic.violations, []);
+});
+
+Deno.test("fidelity/anthropic: cache_control reaches the blocks; cached tokens come back", async () => {
+  await using gateway = await anthropicGateway({
+    content: [{ type: "text", text: "Noted." }],
+    stop_reason: "end_turn",
+    usage: {
+      input_tokens: 20,
+      cache_read_input_tokens: 1800,
+      cache_creation_input_tokens: 0,
+      output_tokens: 5,
+    },
+  });
+  const system = "You are a careful assistant. ".repeat(40).trim();
+  const request = {
+    model: "an-chat",
+    messages: [
+      {
+        role: "system",
+        content: [{ type: "text", text: system, cache_control: { type: "ephemeral" } }],
+      },
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "Here is a long document.", cache_control: { type: "ephemeral" } },
+          { type: "text", text: "Summarise it." },
+        ],
+      },
+    ],
+  };
+  const res = await postChat(gateway, request);
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  const sent = body(gateway.anthropic);
+  assert.deepEqual(sent.system, [
+    { type: "text", text: system, cache_control: { type: "ephemeral" } },
+  ]);
+  assert.deepEqual(sent.messages[0].content, [
+    { type: "text", text: "Here is a long document.", cache_control: { type: "ephemeral" } },
+    { type: "text", text: "Summarise it." },
+  ]);
+  const usage = res.body.usage;
+  assert.equal(usage.prompt_tokens_details?.cached_tokens, 1800);
+  assert.equal(usage.prompt_tokens, 1820, "prompt_tokens counts the cached tokens too");
+  assert.equal(usage.completion_tokens, 5);
+  assert.equal(usage.total_tokens, 1825);
+
+  const { events } = await streamChat(gateway, {
+    ...request,
+    stream_options: { include_usage: true },
+  });
+  const last = chunksOf(events).at(-1);
+  assert.deepEqual(last.choices, []);
+  assert.equal(last.usage.prompt_tokens_details?.cached_tokens, 1800);
+  assert.equal(last.usage.prompt_tokens, 1820);
+  assert.deepEqual(gateway.anthropic.violations, []);
+});
+
+Deno.test("fidelity/anthropic: stop_reason refusal becomes finish_reason content_filter", async () => {
+  await using gateway = await anthropicGateway({
+    content: [{ type: "text", text: "I can't help with that." }],
+    stop_reason: "refusal",
+  });
+  const res = await postChat(gateway, { model: "an-chat", messages: HELLO });
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  assert.equal(res.body.choices[0].finish_reason, "content_filter");
+  const { events } = await streamChat(gateway, { model: "an-chat", messages: HELLO });
+  assert.equal(finishOf(chunksOf(events)), "content_filter");
+});
+
+Deno.test("fidelity/anthropic: an https image URL arrives as a url image source", async () => {
+  await using gateway = await anthropicGateway({
+    content: [{ type: "text", text: "A cat on a mat." }],
+    stop_reason: "end_turn",
+  });
+  const url = "https://images.example.com/cat.png";
+  const client = openaiClient(gateway);
+  const completion = await client.chat.completions.create({
+    model: "an-chat",
+    messages: [{
+      role: "user",
+      content: [
+        { type: "text", text: "What is in this picture?" },
+        { type: "image_url", image_url: { url } },
+      ],
+    }],
+  });
+  assert.equal(completion.choices[0]!.message.content, "A cat on a mat.");
+  assert.deepEqual(body(gateway.anthropic).messages[0].content, [
+    { type: "text", text: "What is in this picture?" },
+    { type: "image", source: { type: "url", url } },
+  ]);
+  assert.deepEqual(gateway.anthropic.violations, []);
+});
+
+// ---------------------------------------------------------------------------------------------
+// The front door's own answers: GET /v1/models/{id}, and error bodies
+
+Deno.test("models: GET /v1/models/{id} answers a visible model and 404s the rest", async () => {
+  await using gateway = await startSdkGateway();
+  const anonymous = openaiClient(gateway, null);
+  const listed = await anonymous.models.list();
+  for (const id of ["sim-chat", "an-chat", "oa-chat"]) {
+    const model = await anonymous.models.retrieve(id);
+    assert.equal(model.id, id);
+    assert.equal(model.object, "model");
+    assert.deepEqual(model, listed.data.find((m) => m.id === id), `${id}: as listed`);
+  }
+  for (const id of ["no-such-model", "sim-keyed", "sim-image"]) {
+    await assert.rejects(anonymous.models.retrieve(id), (error: unknown) => {
+      assert.ok(error instanceof NotFoundError, `${id}: ${error}`);
+      assert.equal(error.status, 404);
+      assert.equal(error.code, "model_not_found");
+      return true;
+    });
+  }
+  // With a key, the key-only model is visible.
+  const keyed = await openaiClient(gateway).models.retrieve("sim-keyed");
+  assert.equal(keyed.id, "sim-keyed");
+});
+
+/** Bad requests to each endpoint, each answered with a 4xx. */
+const BAD: { path: string; body: unknown; why: string }[] = [
+  { path: "chat/completions", body: "{not json", why: "malformed JSON" },
+  { path: "chat/completions", body: "", why: "an empty body" },
+  { path: "chat/completions", body: [], why: "an array body" },
+  { path: "chat/completions", body: { messages: HELLO }, why: "no model" },
+  { path: "chat/completions", body: { model: 5, messages: HELLO }, why: "a number model" },
+  { path: "chat/completions", body: { model: "sim-chat" }, why: "no messages" },
+  { path: "chat/completions", body: { model: "nope", messages: HELLO }, why: "an unknown model" },
+  { path: "chat/completions", body: { model: "sim-keyed", messages: HELLO }, why: "a key model" },
+  {
+    path: "chat/completions",
+    body: { model: "sim-moderation", messages: HELLO },
+    why: "a moderation model",
+  },
+  {
+    path: "chat/completions",
+    body: { model: "sim-chat", messages: HELLO, temperature: "hot" },
+    why: "a string temperature",
+  },
+  {
+    path: "chat/completions",
+    body: { model: "sim-chat", messages: [{ role: "wizard", content: "hi" }] },
+    why: "an unknown role",
+  },
+  {
+    path: "chat/completions",
+    body: { model: "sim-chat", messages: HELLO, max_tokens: -1 },
+    why: "a negative max_tokens",
+  },
+  {
+    path: "chat/completions",
+    body: { model: "sim-chat", messages: HELLO, response_format: { type: "yaml" } },
+    why: "an unknown response_format",
+  },
+  { path: "moderations", body: "{not json", why: "malformed JSON" },
+  { path: "moderations", body: {}, why: "no input" },
+  { path: "moderations", body: { input: 5 }, why: "a number input" },
+  { path: "moderations", body: { model: 5, input: "hi" }, why: "a number model" },
+  { path: "moderations", body: { model: "nope", input: "hi" }, why: "an unknown model" },
+  { path: "moderations", body: { model: "sim-chat", input: "hi" }, why: "a chat model" },
+  { path: "images/generations", body: "{not json", why: "malformed JSON" },
+  { path: "images/generations", body: { prompt: "a cat" }, why: "no model" },
+  { path: "images/generations", body: { model: 5, prompt: "a cat" }, why: "a number model" },
+  { path: "images/generations", body: { model: "nope", prompt: "a cat" }, why: "unknown model" },
+  {
+    path: "images/generations",
+    body: { model: "sim-image", prompt: "a cat" },
+    why: "a preview model, anonymously",
+  },
+  {
+    path: "images/generations",
+    body: { model: "sim-chat", prompt: "a cat" },
+    why: "a chat model",
+  },
+];
+
+Deno.test("errors: every 4xx from chat, moderations and images has a string code and a param key", async () => {
+  await using gateway = await startSdkGateway();
+  const problems: string[] = [];
+  for (const { path, body, why } of BAD) {
+    const res = await post(gateway, path, body);
+    const text = await res.text();
+    const at = `${path} with ${why} (${res.status})`;
+    if (res.status < 400 || res.status > 499) {
+      problems.push(`${at}: status is not 4xx: ${text}`);
+      continue;
+    }
+    let error: JsonBody;
+    try {
+      error = JSON.parse(text).error;
+    } catch {
+      problems.push(`${at}: not a JSON body: ${text}`);
+      continue;
+    }
+    if (typeof error?.message !== "string") problems.push(`${at}: no message: ${text}`);
+    if (typeof error?.type !== "string") problems.push(`${at}: no type: ${text}`);
+    if (typeof error?.code !== "string") problems.push(`${at}: code is not a string: ${text}`);
+    if (!error || !("param" in error)) problems.push(`${at}: no param key: ${text}`);
+    else if (error.param !== null && typeof error.param !== "string") {
+      problems.push(`${at}: param is neither null nor a string: ${text}`);
+    }
+  }
+  assert.deepEqual(problems, []);
+  // And through the SDK, for one of them.
+  await assert.rejects(
+    openaiClient(gateway).chat.completions.create({ model: "nope", messages: HELLO }),
+    (error: unknown) => {
+      assert.ok(error instanceof NotFoundError);
+      assert.equal(error.code, "model_not_found");
+      assert.equal(error.param, "model");
+      return true;
+    },
+  );
+});
+
+/** One mistake's error on several endpoints. */
+async function sameMistake(
+  gateway: SdkGateway,
+  requests: { path: string; body: unknown }[],
+): Promise<{ status: number; error: Obj }[]> {
+  const out = [];
+  for (const { path, body } of requests) {
+    const res = await post(gateway, path, body);
+    out.push({ status: res.status, error: (await res.json()).error });
+  }
+  return out;
+}
+
+Deno.test("errors: the same mistake gets the same code and wording on every endpoint", async () => {
+  await using gateway = await startSdkGateway();
+  // `model` is optional on moderations (the default moderation model), so a missing model is a
+  // mistake on chat and images only.
+  const missing = await sameMistake(gateway, [
+    { path: "chat/completions", body: { messages: HELLO } },
+    { path: "images/generations", body: { prompt: "a cat" } },
+  ]);
+  const number = await sameMistake(gateway, [
+    { path: "chat/completions", body: { model: 5, messages: HELLO } },
+    { path: "moderations", body: { model: 5, input: "hi" } },
+    { path: "images/generations", body: { model: 5, prompt: "a cat" } },
+  ]);
+  for (
+    const [what, answers, code] of [
+      ["a missing model", missing, "missing_required_parameter"],
+      ["model: 5", number, "invalid_type"],
+    ] as const
+  ) {
+    const [first, ...rest] = answers;
+    assert.equal(first!.status, 400, `${what}: ${JSON.stringify(answers)}`);
+    assert.equal(first!.error.code, code, `${what}: ${JSON.stringify(answers)}`);
+    assert.equal(first!.error.param, "model", `${what}: ${JSON.stringify(answers)}`);
+    for (const other of rest) {
+      assert.deepEqual(other, first, `${what}: the same answer everywhere`);
+    }
+  }
+});
