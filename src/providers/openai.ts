@@ -1,18 +1,14 @@
+import type { CanonicalRequest } from "../canonical/conversation.ts";
+import type { CanonicalEvent } from "../canonical/events.ts";
+import type { CanonicalResult } from "../canonical/result.ts";
 import type { SseEvent } from "../http/sse.ts";
-import type {
-  ChatChunk,
-  ChatCompletion,
-  ChatRequest,
-  ImageRequest,
-  ModerationRequest,
-  ModerationResult,
-} from "../types/openai.ts";
-import { ChunkBatches, flattenBatches } from "./chunks.ts";
+import type { ImageRequest, ModerationRequest, ModerationResult } from "../types/openai.ts";
+import { EventBatches } from "./event_batches.ts";
 import { openAIGenerateImages } from "./openai_images.ts";
 import { openAIModerate } from "./openai_moderation.ts";
 import { fromOpenAICompletion } from "./openai_response.ts";
 import { toOpenAIRequest } from "./openai_request.ts";
-import { OpenAIStreamNormalizer } from "./openai_stream.ts";
+import { OpenAIStreamTranslator } from "./openai_stream.ts";
 import type { CallContext, Provider, ProviderDeps } from "./types.ts";
 import {
   chatPost,
@@ -70,46 +66,44 @@ export class OpenAIProvider implements Provider {
       : "max_tokens";
   }
 
-  async chat(req: ChatRequest, ctx: CallContext): Promise<ChatCompletion> {
+  async chat(req: CanonicalRequest, ctx: CallContext): Promise<CanonicalResult> {
     const data = await this.#upstream.json(this.#request(req, ctx, false));
-    return fromOpenAICompletion(data, ctx.model.id, this.#deps.clock.now());
+    return fromOpenAICompletion(data);
   }
 
-  chatStream(req: ChatRequest, ctx: CallContext): AsyncIterable<ChatChunk> {
-    return flattenBatches(this.chatStreamBatches(req, ctx));
-  }
-
-  chatStreamBatches(req: ChatRequest, ctx: CallContext): ChunkBatches<SseEvent> {
-    const normalizer = new OpenAIStreamNormalizer(ctx.model.id, this.#deps.clock.now());
-    const call = () => this.#upstream.call(this.#request(req, ctx, true));
-    return new ChunkBatches(call, {
+  chatStream(req: CanonicalRequest, ctx: CallContext): EventBatches<SseEvent> {
+    const translator = new OpenAIStreamTranslator();
+    // The request is translated now, so that `ctx.dropped` is complete before the first read.
+    const request = this.#request(req, ctx, true);
+    return new EventBatches(() => this.#upstream.call(request), {
       push: (event, out) => {
         if (event.data === "[DONE]") {
-          for (const chunk of normalizer.end()) out.push(chunk);
+          for (const e of translator.end()) out.push(e);
           return true;
         }
         const data = parseEventData(event.data);
         if (event.event === "error" || data.error !== undefined) {
           throw mapStreamError(this.id, parseOpenAIError(data), this.#deps.apiKey);
         }
-        for (const chunk of normalizer.push(data)) out.push(chunk);
+        translator.push(data, out);
         return false;
       },
-      end: () => {
-        if (!normalizer.finished) {
+      end: (): CanonicalEvent[] => {
+        if (!translator.finished) {
           throw malformed("stream: it ended before the completion was finished");
         }
-        return normalizer.end();
+        return translator.end();
       },
     });
   }
 
-  #request(req: ChatRequest, ctx: CallContext, stream: boolean): UpstreamRequest {
-    const body = toOpenAIRequest(req, {
+  #request(req: CanonicalRequest, ctx: CallContext, stream: boolean): UpstreamRequest {
+    const { body, dropped } = toOpenAIRequest(req, {
       upstreamModel: ctx.upstreamModel,
       stream,
       maxTokensField: this.#maxTokensField,
     });
+    for (const name of dropped) ctx.dropped.add(name);
     return chatPost(ctx, "/chat/completions", body, stream);
   }
 

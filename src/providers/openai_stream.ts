@@ -1,124 +1,197 @@
-import type { ChatChunk, Delta, FinishReason, Usage } from "../types/openai.ts";
-import { ChunkWriter, usageOf } from "./chunks.ts";
-import { newCompletionId, newToolCallId, normalizeFinishReason } from "./openai_response.ts";
-import { isObject, type JsonObject, malformed, openAIUsage, stringField } from "./wire.ts";
+import type { Extras } from "../canonical/conversation.ts";
+import type { BlockDelta, BlockKind, CanonicalEvent } from "../canonical/events.ts";
+import { argumentsText, finishOf, newToolCallId, reasoningText } from "./openai_response.ts";
+import { usageExtras, usageFromOpenAI } from "./openai_usage.ts";
+import { isObject, type JsonObject, malformed, otherFields, stringField } from "./wire.ts";
+
+/** Fields of a chunk that the events carry, that the gateway sets itself, or that belong to
+ * one chunk only (OpenAI's `obfuscation` padding). */
+const CHUNK_FIELDS: ReadonlySet<string> = new Set([
+  "id",
+  "object",
+  "created",
+  "model",
+  "choices",
+  "usage",
+  "obfuscation",
+]);
+
+type TextKind = "text" | "reasoning" | "refusal";
+
+/** A tool call's block: its canonical index, and whether it is still open. */
+interface ToolBlock {
+  index: number;
+  open: boolean;
+}
 
 /**
- * Turns an OpenAI-compatible upstream's stream chunks into the public chunk sequence,
- * whatever liberties the upstream takes: `model` becomes the gateway's id; the first chunk
- * of a choice carries the role; a tool call's first fragment carries id and name with empty
- * arguments and later ones only argument pieces; finish reasons are held back for one last
- * `delta: {}` chunk per choice; usage (wherever the upstream put it) goes into one final
- * `choices: []` chunk.
+ * Turns an OpenAI-compatible upstream's stream chunks into canonical events, whatever
+ * liberties the upstream takes (no role, empty or choice-less chunks, usage on the last choice
+ * chunk, a whole tool call in one fragment, arguments as an object, no tool index, whole calls
+ * without an index in successive chunks, `null` fields): `start` on the first chunk with its
+ * extras (`system_fingerprint`, `service_tier`, …); reasoning (`delta.reasoning_content`, or
+ * `delta.reasoning`), text and refusal as blocks one after the other; a block per tool call,
+ * keyed by the upstream's tool index, open until the finish or the next text (so fragments of
+ * parallel calls may interleave); all blocks closed when the finish reason comes. `usage` and
+ * `finish` are held for {@link end}, where the usage chunk that follows the finish has
+ * arrived; the finish carries what came later or piecemeal (usage details, logprobs,
+ * annotations) as extras. Only the first choice is read: the gateway asks for one.
  */
-export class OpenAIStreamNormalizer {
-  readonly #model: string;
-  readonly #now: number;
-  #writer: ChunkWriter | null = null;
-  readonly #started = new Set<number>();
-  readonly #calls = new Set<string>();
-  readonly #calledTools = new Set<number>();
-  readonly #finish = new Map<number, FinishReason>();
-  #usage: Usage | null = null;
+export class OpenAIStreamTranslator {
+  #started = false;
+  /** The top-level fields reported with `start`, and those seen only later. */
+  readonly #startFields = new Set<string>();
+  readonly #laterFields: JsonObject = {};
+  #blocks = 0;
+  #text: { kind: TextKind; index: number } | null = null;
+  /** By the upstream's tool index (or, for servers that send whole calls without one, the
+   * call's id, else its position in the chunk). */
+  readonly #tools = new Map<number | string, ToolBlock>();
+  #finishReason: unknown = null;
+  #finished = false;
+  #usage: unknown = null;
+  #logprobs: { content: unknown[] | null; refusal: unknown[] | null } | null = null;
+  #annotations: unknown[] | null = null;
 
-  constructor(model: string, now: number) {
-    this.#model = model;
-    this.#now = now;
-  }
-
-  /** Whether some choice has received its finish reason. */
+  /** Whether the finish reason has come. */
   get finished(): boolean {
-    return this.#finish.size > 0;
+    return this.#finished;
   }
 
-  /** The public chunks for one upstream chunk (possibly none). */
-  push(data: JsonObject): ChatChunk[] {
-    const writer = this.#writer ??= new ChunkWriter(
-      stringField(data, "id") ?? newCompletionId(),
-      typeof data.created === "number" ? data.created : Math.floor(this.#now / 1000),
-      this.#model,
-    );
-    if (isObject(data.usage)) this.#usage = openAIUsage(data.usage);
-    const out: ChatChunk[] = [];
-    const choices = Array.isArray(data.choices) ? data.choices : [];
-    for (const choice of choices) {
+  /** Appends the events for one upstream chunk (possibly none) to `out`. */
+  push(data: JsonObject, out: CanonicalEvent[]): void {
+    if (!this.#started) this.#start(data, out);
+    else {
+      for (const key in data) {
+        if (!CHUNK_FIELDS.has(key) && !this.#startFields.has(key) && data[key] !== null) {
+          this.#laterFields[key] = data[key];
+        }
+      }
+    }
+    if (isObject(data.usage)) this.#usage = data.usage;
+    if (!Array.isArray(data.choices)) return;
+    for (const choice of data.choices) {
       if (!isObject(choice)) throw malformed("stream chunk (a choice that is not an object)");
-      const index = typeof choice.index === "number" ? choice.index : 0;
-      const deltas = this.#deltas(index, isObject(choice.delta) ? choice.delta : {});
-      if (!this.#started.has(index)) {
-        this.#started.add(index);
-        const first = deltas[0]?.tool_calls ? deltas.shift()! : null;
-        deltas.unshift(
-          first
-            ? { role: "assistant", content: null, ...first }
-            : { role: "assistant", content: "" },
-        );
-      }
-      for (const delta of deltas) out.push(writer.delta(delta, index));
+      if (typeof choice.index === "number" && choice.index !== 0) continue;
+      if (isObject(choice.delta)) this.#delta(choice.delta, out);
+      if (isObject(choice.logprobs)) this.#addLogprobs(choice.logprobs);
       if (choice.finish_reason !== null && choice.finish_reason !== undefined) {
-        this.#finish.set(
-          index,
-          normalizeFinishReason(choice.finish_reason, this.#calledTools.has(index)),
-        );
+        this.#finishReason = choice.finish_reason;
+        this.#finished = true;
+        this.#closeAll(out);
       }
     }
+  }
+
+  /** The closing events: `start` if no chunk came, blocks still open closed, `usage` (zeros
+   * when the upstream reported none), `finish`. */
+  end(): CanonicalEvent[] {
+    const out: CanonicalEvent[] = [];
+    if (!this.#started) this.#start({}, out);
+    this.#closeAll(out);
+    out.push({ type: "usage", usage: usageFromOpenAI(this.#usage) });
+    const finish: CanonicalEvent = {
+      type: "finish",
+      reason: finishOf(this.#finishReason, this.#tools.size > 0),
+    };
+    const extras = this.#finishExtras();
+    if (extras !== null) finish.extras = extras;
+    out.push(finish);
     return out;
   }
 
-  /** The closing chunks: a finish chunk per choice, then the usage chunk. */
-  end(): ChatChunk[] {
-    const writer = this.#writer ??= new ChunkWriter(
-      newCompletionId(),
-      Math.floor(this.#now / 1000),
-      this.#model,
-    );
-    const out: ChatChunk[] = [];
-    if (this.#started.size === 0) {
-      this.#started.add(0);
-      out.push(writer.delta({ role: "assistant", content: "" }));
+  #start(data: JsonObject, out: CanonicalEvent[]): void {
+    this.#started = true;
+    const start: CanonicalEvent = { type: "start" };
+    const id = stringField(data, "id");
+    if (id) start.id = id;
+    const fields = otherFields(data, CHUNK_FIELDS);
+    if (fields !== null) {
+      for (const key in fields) this.#startFields.add(key);
+      start.extras = { protocol: "openai_chat", fields };
     }
-    for (const index of [...this.#started].sort((a, b) => a - b)) {
-      const reason = this.#finish.get(index) ??
-        normalizeFinishReason(null, this.#calledTools.has(index));
-      out.push(writer.finish(reason, index));
-    }
-    out.push(writer.usage(this.#usage ?? usageOf(0, 0)));
-    return out;
+    out.push(start);
   }
 
-  #deltas(index: number, delta: JsonObject): Delta[] {
-    const deltas: Delta[] = [];
+  #delta(delta: JsonObject, out: CanonicalEvent[]): void {
+    const reasoning = reasoningText(delta);
+    if (reasoning) this.#textDelta("reasoning", reasoning, out);
     const content = stringField(delta, "content");
-    if (content) deltas.push({ content });
-    if (!Array.isArray(delta.tool_calls)) return deltas;
-    delta.tool_calls.forEach((call, position) => {
-      if (!isObject(call)) throw malformed("stream chunk (a tool call that is not an object)");
-      const callIndex = typeof call.index === "number" ? call.index : position;
-      const fn = isObject(call.function) ? call.function : {};
-      const key = `${index}:${callIndex}`;
-      if (!this.#calls.has(key)) {
-        const name = stringField(fn, "name");
-        if (name === null) throw malformed("stream chunk (a new tool call without a name)");
-        this.#calls.add(key);
-        this.#calledTools.add(index);
-        deltas.push({
-          tool_calls: [{
-            index: callIndex,
-            id: stringField(call, "id") ?? newToolCallId(),
-            type: "function",
-            function: { name, arguments: "" },
-          }],
-        });
-      }
-      const args = typeof fn.arguments === "string"
-        ? fn.arguments
-        : isObject(fn.arguments)
-        ? JSON.stringify(fn.arguments)
-        : "";
-      if (args !== "") {
-        deltas.push({ tool_calls: [{ index: callIndex, function: { arguments: args } }] });
-      }
-    });
-    return deltas;
+    if (content) this.#textDelta("text", content, out);
+    const refusal = stringField(delta, "refusal");
+    if (refusal) this.#textDelta("refusal", refusal, out);
+    if (Array.isArray(delta.tool_calls)) {
+      delta.tool_calls.forEach((call, position) => this.#toolDelta(call, position, out));
+    }
+    if (Array.isArray(delta.annotations)) (this.#annotations ??= []).push(...delta.annotations);
+  }
+
+  /** A piece of reasoning, text or refusal: into the open block of its kind, or a new one
+   * (closing the block before it). */
+  #textDelta(kind: TextKind, text: string, out: CanonicalEvent[]): void {
+    if (this.#text?.kind !== kind) {
+      this.#closeAll(out);
+      const index = this.#blocks++;
+      this.#text = { kind, index };
+      const block: BlockKind = kind === "reasoning"
+        ? { type: kind, style: "openai" }
+        : { type: kind };
+      out.push({ type: "block_start", index, block });
+    }
+    const delta: BlockDelta = { type: kind, text };
+    out.push({ type: "block_delta", index: this.#text.index, delta });
+  }
+
+  #toolDelta(call: unknown, position: number, out: CanonicalEvent[]): void {
+    if (!isObject(call)) throw malformed("stream chunk (a tool call that is not an object)");
+    const key = typeof call.index === "number" ? call.index : stringField(call, "id") || position;
+    const fn = isObject(call.function) ? call.function : {};
+    let tool = this.#tools.get(key);
+    if (tool === undefined) {
+      const name = stringField(fn, "name");
+      if (!name) throw malformed("stream chunk (a new tool call without a name)");
+      this.#closeText(out);
+      tool = { index: this.#blocks++, open: true };
+      this.#tools.set(key, tool);
+      const id = stringField(call, "id") || newToolCallId();
+      out.push({ type: "block_start", index: tool.index, block: { type: "tool_call", id, name } });
+    }
+    const json = argumentsText(fn.arguments, false);
+    if (json === "") return;
+    if (!tool.open) throw malformed("stream chunk (arguments of a tool call after its end)");
+    out.push({ type: "block_delta", index: tool.index, delta: { type: "arguments", json } });
+  }
+
+  #addLogprobs(logprobs: JsonObject): void {
+    const acc = this.#logprobs ??= { content: null, refusal: null };
+    if (Array.isArray(logprobs.content)) (acc.content ??= []).push(...logprobs.content);
+    if (Array.isArray(logprobs.refusal)) (acc.refusal ??= []).push(...logprobs.refusal);
+  }
+
+  #closeText(out: CanonicalEvent[]): void {
+    if (this.#text === null) return;
+    out.push({ type: "block_stop", index: this.#text.index });
+    this.#text = null;
+  }
+
+  /** Closes the open text block and the open tool blocks, in the order they were opened. */
+  #closeAll(out: CanonicalEvent[]): void {
+    const open: number[] = [];
+    if (this.#text !== null) open.push(this.#text.index);
+    this.#text = null;
+    for (const tool of this.#tools.values()) {
+      if (tool.open) open.push(tool.index);
+      tool.open = false;
+    }
+    for (const index of open.sort((a, b) => a - b)) out.push({ type: "block_stop", index });
+  }
+
+  #finishExtras(): Extras | null {
+    const fields: JsonObject = { ...this.#laterFields };
+    const usage = usageExtras(this.#usage);
+    if (usage !== null) fields.usage = usage;
+    if (this.#logprobs !== null) fields.choice = { logprobs: this.#logprobs };
+    if (this.#annotations !== null) fields.message = { annotations: this.#annotations };
+    return Object.keys(fields).length === 0 ? null : { protocol: "openai_chat", fields };
   }
 }

@@ -1,6 +1,5 @@
 import { upstreamError } from "../errors.ts";
-import type { Usage } from "../types/openai.ts";
-import { usageOf } from "./chunks.ts";
+import type { Usage } from "../canonical/result.ts";
 
 /** A JSON object as parsed from an upstream answer. */
 export type JsonObject = Record<string, unknown>;
@@ -22,6 +21,34 @@ export function countField(obj: JsonObject, key: string): number {
   return typeof value === "number" && Number.isFinite(value) ? value : 0;
 }
 
+/** The fields of `obj` whose names are not in `known` and whose values are not `null`
+ * (an upstream's fields the canonical model does not carry), or `null` when there are none. */
+export function otherFields(obj: JsonObject, known: ReadonlySet<string>): JsonObject | null {
+  let other: JsonObject | null = null;
+  for (const [key, value] of Object.entries(obj)) {
+    if (known.has(key) || value === null || value === undefined) continue;
+    (other ??= {})[key] = value;
+  }
+  return other;
+}
+
+/** Canonical usage: input and output tokens, and the details that are given (not undefined). */
+export function usageOf(
+  input: number,
+  output: number,
+  details: {
+    cachedInput?: number | undefined;
+    cacheWrite?: number | undefined;
+    reasoning?: number | undefined;
+  } = {},
+): Usage {
+  const usage: Usage = { input, output };
+  if (details.cachedInput !== undefined) usage.cachedInput = details.cachedInput;
+  if (details.cacheWrite !== undefined) usage.cacheWrite = details.cacheWrite;
+  if (details.reasoning !== undefined) usage.reasoning = details.reasoning;
+  return usage;
+}
+
 /** The 502 for an upstream answer that does not have the documented shape. */
 export function malformed(what: string): Error {
   return upstreamError(`The upstream provider answered with a malformed ${what}.`);
@@ -37,10 +64,4 @@ export function parseEventData(data: string): JsonObject {
   }
   if (!isObject(value)) throw malformed("stream event (not a JSON object)");
   return value;
-}
-
-/** OpenAI-style usage from an upstream `usage` object (missing counts are 0). */
-export function openAIUsage(value: unknown): Usage {
-  if (!isObject(value)) return usageOf(0, 0);
-  return usageOf(countField(value, "prompt_tokens"), countField(value, "completion_tokens"));
 }

@@ -1,111 +1,95 @@
 /**
- * One suite of conversations run against both upstream styles, calling the adapters directly:
+ * One suite of conversations run against every upstream style, calling the adapters directly:
  * the fakes check every request they receive against the provider's documented format, and
- * the adapters must give the same public results from either.
+ * the adapters must give the same canonical results from either, streamed or not.
  */
 import assert from "node:assert/strict";
+import type { CanonicalRequest, Part, ToolSpec } from "../../src/canonical/conversation.ts";
+import type { CanonicalResult } from "../../src/canonical/result.ts";
 import type { Provider } from "../../src/providers/types.ts";
-import type { ChatCompletion, ChatRequest, Tool } from "../../src/types/openai.ts";
-import {
-  assemble,
-  assertStreamContract,
-  callContext,
-  chatRequest,
-  collect,
-} from "../support/provider_call.ts";
+import { assembleEvents, callContext, chatRequest, collect } from "../support/provider_call.ts";
 import { STYLES } from "../support/provider_styles.ts";
 import { dataUrl, pngBytes } from "../support/images.ts";
 
 const PNG_1x1 = dataUrl("image/png", pngBytes(1, 1)).split(",")[1]!;
 
-const WEATHER: Tool = {
-  type: "function",
-  function: {
-    name: "get_weather",
-    description: "Current weather in a city",
-    parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
-  },
+const WEATHER: ToolSpec = {
+  name: "get_weather",
+  description: "Current weather in a city",
+  parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
 };
 
-/** Runs a request both ways (non-stream and stream) and checks they agree. */
-async function both(provider: Provider, req: ChatRequest): Promise<ChatCompletion> {
-  const completion = await provider.chat(req, callContext());
-  assert.equal(completion.object, "chat.completion");
-  assert.equal(completion.model, "gw-model");
-  assert.match(completion.id, /^chatcmpl-/);
-  assert.ok(Number.isInteger(completion.created));
-  const u = completion.usage;
-  assert.equal(u.total_tokens, u.prompt_tokens + u.completion_tokens);
+const user = (text: string) => ({
+  role: "user" as const,
+  parts: [{ type: "text" as const, text }],
+});
 
-  const chunks = await collect(provider.chatStream({ ...req, stream: true }, callContext()));
-  assertStreamContract(chunks, "gw-model");
-  const streamed = assemble(chunks);
-  const message = completion.choices[0]!.message;
-  assert.equal(streamed.content, message.content ?? "");
-  assert.equal(streamed.finish, completion.choices[0]!.finish_reason);
-  assert.deepEqual(streamed.usage, completion.usage);
-  // Same calls (the fakes number their ids per call, so only the id format is compared).
-  assert.deepEqual(
-    streamed.calls.map((c) => ({ ...c, id: c.id.replace(/\d+$/, "") })),
-    (message.tool_calls ?? []).map((c) => ({
-      id: c.id.replace(/\d+$/, ""),
-      name: c.function.name,
-      arguments: c.function.arguments,
-    })),
+/** Parts with the fakes' per-call numbering taken out of tool call ids (only their form is
+ * compared between a call and a stream). */
+const unnumbered = (parts: Part[]) =>
+  parts.map((p) => p.type === "tool_call" ? { ...p, id: p.id.replace(/\d+$/, "") } : p);
+
+/** Runs a request both ways (non-stream and stream) and checks they agree. */
+async function both(provider: Provider, req: CanonicalRequest): Promise<CanonicalResult> {
+  const result = await provider.chat(req, callContext());
+  const streamed = assembleEvents(
+    await collect(provider.chatStream({ ...req, stream: true }, callContext())),
   );
-  return completion;
+  assert.deepEqual(unnumbered(streamed.parts), unnumbered(result.parts));
+  assert.equal(streamed.finish, result.finish);
+  assert.deepEqual(streamed.usage, result.usage);
+  return result;
 }
+
+const texts = (result: CanonicalResult) =>
+  result.parts.flatMap((p) => p.type === "text" ? [p.text] : []).join("");
+const calls = (result: CanonicalResult) =>
+  result.parts.flatMap((p) =>
+    p.type === "tool_call" ? [{ name: p.name, arguments: JSON.parse(p.arguments) }] : []
+  );
 
 for (const style of STYLES) {
   Deno.test(`${style.name} adapter: a plain conversation`, async () => {
     await using fake = style.start();
     const provider = style.make(fake.url, fake.apiKey).provider;
-    const completion = await both(
+    const result = await both(
       provider,
       chatRequest({
         messages: [
-          { role: "system", content: "Be brief." },
-          { role: "user", content: "Hello there" },
+          { role: "system", parts: [{ type: "text", text: "Be brief." }] },
+          user("Hello there"),
         ],
       }),
     );
-    assert.deepEqual(completion.choices, [{
-      index: 0,
-      message: { role: "assistant", content: "You said: Hello there", refusal: null },
-      logprobs: null,
-      finish_reason: "stop",
-    }]);
-    assert.deepEqual(completion.usage, { prompt_tokens: 4, completion_tokens: 4, total_tokens: 8 });
+    assert.deepEqual(result.parts, [{ type: "text", text: "You said: Hello there" }]);
+    assert.equal(result.finish, "stop");
+    assert.deepEqual([result.usage.input, result.usage.output], [4, 4]);
+    assert.ok(result.id);
     assert.deepEqual(fake.violations, []);
     assert.equal((fake.last.body as { model: string }).model, "upstream-model-v1");
   });
 
   Deno.test(`${style.name} adapter: two parallel tool calls`, async () => {
     await using fake = style.start();
-    const completion = await both(
+    const result = await both(
       style.make(fake.url, fake.apiKey).provider,
-      chatRequest({
-        messages: [{ role: "user", content: "Use get_weather for Paris and Tokyo" }],
+      chatRequest({ messages: [user("Use get_weather for Paris and Tokyo")] }, {
         tools: [WEATHER],
-        tool_choice: "auto",
+        toolChoice: "auto",
       }),
     );
-    const choice = completion.choices[0]!;
-    assert.equal(choice.finish_reason, "tool_calls");
-    assert.equal(choice.message.content, null);
-    const calls = choice.message.tool_calls ?? [];
-    assert.deepEqual(
-      calls.map((c) => [c.type, c.function.name, JSON.parse(c.function.arguments)]),
-      [
-        ["function", "get_weather", { city: "Paris" }],
-        ["function", "get_weather", { city: "Tokyo" }],
-      ],
-    );
-    assert.notEqual(calls[0]!.id, calls[1]!.id);
+    assert.equal(result.finish, "tool_calls");
+    assert.equal(texts(result), "");
+    assert.deepEqual(calls(result), [
+      { name: "get_weather", arguments: { city: "Paris" } },
+      { name: "get_weather", arguments: { city: "Tokyo" } },
+    ]);
+    const [a, b] = result.parts;
+    assert.ok(a?.type === "tool_call" && b?.type === "tool_call" && a.id !== b.id);
     assert.deepEqual(fake.violations, []);
   });
 
-  Deno.test(`${style.name} adapter: text before tool calls keeps tool indexes 0 and 1`, async () => {
+  Deno.test(`${style.name} adapter: text before tool calls, in order`, async () => {
     await using fake = style.start();
     fake.script = () => ({
       text: "Let me check both.",
@@ -114,65 +98,76 @@ for (const style of STYLES) {
         { name: "get_weather", arguments: { city: "Rome" } },
       ],
     });
-    const completion = await both(
+    const result = await both(
       style.make(fake.url, fake.apiKey).provider,
-      chatRequest({ messages: [{ role: "user", content: "Weather?" }], tools: [WEATHER] }),
+      chatRequest({ messages: [user("Weather?")] }, { tools: [WEATHER] }),
     );
-    assert.equal(completion.choices[0]!.message.content, "Let me check both.");
-    assert.equal(completion.choices[0]!.message.tool_calls?.length, 2);
+    assert.deepEqual(result.parts.map((p) => p.type), ["text", "tool_call", "tool_call"]);
+    assert.equal(texts(result), "Let me check both.");
   });
 
-  Deno.test(`${style.name} adapter: a tool round trip`, async () => {
+  const calledTools: Part[] = [
+    { type: "tool_call", id: "call_a", name: "get_weather", arguments: '{"city":"Paris"}' },
+    { type: "tool_call", id: "call_b", name: "get_weather", arguments: '{"city":"Tokyo"}' },
+  ];
+  const result = (callId: string, text: string): Part => ({
+    type: "tool_result",
+    callId,
+    content: [{ type: "text", text }],
+    isError: false,
+  });
+
+  Deno.test(`${style.name} adapter: a tool round trip (results as tool messages)`, async () => {
     await using fake = style.start();
-    const completion = await both(
+    const answer = await both(
       style.make(fake.url, fake.apiKey).provider,
       chatRequest({
-        tools: [WEATHER],
         messages: [
-          { role: "developer", content: "Use tools." },
-          { role: "user", content: "Use get_weather for Paris and Tokyo" },
-          {
-            role: "assistant",
-            content: null,
-            tool_calls: [
-              {
-                id: "call_a",
-                type: "function",
-                function: { name: "get_weather", arguments: '{"city":"Paris"}' },
-              },
-              {
-                id: "call_b",
-                type: "function",
-                function: { name: "get_weather", arguments: '{"city":"Tokyo"}' },
-              },
-            ],
-          },
-          { role: "tool", tool_call_id: "call_a", content: "18C and sunny" },
-          { role: "tool", tool_call_id: "call_b", content: [{ type: "text", text: "25C" }] },
+          { role: "developer", parts: [{ type: "text", text: "Use tools." }] },
+          user("Use get_weather for Paris and Tokyo"),
+          { role: "assistant", parts: calledTools },
+          { role: "tool", parts: [result("call_a", "18C and sunny")] },
+          { role: "tool", parts: [result("call_b", "25C")] },
         ],
-      }),
+      }, { tools: [WEATHER] }),
     );
-    assert.equal(completion.choices[0]!.message.content, "Tool results: 18C and sunny; 25C");
-    assert.equal(completion.choices[0]!.finish_reason, "stop");
+    assert.equal(texts(answer), "Tool results: 18C and sunny; 25C");
+    assert.equal(answer.finish, "stop");
+    assert.deepEqual(fake.violations, []);
+  });
+
+  Deno.test(`${style.name} adapter: a tool round trip (results in one user message)`, async () => {
+    await using fake = style.start();
+    const answer = await both(
+      style.make(fake.url, fake.apiKey).provider,
+      chatRequest({
+        messages: [
+          user("Use get_weather for Paris and Tokyo"),
+          { role: "assistant", parts: calledTools },
+          { role: "user", parts: [result("call_a", "18C and sunny"), result("call_b", "25C")] },
+        ],
+      }, { tools: [WEATHER] }),
+    );
+    assert.equal(texts(answer), "Tool results: 18C and sunny; 25C");
     assert.deepEqual(fake.violations, []);
   });
 
   Deno.test(`${style.name} adapter: image input`, async () => {
     await using fake = style.start();
-    const completion = await both(
+    const answer = await both(
       style.make(fake.url, fake.apiKey).provider,
       chatRequest({
         messages: [{
           role: "user",
-          content: [
+          parts: [
             { type: "text", text: "What is this?" },
-            { type: "image_url", image_url: { url: `data:image/png;base64,${PNG_1x1}` } },
+            { type: "image", source: { kind: "data", mediaType: "image/png", base64: PNG_1x1 } },
           ],
         }],
       }),
     );
     assert.equal(
-      completion.choices[0]!.message.content,
+      texts(answer),
       `You said: What is this? I see an image/png image of ${pngBytes(1, 1).length} bytes.`,
     );
     assert.deepEqual(fake.violations, []);
@@ -181,25 +176,25 @@ for (const style of STYLES) {
   Deno.test(`${style.name} adapter: a stop sequence ends the text`, async () => {
     await using fake = style.start();
     fake.script = () => ({ text: "one two three END four five", toolCalls: [] });
-    const completion = await both(
+    const answer = await both(
       style.make(fake.url, fake.apiKey).provider,
-      chatRequest({ stop: ["END", "NEVER"] }),
+      chatRequest({}, { stop: ["END", "NEVER"] }),
     );
-    assert.equal(completion.choices[0]!.message.content, "one two three ");
-    assert.equal(completion.choices[0]!.finish_reason, "stop");
-    assert.equal(completion.usage.completion_tokens, 3);
+    assert.equal(texts(answer), "one two three ");
+    assert.equal(answer.finish, "stop");
+    assert.equal(answer.usage.output, 3);
   });
 
-  Deno.test(`${style.name} adapter: max_tokens ends the text with length`, async () => {
+  Deno.test(`${style.name} adapter: max tokens end the text with length`, async () => {
     await using fake = style.start();
     fake.script = () => ({ text: "one two three four five", toolCalls: [] });
-    const completion = await both(
+    const answer = await both(
       style.make(fake.url, fake.apiKey).provider,
-      chatRequest({ max_tokens: 2 }),
+      chatRequest({}, { maxTokens: 2, maxTokensGiven: true }),
     );
-    assert.equal(completion.choices[0]!.message.content, "one two ");
-    assert.equal(completion.choices[0]!.finish_reason, "length");
-    assert.equal(completion.usage.completion_tokens, 2);
+    assert.equal(texts(answer), "one two ");
+    assert.equal(answer.finish, "length");
+    assert.equal(answer.usage.output, 2);
   });
 
   Deno.test(`${style.name} adapter: unicode survives a stream written 3 bytes at a time`, async () => {
@@ -210,12 +205,13 @@ for (const style of STYLES) {
       toolCalls: [{ name: "get_weather", arguments: { city: "Zürich 🏔" } }],
     });
     const provider = style.make(fake.url, fake.apiKey).provider;
-    const req = chatRequest({ stream: true, tools: [WEATHER] });
-    const chunks = await collect(provider.chatStream(req, callContext()));
-    assertStreamContract(chunks, "gw-model");
-    const got = assemble(chunks);
-    assert.equal(got.content, text);
-    assert.deepEqual(JSON.parse(got.calls[0]!.arguments), { city: "Zürich 🏔" });
-    assert.ok(chunks.length > 8);
+    const req = chatRequest({ stream: true }, { tools: [WEATHER] });
+    const events = await collect(provider.chatStream(req, callContext()));
+    const got = assembleEvents(events);
+    assert.equal(got.parts[0]?.type === "text" && got.parts[0].text, text);
+    const call = got.parts[1];
+    assert.ok(call?.type === "tool_call");
+    assert.deepEqual(JSON.parse(call.arguments), { city: "Zürich 🏔" });
+    assert.ok(events.length > 8);
   });
 }

@@ -1,97 +1,25 @@
+/** The `openai` adapter against the byte-exact fake and hand-made upstreams: wire details of
+ * the call, what reaches the upstream, what comes back, and how streams end. */
 import assert from "node:assert/strict";
 import { ApiError } from "../../src/errors.ts";
 import { OpenAIProvider, parseOpenAIError } from "../../src/providers/openai.ts";
-import { toOpenAIRequest } from "../../src/providers/openai_request.ts";
-import { fromOpenAICompletion } from "../../src/providers/openai_response.ts";
-import { OpenAIStreamNormalizer } from "../../src/providers/openai_stream.ts";
-import type { ChatChunk } from "../../src/types/openai.ts";
 import { startFakeOpenAI } from "../support/fake_openai.ts";
 import {
-  assemble,
-  assertStreamContract,
+  assembleEvents,
   callContext,
   chatRequest,
   collect,
   providerDeps,
 } from "../support/provider_call.ts";
 import { STYLES } from "../support/provider_styles.ts";
+import { gatewayError } from "../support/rejection.ts";
 
-const NOW = Date.UTC(2026, 0, 15, 12, 0, 0);
-const OPTIONS = {
-  upstreamModel: "gpt-up",
-  stream: false,
-  maxTokensField: "max_tokens",
-} as const;
-
-Deno.test("toOpenAIRequest: upstream model, rebuilt messages, no gateway-internal fields", () => {
-  const req = chatRequest({
-    messages: [
-      { role: "developer", content: "Be brief.", name: "ops" },
-      {
-        role: "user",
-        content: [
-          { type: "text", text: "Hi" },
-          { type: "image_url", image_url: { url: "data:image/png;base64,AAAA", detail: "low" } },
-        ],
-      },
-      {
-        role: "assistant",
-        content: null,
-        tool_calls: [{ id: "call_1", type: "function", function: { name: "f", arguments: "{}" } }],
-      },
-      { role: "tool", tool_call_id: "call_1", content: "done" },
-    ],
-    stop: ["END"],
-    tools: [{ type: "function", function: { name: "f", parameters: { type: "object" } } }],
-    tool_choice: "required",
-    extra: { top_p: 0.5, seed: 7, model: "sneaky", stream: true },
-  });
-  assert.deepEqual(toOpenAIRequest(req, OPTIONS), {
-    top_p: 0.5,
-    seed: 7,
-    model: "gpt-up",
-    messages: [
-      { role: "system", content: "Be brief.", name: "ops" },
-      {
-        role: "user",
-        content: [
-          { type: "text", text: "Hi" },
-          { type: "image_url", image_url: { url: "data:image/png;base64,AAAA", detail: "low" } },
-        ],
-      },
-      {
-        role: "assistant",
-        content: null,
-        tool_calls: [{ id: "call_1", type: "function", function: { name: "f", arguments: "{}" } }],
-      },
-      { role: "tool", content: "done", tool_call_id: "call_1" },
-    ],
-    max_tokens: 256,
-    stop: ["END"],
-    tools: [{ type: "function", function: { name: "f", parameters: { type: "object" } } }],
-    tool_choice: "required",
-  });
-});
-
-Deno.test("toOpenAIRequest: streams always ask for usage; temperature only when given", () => {
-  const body = toOpenAIRequest(
-    chatRequest({ temperature: 0.3, temperature_given: true, tool_choice: "auto" }),
-    { ...OPTIONS, stream: true, maxTokensField: "max_completion_tokens" },
-  );
-  assert.deepEqual(body.stream_options, { include_usage: true });
-  assert.equal(body.stream, true);
-  assert.equal(body.temperature, 0.3);
-  assert.equal(body.max_completion_tokens, 256);
-  assert.equal("max_tokens" in body, false);
-  assert.equal("tool_choice" in body, false, "no tool_choice without tools");
-  const plain = toOpenAIRequest(chatRequest(), OPTIONS);
-  assert.equal("temperature" in plain || "stream" in plain || "stream_options" in plain, false);
-});
+const openai = STYLES.find((s) => s.name === "openai")!;
 
 Deno.test("OpenAIProvider asks api.openai.com for max_completion_tokens, others for max_tokens", async () => {
   await using fake = startFakeOpenAI();
-  const { provider } = STYLES[0]!.make(fake.url, fake.apiKey);
-  await provider.chat(chatRequest({ max_tokens: 77 }), callContext());
+  const { provider } = openai.make(fake.url, fake.apiKey);
+  await provider.chat(chatRequest({}, { maxTokens: 77 }), callContext());
   assert.equal((fake.last.body as Record<string, unknown>).max_tokens, 77);
   assert.equal("max_completion_tokens" in (fake.last.body as object), false);
 
@@ -110,7 +38,7 @@ Deno.test("OpenAIProvider asks api.openai.com for max_completion_tokens, others 
       usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
     }));
   };
-  await new OpenAIProvider(deps).chat(chatRequest({ max_tokens: 77 }), callContext());
+  await new OpenAIProvider(deps).chat(chatRequest({}, { maxTokens: 77 }), callContext());
   assert.equal(sent[0]!.url, "https://api.openai.com/v1/chat/completions");
   assert.equal(sent[0]!.auth, "Bearer sk-real");
   assert.equal(sent[0]!.body.max_completion_tokens, 77);
@@ -128,209 +56,228 @@ Deno.test("OpenAIProvider without a key (a local server) sends no Authorization;
       choices: [{ message: { role: "assistant", content: "ok" }, finish_reason: "stop" }],
     }));
   };
-  await new OpenAIProvider(deps).chat(chatRequest(), callContext());
+  const result = await new OpenAIProvider(deps).chat(chatRequest(), callContext());
+  assert.deepEqual(result.parts, [{ type: "text", text: "ok" }]);
   assert.equal(headers.has("authorization"), false);
   assert.equal(headers.get("x-team"), "blue");
   assert.equal(headers.get("content-type"), "application/json");
 });
 
-Deno.test("OpenAIProvider forwards temperature and sampling extras and streams with usage", async () => {
+Deno.test("OpenAIProvider: options and chat extras reach OpenAI; its extras come back", async () => {
   await using fake = startFakeOpenAI();
-  const { provider } = STYLES[0]!.make(fake.url, fake.apiKey);
-  const chunks = await collect(provider.chatStream(
-    chatRequest({
-      stream: true,
-      temperature: 1.7,
-      temperature_given: true,
-      extra: { presence_penalty: 0.5 },
-    }),
-    callContext(),
-  ));
-  const body = fake.last.body as Record<string, unknown>;
-  assert.equal(body.temperature, 1.7);
-  assert.equal(body.presence_penalty, 0.5);
-  assert.deepEqual(body.stream_options, { include_usage: true });
-  assert.deepEqual(fake.violations, []);
-  assert.ok(chunks.every((c) => c.model === "gw-model"));
-  assert.ok(chunks.at(-1)?.usage);
-});
-
-Deno.test("fromOpenAICompletion: gateway model, upstream extras dropped, quirks smoothed", () => {
-  const completion = fromOpenAICompletion(
-    {
-      id: "chatcmpl-1",
-      object: "chat.completion",
-      created: 1_700_000_000,
-      model: "gpt-up-2025-01-01",
-      system_fingerprint: "fp_x",
-      service_tier: "default",
-      choices: [{
-        index: 0,
-        message: {
-          role: "assistant",
-          content: null,
-          annotations: [],
-          tool_calls: [
-            { id: "call_1", type: "function", function: { name: "f", arguments: { a: 1 } } },
-            { type: "function", function: { name: "g", arguments: "{}" } },
-          ],
-        },
-        logprobs: null,
-        finish_reason: "function_call",
-      }],
-      usage: {
-        prompt_tokens: 5,
-        completion_tokens: 7,
-        total_tokens: 12,
-        prompt_tokens_details: {},
-      },
+  const { provider } = openai.make(fake.url, fake.apiKey);
+  const req = chatRequest({
+    extras: {
+      protocol: "openai_chat",
+      fields: { logprobs: true, top_logprobs: 1, service_tier: "flex", store: false },
     },
-    "gw",
-    NOW,
-  );
-  assert.equal(completion.model, "gw");
-  assert.equal(completion.choices[0]!.finish_reason, "tool_calls");
-  const calls = completion.choices[0]!.message.tool_calls!;
-  assert.equal(calls[0]!.function.arguments, '{"a":1}');
-  assert.match(calls[1]!.id, /^call_/);
-  assert.deepEqual(completion.usage, { prompt_tokens: 5, completion_tokens: 7, total_tokens: 12 });
-  assert.equal("system_fingerprint" in completion, false);
-  assert.equal("annotations" in completion.choices[0]!.message, false);
+  }, {
+    temperature: 1.7,
+    topP: 0.5,
+    seed: 7,
+    presencePenalty: 0.5,
+    frequencyPenalty: -0.5,
+    reasoning: { effort: "low" },
+    output: {
+      type: "json_schema",
+      name: "reply",
+      schema: { type: "object", properties: { text: { type: "string" } } },
+      strict: true,
+    },
+    user: "u-1",
+    metadata: { team: "blue" },
+  });
+  const result = await provider.chat(req, callContext());
+  assert.deepEqual(fake.violations, []);
+  const body = fake.last.body as Record<string, unknown>;
+  for (
+    const [key, value] of Object.entries({
+      temperature: 1.7,
+      top_p: 0.5,
+      seed: 7,
+      presence_penalty: 0.5,
+      frequency_penalty: -0.5,
+      reasoning_effort: "low",
+      user: "u-1",
+      logprobs: true,
+      top_logprobs: 1,
+      service_tier: "flex",
+      store: false,
+    })
+  ) assert.equal(body[key], value, key);
+  assert.deepEqual(body.metadata, { team: "blue" });
+  assert.deepEqual(body.response_format, {
+    type: "json_schema",
+    json_schema: {
+      name: "reply",
+      schema: { type: "object", properties: { text: { type: "string" } } },
+      strict: true,
+    },
+  });
+
+  assert.deepEqual(result.parts, [{ type: "text", text: "You said: Hello there" }]);
+  const fields = result.extras?.fields ?? {};
+  assert.equal(fields.service_tier, "flex");
+  assert.equal(fields.system_fingerprint, "fp_fake0001");
+  const logprobs = (fields.choice as { logprobs: { content: { token: string }[] } }).logprobs;
+  assert.deepEqual(logprobs.content.map((l) => l.token), ["You ", "said: ", "Hello ", "there"]);
+
+  const events = await collect(provider.chatStream({ ...req, stream: true }, callContext()));
+  assert.deepEqual(fake.violations, []);
+  const start = events[0]!;
+  assert.ok(start.type === "start" && start.extras?.fields.service_tier === "flex");
+  const finish = events.at(-1)!;
+  assert.ok(finish.type === "finish");
+  assert.deepEqual(finish.extras?.fields.choice, fields.choice, "the same logprobs streamed");
 });
 
-Deno.test("fromOpenAICompletion: no usage → zeros; no content and no tools → empty string", () => {
-  const completion = fromOpenAICompletion(
-    { choices: [{ message: { role: "assistant" }, finish_reason: "stop" }] },
-    "gw",
-    NOW,
-  );
-  assert.equal(completion.choices[0]!.message.content, "");
-  assert.deepEqual(completion.usage, { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
-  assert.equal(completion.created, NOW / 1000);
-  for (const bad of [null, { choices: [] }, { choices: [{}] }, "text"]) {
-    assert.throws(
-      () => fromOpenAICompletion(bad, "gw", NOW),
-      (e) => e instanceof ApiError && e.status === 502,
-    );
-  }
-});
-
-function normalize(upstream: Record<string, unknown>[]): ChatChunk[] {
-  const n = new OpenAIStreamNormalizer("gw", NOW);
-  return [...upstream.flatMap((c) => n.push(c)), ...n.end()];
-}
-
-const c = (choices: unknown[], extra: Record<string, unknown> = {}) => ({
-  id: "chatcmpl-9",
-  object: "chat.completion.chunk",
-  created: 1_700_000_000,
-  model: "upstream-name",
-  choices,
-  ...extra,
-});
-
-Deno.test("OpenAIStreamNormalizer: role added, finish held to the end, usage on a choice chunk", () => {
-  // An upstream (vLLM/Ollama-like) that omits the role, sends the finish with the last text
-  // and puts usage on that same chunk.
-  const chunks = normalize([
-    c([{ index: 0, delta: { content: "Hel" }, finish_reason: null }]),
-    c([{ index: 0, delta: { content: "lo" }, finish_reason: "stop" }], {
-      usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 },
-    }),
-  ]);
-  assertStreamContract(chunks, "gw");
-  assert.deepEqual(chunks[0]!.choices[0]!.delta, { role: "assistant", content: "" });
-  assert.equal(chunks[0]!.id, "chatcmpl-9");
-  const got = assemble(chunks);
-  assert.equal(got.content, "Hello");
-  assert.equal(got.finish, "stop");
-  assert.deepEqual(got.usage, { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 });
-});
-
-Deno.test("OpenAIStreamNormalizer: a whole tool call in one chunk is split into header and arguments", () => {
-  const chunks = normalize([
-    c([{ index: 0, delta: { role: "assistant", content: null }, finish_reason: null }]),
-    c([{
-      index: 0,
-      delta: {
-        tool_calls: [
-          { id: "call_a", type: "function", function: { name: "f", arguments: '{"x":1}' } },
-          { index: 1, id: "call_b", function: { name: "g", arguments: { y: 2 } } },
+Deno.test("OpenAIProvider: what the upstream cannot take is left out and named in ctx.dropped", async () => {
+  await using fake = startFakeOpenAI();
+  const { provider } = openai.make(fake.url, fake.apiKey);
+  const req = chatRequest({
+    messages: [
+      { role: "user", parts: [{ type: "text", text: "Hi" }] },
+      {
+        role: "assistant",
+        parts: [
+          { type: "reasoning", text: "hm", signature: "sig", style: "anthropic" },
+          { type: "text", text: "Hello" },
         ],
       },
-      finish_reason: "tool_calls",
-    }]),
-    c([], { usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }),
-  ]);
-  assertStreamContract(chunks, "gw");
-  const got = assemble(chunks);
-  assert.deepEqual(got.calls, [
-    { id: "call_a", name: "f", arguments: '{"x":1}' },
-    { id: "call_b", name: "g", arguments: '{"y":2}' },
-  ]);
-  assert.equal(got.finish, "tool_calls");
+      { role: "user", parts: [{ type: "text", text: "Bye", cache: { type: "ephemeral" } }] },
+    ],
+    extras: { protocol: "anthropic_messages", fields: { inference_geo: "us" } },
+  }, { topK: 5, reasoning: { budgetTokens: 2048 } });
+  const ctx = callContext();
+  await provider.chat(req, ctx);
+  assert.deepEqual(fake.violations, []);
+  assert.deepEqual([...ctx.dropped].sort(), ["inference_geo", "reasoning_content", "top_k"]);
+  assert.equal((fake.last.body as Record<string, unknown>).reasoning_effort, "low");
+
+  const streamCtx = callContext();
+  const stream = provider.chatStream({ ...req, stream: true }, streamCtx);
+  assert.equal(streamCtx.dropped.size, 3, "known before the first event is read");
+  await collect(stream);
+  assert.deepEqual(fake.violations, []);
 });
 
-Deno.test("OpenAIStreamNormalizer: the recorded gpt-4o-mini tool stream passes through in shape", () => {
-  const chunks = normalize([
-    c([{
-      index: 0,
-      delta: {
-        role: "assistant",
-        content: null,
-        tool_calls: [{
-          index: 0,
-          id: "call_F9Za",
-          type: "function",
-          function: { name: "GetPersonAge", arguments: "" },
-        }],
-        refusal: null,
-      },
-      logprobs: null,
-      finish_reason: null,
-    }], { usage: null }),
-    c([{
-      index: 0,
-      delta: { tool_calls: [{ index: 0, function: { arguments: '{"' } }] },
-      finish_reason: null,
-    }], { usage: null }),
-    c([{
-      index: 0,
-      delta: { tool_calls: [{ index: 0, function: { arguments: 'name":"Al"}' } }] },
-      finish_reason: null,
-    }], { usage: null }),
-    c([{ index: 0, delta: {}, logprobs: null, finish_reason: "tool_calls" }], { usage: null }),
-    c([], { usage: { prompt_tokens: 61, completion_tokens: 16, total_tokens: 77 } }),
+Deno.test("OpenAIProvider: DeepSeek's reasoning_content, streamed or not, with reasoning tokens", async () => {
+  await using fake = startFakeOpenAI({ flavour: { reasoning: "They say hello. I echo." } });
+  const { provider } = openai.make(fake.url, fake.apiKey);
+  const result = await provider.chat(chatRequest(), callContext());
+  assert.deepEqual(result.parts, [
+    { type: "reasoning", text: "They say hello. I echo.", style: "openai" },
+    { type: "text", text: "You said: Hello there" },
   ]);
-  assertStreamContract(chunks, "gw");
-  assert.deepEqual(chunks[0]!.choices[0]!.delta, {
-    role: "assistant",
-    content: null,
-    tool_calls: [{
-      index: 0,
-      id: "call_F9Za",
-      type: "function",
-      function: { name: "GetPersonAge", arguments: "" },
+  assert.deepEqual(result.usage, { input: 2, output: 9, cachedInput: 0, reasoning: 5 });
+  const streamed = assembleEvents(
+    await collect(provider.chatStream(chatRequest({ stream: true }), callContext())),
+  );
+  assert.deepEqual(streamed.parts, result.parts);
+  assert.deepEqual(streamed.usage, result.usage);
+  assert.equal(streamed.finish, "stop");
+  assert.deepEqual(fake.violations, []);
+});
+
+Deno.test("OpenAIProvider: OpenRouter's reasoning field before tool calls", async () => {
+  await using fake = startFakeOpenAI({
+    flavour: { reasoning: "Weather needed.", reasoningField: "reasoning" },
+  });
+  const { provider } = openai.make(fake.url, fake.apiKey);
+  const req = chatRequest({
+    messages: [{ role: "user", parts: [{ type: "text", text: "Use get_weather for Paris" }] }],
+  }, {
+    tools: [{
+      name: "get_weather",
+      parameters: { type: "object", properties: { city: { type: "string" } } },
     }],
   });
-  assert.equal(chunks.length, 5);
-  assert.deepEqual(assemble(chunks).usage, {
-    prompt_tokens: 61,
-    completion_tokens: 16,
-    total_tokens: 77,
-  });
+  const result = await provider.chat(req, callContext());
+  assert.deepEqual(result.parts.map((p) => p.type), ["reasoning", "tool_call"]);
+  assert.equal(result.finish, "tool_calls");
+  const streamed = assembleEvents(
+    await collect(provider.chatStream({ ...req, stream: true }, callContext())),
+  );
+  assert.deepEqual(
+    streamed.parts.map((p) => p.type === "tool_call" ? { ...p, id: "" } : p),
+    result.parts.map((p) => p.type === "tool_call" ? { ...p, id: "" } : p),
+  );
+  assert.deepEqual(fake.violations, []);
 });
 
-Deno.test("OpenAIStreamNormalizer skips empty-choice chunks (Azure prompt filter results)", () => {
-  const chunks = normalize([
-    c([], { prompt_filter_results: [] }),
-    c([{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }]),
-    c([{ index: 0, delta: { content: "x" }, finish_reason: null }]),
-    c([{ index: 0, delta: {}, finish_reason: "length" }]),
+Deno.test("OpenAIProvider: a refusal, streamed or not; cached prompt tokens", async () => {
+  await using fake = startFakeOpenAI({ flavour: { refusal: "I can't help.", cachedTokens: 1 } });
+  const { provider } = openai.make(fake.url, fake.apiKey);
+  const result = await provider.chat(chatRequest(), callContext());
+  assert.deepEqual(result.parts, [{ type: "refusal", text: "I can't help." }]);
+  assert.deepEqual(result.usage, { input: 2, output: 3, cachedInput: 1, reasoning: 0 });
+  const streamed = assembleEvents(
+    await collect(provider.chatStream(chatRequest({ stream: true }), callContext())),
+  );
+  assert.deepEqual(streamed.parts, result.parts);
+  assert.deepEqual(streamed.usage, result.usage);
+  assert.deepEqual(fake.violations, []);
+});
+
+Deno.test("OpenAIProvider: an image by URL is passed on as a URL", async () => {
+  await using fake = startFakeOpenAI();
+  const { provider } = openai.make(fake.url, fake.apiKey);
+  await provider.chat(
+    chatRequest({
+      messages: [{
+        role: "user",
+        parts: [
+          { type: "text", text: "What is this?" },
+          { type: "image", source: { kind: "url", url: "https://example.com/cat.png" } },
+        ],
+      }],
+    }),
+    callContext(),
+  );
+  assert.deepEqual(fake.violations, []);
+  const body = fake.last.body as { messages: { content: unknown }[] };
+  assert.deepEqual(body.messages[0]!.content, [
+    { type: "text", text: "What is this?" },
+    { type: "image_url", image_url: { url: "https://example.com/cat.png" } },
   ]);
-  assertStreamContract(chunks, "gw");
-  assert.equal(chunks.length, 4);
-  assert.equal(assemble(chunks).finish, "length");
+});
+
+Deno.test("OpenAIProvider: a stream ending after the finish without [DONE] still completes", async () => {
+  await using fake = startFakeOpenAI();
+  const { provider } = openai.make(fake.url, fake.apiKey);
+  // The fake's stream for "Hello there": role, 4 pieces, finish, usage, [DONE] = 8 events.
+  fake.faults = [{ endAfterEvents: 7 }];
+  const events = await collect(provider.chatStream(chatRequest({ stream: true }), callContext()));
+  const got = assembleEvents(events);
+  assert.deepEqual(got.parts, [{ type: "text", text: "You said: Hello there" }]);
+  assert.equal(got.usage?.output, 4);
+});
+
+Deno.test("OpenAIProvider: a stream ending before the finish is a 502 after what came", async () => {
+  await using fake = startFakeOpenAI();
+  const { provider } = openai.make(fake.url, fake.apiKey);
+  fake.faults = [{ endAfterEvents: 3 }];
+  const events: unknown[] = [];
+  const error = await gatewayError(async () => {
+    for await (const batch of provider.chatStream(chatRequest({ stream: true }), callContext())) {
+      events.push(...batch);
+    }
+  });
+  assert.equal(error.status, 502);
+  assert.match(error.message, /ended before the completion was finished/);
+  assert.ok(events.length >= 3);
+});
+
+Deno.test("OpenAIProvider: an error event mid-stream is thrown as the mapped ApiError", async () => {
+  await using fake = startFakeOpenAI();
+  const { provider } = openai.make(fake.url, fake.apiKey);
+  fake.faults = [{ errorAfterEvents: 2 }];
+  const error = await gatewayError(() =>
+    collect(provider.chatStream(chatRequest({ stream: true }), callContext()))
+  );
+  assert.ok(error instanceof ApiError);
+  assert.equal(error.status, 502);
+  assert.match(error.message, /Overloaded/);
 });
 
 Deno.test("parseOpenAIError reads OpenAI's body and compatible servers' variants", () => {
@@ -350,15 +297,6 @@ Deno.test("parseOpenAIError reads OpenAI's body and compatible servers' variants
     "field required; bad",
   );
   assert.equal(parseOpenAIError({ error: { code: 400, message: "x" } }).code, "400");
+  assert.equal(parseOpenAIError({ message: "plain" }).message, "plain");
   assert.equal(parseOpenAIError("<html>").message, null);
-});
-
-Deno.test("OpenAIProvider: a stream ending after the finish without [DONE] still completes", async () => {
-  await using fake = startFakeOpenAI();
-  const { provider } = STYLES[0]!.make(fake.url, fake.apiKey);
-  // The fake's stream for "Hello there": role, 4 pieces, finish, usage, [DONE] = 8 events.
-  fake.faults = [{ endAfterEvents: 7 }];
-  const chunks = await collect(provider.chatStream(chatRequest({ stream: true }), callContext()));
-  assertStreamContract(chunks, "gw-model");
-  assert.equal(assemble(chunks).content, "You said: Hello there");
 });

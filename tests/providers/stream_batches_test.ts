@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { AnthropicProvider } from "../../src/providers/anthropic.ts";
 import { OpenAIProvider } from "../../src/providers/openai.ts";
 import type { Provider } from "../../src/providers/types.ts";
-import type { ChatChunk } from "../../src/types/openai.ts";
+import type { CanonicalEvent } from "../../src/canonical/events.ts";
 import { callContext, chatRequest, collect, providerDeps } from "../support/provider_call.ts";
 import { waitFor } from "../support/wait.ts";
 
@@ -50,44 +50,52 @@ function adapter(style: "openai" | "anthropic", reads: string[]): Provider {
   return style === "openai" ? new OpenAIProvider(deps) : new AnthropicProvider(deps);
 }
 
-/** What a chunk says, for comparing groups. */
-function summary(chunk: ChatChunk): string {
-  const c = chunk.choices[0];
-  if (!c) return `usage ${chunk.usage?.total_tokens}`;
-  if (c.finish_reason) return `finish ${c.finish_reason}`;
-  return c.delta.role ? "role" : `content ${c.delta.content}`;
+/** What an event says, for comparing groups. */
+function summary(event: CanonicalEvent): string {
+  switch (event.type) {
+    case "block_start":
+      return `open ${event.block.type}`;
+    case "block_delta":
+      return event.delta.type === "text" ? `text ${event.delta.text}` : event.delta.type;
+    case "block_stop":
+      return "close";
+    case "usage":
+      return `usage ${event.usage.input + event.usage.output}`;
+    case "finish":
+      return `finish ${event.reason}`;
+    case "start":
+      return "start";
+  }
 }
 
 for (
   const [style, reads] of [["openai", OPENAI_READS], ["anthropic", ANTHROPIC_READS]] as const
 ) {
-  Deno.test(`${style}: chatStreamBatches groups the chunks of each upstream read`, async () => {
+  Deno.test(`${style}: chatStream groups the events of each upstream read`, async () => {
     const groups: string[][] = [];
-    const stream = adapter(style, reads).chatStreamBatches!(
-      chatRequest({ stream: true }),
-      callContext(),
-    );
+    const stream = adapter(style, reads).chatStream(chatRequest({ stream: true }), callContext());
     for await (const group of stream) groups.push(group.map(summary));
-    assert.deepEqual(groups, [
-      ["role", "content Hel"],
-      ["content lo", "finish stop", "usage 5"],
+    assert.equal(groups.length, 2, JSON.stringify(groups));
+    const [first, second] = groups as [string[], string[]];
+    assert.deepEqual(first.filter((s) => !s.startsWith("usage")), [
+      "start",
+      "open text",
+      "text Hel",
     ]);
+    assert.deepEqual(second.filter((s) => !s.startsWith("usage")), [
+      "text lo",
+      "close",
+      "finish stop",
+    ]);
+    assert.equal(groups.flat().findLast((s) => s.startsWith("usage")), "usage 5");
   });
 
-  Deno.test(`${style}: chatStream gives the same chunks one by one`, async () => {
+  Deno.test(`${style}: the events do not depend on how the bytes were split into reads`, async () => {
     const request = chatRequest({ stream: true });
-    const flat = await collect(adapter(style, reads).chatStream(request, callContext()));
-    const grouped: ChatChunk[] = [];
-    const stream = adapter(style, reads).chatStreamBatches!(request, callContext());
-    for await (const group of stream) grouped.push(...group);
-    assert.deepEqual(flat.map(summary), grouped.map(summary));
-    assert.deepEqual(flat.map(summary), [
-      "role",
-      "content Hel",
-      "content lo",
-      "finish stop",
-      "usage 5",
-    ]);
+    const whole = await collect(adapter(style, reads).chatStream(request, callContext()));
+    const bytes = [...reads.join("")];
+    const split = await collect(adapter(style, bytes).chatStream(request, callContext()));
+    assert.deepEqual(split, whole);
   });
 }
 
@@ -125,16 +133,16 @@ function lingering(endsAfterDone: boolean) {
 
 Deno.test("after [DONE] the rest of the upstream body is read (so its connection is reused)", async () => {
   const { provider, seen } = lingering(true);
-  const chunks = await collect(provider.chatStream(chatRequest({ stream: true }), callContext()));
-  assert.equal(chunks.length, 5);
+  const events = await collect(provider.chatStream(chatRequest({ stream: true }), callContext()));
+  assert.equal(events.length, 7);
   await waitFor(() => seen.readToEnd, "the body read to its end");
   assert.deepEqual(seen, { readToEnd: true, aborted: false, cancelled: false });
 });
 
 Deno.test("after [DONE] a body that never ends is let go within the deadline", async () => {
   const { provider, seen } = lingering(false);
-  const chunks = await collect(provider.chatStream(chatRequest({ stream: true }), callContext()));
-  assert.equal(chunks.length, 5, "the client has every chunk without waiting for the body");
+  const events = await collect(provider.chatStream(chatRequest({ stream: true }), callContext()));
+  assert.equal(events.length, 7, "the client has every event without waiting for the body");
   await waitFor(() => seen.aborted, "the call aborted");
   assert.equal(seen.readToEnd, false);
 });

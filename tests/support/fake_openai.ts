@@ -2,7 +2,10 @@
  * A fake OpenAI-compatible upstream: `POST /v1/chat/completions` checked against OpenAI's
  * documented request format (unknown fields, message order, tool-call pairing, and the
  * gateway's own promise to always ask for streamed usage), answered byte for byte the way
- * OpenAI answers: JSON, or `data:` chunks with `usage: null`, the usage chunk and `[DONE]`.
+ * OpenAI answers: JSON, or `data:` chunks with `usage: null`, the usage chunk and `[DONE]`;
+ * with `system_fingerprint`, `service_tier`, token details, `logprobs` when asked, and (per
+ * its {@link OpenAIFlavour}) reasoning the way DeepSeek or OpenRouter send it, a refusal, or
+ * cached prompt tokens. What it received is in `received` (`last.body`).
  * It also serves `/v1/moderations` (fake_openai_moderation.ts) and `/v1/images/generations`
  * (fake_openai_images.ts).
  */
@@ -14,6 +17,7 @@ import {
   type ReceivedImage,
   type Script,
   sniffImage,
+  tokenize,
   type Turn,
 } from "./fake_model.ts";
 import { FAKE_API_KEY, type FakeOptions, type FakeStyle, FakeUpstream } from "./fake_upstream.ts";
@@ -48,7 +52,30 @@ const TOP_LEVEL = new Set([
   "metadata",
   "store",
   "reasoning_effort",
+  "prediction",
+  "modalities",
+  "audio",
+  "web_search_options",
+  "verbosity",
+  "prompt_cache_key",
+  "prompt_cache_options",
+  "prompt_cache_retention",
+  "safety_identifier",
+  "moderation",
+  "functions",
+  "function_call",
 ]);
+
+/** The fields each message role may have (OpenAI: "Additional properties are not allowed"). */
+const MESSAGE_FIELDS: Record<string, readonly string[]> = {
+  system: ["role", "content", "name"],
+  developer: ["role", "content", "name"],
+  user: ["role", "content", "name"],
+  assistant: ["role", "content", "name", "tool_calls", "refusal", "audio", "function_call"],
+  tool: ["role", "content", "tool_call_id"],
+};
+
+const EFFORTS = ["none", "minimal", "low", "medium", "high", "xhigh", "max"];
 
 /** The `created` time the fake's answers carry. */
 export const CREATED = 1_767_225_600;
@@ -91,6 +118,7 @@ export function checkOpenAIRequest(headers: Headers, body: unknown, apiKey: stri
   if (t !== undefined && (typeof t !== "number" || t < 0 || t > 2)) {
     bad.push("temperature: must be a number in [0, 2]");
   }
+  bad.push(...checkOptions(body));
   if (body.stream !== undefined && typeof body.stream !== "boolean") bad.push("stream: boolean");
   if (body.stream_options !== undefined && body.stream !== true) {
     bad.push("stream_options: only allowed when stream is true");
@@ -149,6 +177,11 @@ export function checkOpenAIRequest(headers: Headers, body: unknown, apiKey: stri
   body.messages.forEach((m, i) => {
     const at = `messages[${i}]`;
     if (!isObj(m)) return void bad.push(`${at}: not an object`);
+    for (const key of Object.keys(m)) {
+      if (!(MESSAGE_FIELDS[m.role as string] ?? [key]).includes(key)) {
+        bad.push(`Additional properties are not allowed ('${key}' was unexpected) - '${at}'`);
+      }
+    }
     if (m.role === "tool") {
       if (typeof m.tool_call_id !== "string") bad.push(`${at}.tool_call_id: required`);
       else if (!pending?.delete(m.tool_call_id)) {
@@ -178,8 +211,14 @@ export function checkOpenAIRequest(headers: Headers, body: unknown, apiKey: stri
                 isObj(p) && p.type === "image_url" && isObj(p.image_url) &&
                 typeof p.image_url.url === "string"
               ) {
-                if (decodeDataUrl(p.image_url.url) === null) {
-                  bad.push(`${at}.content[${j}].image_url.url: not an image data URL`);
+                // OpenAI downloads https URLs; one without a dotted host it could not reach.
+                if (
+                  !/^https:\/\/[^/]+\.[^/]+\//.test(p.image_url.url) &&
+                  decodeDataUrl(p.image_url.url) === null
+                ) {
+                  bad.push(
+                    `${at}.content[${j}].image_url.url: not an image data URL or a URL OpenAI can download`,
+                  );
                 }
                 return;
               }
@@ -190,9 +229,14 @@ export function checkOpenAIRequest(headers: Headers, body: unknown, apiKey: stri
         break;
       case "assistant": {
         const calls = m.tool_calls;
+        if (m.refusal !== undefined && m.refusal !== null && typeof m.refusal !== "string") {
+          bad.push(`${at}.refusal: a string`);
+        }
         if (m.content !== null && m.content !== undefined) {
-          checkText(m.content, `${at}.content`, bad);
-        } else if (!Array.isArray(calls)) bad.push(`${at}: content or tool_calls required`);
+          checkText(m.content, `${at}.content`, bad, true);
+        } else if (!Array.isArray(calls) && typeof m.refusal !== "string") {
+          bad.push(`${at}: content, refusal or tool_calls required`);
+        }
         if (calls !== undefined) {
           if (!Array.isArray(calls) || calls.length === 0) {
             bad.push(`${at}.tool_calls: non-empty array`);
@@ -219,14 +263,74 @@ export function checkOpenAIRequest(headers: Headers, body: unknown, apiKey: stri
   return bad;
 }
 
-function checkText(content: unknown, at: string, bad: string[]): void {
+/** A string or text parts (an assistant's may be refusal parts too). */
+function checkText(content: unknown, at: string, bad: string[], refusals = false): void {
   if (typeof content === "string") return;
+  const ok = (p: unknown) =>
+    isObj(p) && (p.type === "text" && typeof p.text === "string" ||
+      refusals && p.type === "refusal" && typeof p.refusal === "string");
+  if (!Array.isArray(content) || !content.every(ok)) bad.push(`${at}: a string or text parts`);
+}
+
+/** Checks the generation options OpenAI validates; returns what is wrong. */
+function checkOptions(body: Obj): string[] {
+  const bad: string[] = [];
+  const number = (key: string, min: number, max: number) => {
+    const v = body[key];
+    if (v !== undefined && (typeof v !== "number" || v < min || v > max)) {
+      bad.push(`${key}: must be a number in [${min}, ${max}]`);
+    }
+  };
+  number("top_p", 0, 1);
+  number("presence_penalty", -2, 2);
+  number("frequency_penalty", -2, 2);
+  if (body.seed !== undefined && !Number.isInteger(body.seed)) bad.push("seed: an integer");
+  if (body.user !== undefined && typeof body.user !== "string") bad.push("user: a string");
+  const metadata = body.metadata;
   if (
-    !Array.isArray(content) ||
-    content.some((p) => !isObj(p) || p.type !== "text" || typeof p.text !== "string")
-  ) {
-    bad.push(`${at}: a string or text parts`);
+    metadata !== undefined &&
+    (!isObj(metadata) || Object.values(metadata).some((v) => typeof v !== "string"))
+  ) bad.push("metadata: an object of strings");
+  if (body.reasoning_effort !== undefined && !EFFORTS.includes(body.reasoning_effort as string)) {
+    bad.push(`reasoning_effort: one of ${EFFORTS.join(", ")}`);
   }
+  const format = body.response_format;
+  if (format !== undefined) {
+    if (!isObj(format) || !["text", "json_object", "json_schema"].includes(format.type as string)) {
+      bad.push("response_format: {type: text | json_object | json_schema}");
+    } else if (format.type === "json_schema") {
+      const js = format.json_schema;
+      if (
+        !isObj(js) || typeof js.name !== "string" || !/^[a-zA-Z0-9_-]{1,64}$/.test(js.name) ||
+        (js.schema !== undefined && !isObj(js.schema)) ||
+        (js.strict !== undefined && js.strict !== null && typeof js.strict !== "boolean") ||
+        Object.keys(js).some((k) => !["name", "description", "schema", "strict"].includes(k))
+      ) bad.push("response_format.json_schema: {name, description?, schema?, strict?}");
+    } else if (Object.keys(format).length > 1) bad.push("response_format: only type");
+  }
+  if (body.logprobs !== undefined && typeof body.logprobs !== "boolean") {
+    bad.push("logprobs: a boolean");
+  }
+  const top = body.top_logprobs;
+  if (top !== undefined) {
+    if (!Number.isInteger(top) || (top as number) < 0 || (top as number) > 20) {
+      bad.push("top_logprobs: an integer in [0, 20]");
+    }
+    if (body.logprobs !== true) bad.push("top_logprobs: logprobs must be set to true");
+  }
+  if (body.parallel_tool_calls !== undefined) {
+    if (typeof body.parallel_tool_calls !== "boolean") bad.push("parallel_tool_calls: boolean");
+    if (body.tools === undefined) {
+      bad.push("parallel_tool_calls is only allowed when 'tools' are specified");
+    }
+  }
+  const tier = body.service_tier;
+  if (
+    tier !== undefined && !["auto", "default", "flex", "scale", "priority"].includes(tier as string)
+  ) {
+    bad.push("service_tier: auto, default, flex, scale or priority");
+  }
+  return bad;
 }
 
 /** The media type and bytes of a base64 image data URL whose bytes start like an image. */
@@ -246,6 +350,12 @@ export function imageDataUrlBytes(url: string): { mediaType: string; bytes: Uint
 function decodeDataUrl(url: string): ReceivedImage | null {
   const image = imageDataUrlBytes(url);
   return image && { mediaType: image.mediaType, bytes: image.bytes.length };
+}
+
+/** An image part as the model sees it: a data URL decoded; a URL (never fetched) as an image
+ * of type `url` and 0 bytes. */
+function receivedImage(url: string): ReceivedImage {
+  return url.startsWith("https://") ? { mediaType: "url", bytes: 0 } : decodeDataUrl(url)!;
 }
 
 function textOf(content: unknown): string[] {
@@ -278,7 +388,7 @@ export function openAIConversation(body: Obj): Conversation {
       else {
         for (const p of m.content as Obj[]) {
           if (p.type === "text") t.texts.push(...textOf(p.text));
-          else t.images.push(decodeDataUrl((p.image_url as Obj).url as string)!);
+          else t.images.push(receivedImage((p.image_url as Obj).url as string));
         }
       }
     } else {
@@ -316,92 +426,180 @@ export function openAIConversation(body: Obj): Conversation {
   };
 }
 
-function finishOf(g: Generation): string {
-  return g.finish === "stop_sequence" ? "stop" : g.finish;
+/** How the fake's model answers beyond its script; a test may change it between calls. */
+export interface OpenAIFlavour {
+  /** Reasoning before the answer, counted as reasoning tokens. */
+  reasoning?: string;
+  /** Where reasoning goes: `reasoning_content` (DeepSeek, vLLM; the default) or `reasoning`
+   * (OpenRouter, Ollama). */
+  reasoningField?: "reasoning_content" | "reasoning";
+  /** A refusal instead of the script's answer (content null, finish `stop`). */
+  refusal?: string;
+  /** Prompt tokens reported as read from the prompt cache (at most the prompt). */
+  cachedTokens?: number;
 }
 
-function usageOf(g: Generation) {
+/** One answer, before it is written as JSON or as chunks. */
+interface Rendered {
+  text: string[];
+  reasoning: string[];
+  reasoningField: string;
+  refusal: string[];
+  calls: Generation["toolCalls"];
+  finish: string;
+  usage: Obj;
+  /** `top_logprobs` when the request asked for logprobs, else `null`. */
+  logprobs: number | null;
+  serviceTier: string;
+}
+
+function render(body: Obj, g: Generation, flavour: OpenAIFlavour): Rendered {
+  const refusal = flavour.refusal === undefined ? [] : tokenize(flavour.refusal);
+  const reasoning = flavour.reasoning === undefined ? [] : tokenize(flavour.reasoning);
+  const refused = refusal.length > 0;
+  const completion = (refused ? refusal.length : g.completionTokens) + reasoning.length;
+  const tier = body.service_tier;
   return {
-    prompt_tokens: g.promptTokens,
-    completion_tokens: g.completionTokens,
-    total_tokens: g.promptTokens + g.completionTokens,
-    prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
-    completion_tokens_details: {
-      reasoning_tokens: 0,
-      audio_tokens: 0,
-      accepted_prediction_tokens: 0,
-      rejected_prediction_tokens: 0,
+    text: refused ? [] : g.pieces,
+    reasoning,
+    reasoningField: flavour.reasoningField ?? "reasoning_content",
+    refusal,
+    calls: refused ? [] : g.toolCalls,
+    finish: refused ? "stop" : g.finish === "stop_sequence" ? "stop" : g.finish,
+    usage: {
+      prompt_tokens: g.promptTokens,
+      completion_tokens: completion,
+      total_tokens: g.promptTokens + completion,
+      prompt_tokens_details: {
+        cached_tokens: Math.min(flavour.cachedTokens ?? 0, g.promptTokens),
+        audio_tokens: 0,
+      },
+      completion_tokens_details: {
+        reasoning_tokens: reasoning.length,
+        audio_tokens: 0,
+        accepted_prediction_tokens: 0,
+        rejected_prediction_tokens: 0,
+      },
     },
+    logprobs: body.logprobs === true ? (body.top_logprobs as number | undefined) ?? 0 : null,
+    serviceTier: tier === "flex" || tier === "priority" ? tier : "default",
   };
 }
 
-/** Renders a generation as OpenAI's non-streamed completion. */
-export function openAICompletion(id: string, model: string, g: Generation): Obj {
+/** OpenAI's logprob entry for one token (every token the fake writes is 0.25 nats unsure). */
+function logprob(token: string, top: number): Obj {
+  const entry = { token, logprob: -0.25, bytes: [...new TextEncoder().encode(token)] };
+  return { ...entry, top_logprobs: Array.from({ length: top }, () => entry) };
+}
+
+/** Renders an answer as OpenAI's non-streamed completion. */
+function openAICompletion(id: string, model: string, r: Rendered): Obj {
   const message: Obj = {
     role: "assistant",
-    content: g.pieces.length === 0 && g.toolCalls.length > 0 ? null : g.pieces.join(""),
-    refusal: null,
+    content: r.text.length === 0 && (r.calls.length > 0 || r.refusal.length > 0)
+      ? null
+      : r.text.join(""),
+    refusal: r.refusal.length > 0 ? r.refusal.join("") : null,
     annotations: [],
   };
-  if (g.toolCalls.length > 0) {
-    message.tool_calls = g.toolCalls.map((c) => ({
+  if (r.reasoning.length > 0) message[r.reasoningField] = r.reasoning.join("");
+  if (r.calls.length > 0) {
+    message.tool_calls = r.calls.map((c) => ({
       id: c.id,
       type: "function",
       function: { name: c.name, arguments: c.arguments },
     }));
   }
+  const top = r.logprobs;
+  const logprobs = top === null ? null : {
+    content: r.refusal.length > 0 ? null : r.text.map((t) => logprob(t, top)),
+    refusal: r.refusal.length > 0 ? r.refusal.map((t) => logprob(t, top)) : null,
+  };
   return {
     id,
     object: "chat.completion",
     created: CREATED,
     model,
-    choices: [{ index: 0, message, logprobs: null, finish_reason: finishOf(g) }],
-    usage: usageOf(g),
-    service_tier: "default",
+    choices: [{ index: 0, message, logprobs, finish_reason: r.finish }],
+    usage: r.usage,
+    service_tier: r.serviceTier,
     system_fingerprint: "fp_fake0001",
   };
 }
 
-/** Renders a generation as OpenAI's SSE events (each `data: …\n\n`). */
-export function openAIStreamEvents(
+/** Renders an answer as OpenAI's SSE events (each `data: …\n\n`): reasoning pieces (with
+ * `content` null, as DeepSeek writes them, or `""`, as OpenRouter does), then text or refusal
+ * pieces, then tool calls (header fragment, then argument pieces), the finish chunk, the usage
+ * chunk when asked and `[DONE]`; each chunk with its `obfuscation` padding unless turned off. */
+function openAIStreamEvents(
   id: string,
   model: string,
-  g: Generation,
-  includeUsage: boolean,
-): string[] {
+  r: Rendered,
+  options: { includeUsage: boolean; obfuscation: boolean },
+) {
   const base = { id, object: "chat.completion.chunk", created: CREATED, model };
-  const chunk = (delta: Obj, finish: string | null = null) => {
+  let roleSent = false;
+  const chunk = (delta: Obj, finish: string | null = null, logprobs: Obj | null = null) => {
+    if (!roleSent) delta = { role: "assistant", ...delta };
+    roleSent = true;
     const c: Obj = {
       ...base,
-      service_tier: "default",
+      service_tier: r.serviceTier,
       system_fingerprint: "fp_fake0001",
-      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+      choices: [{ index: 0, delta, logprobs, finish_reason: finish }],
     };
-    if (includeUsage) c.usage = null;
+    if (options.includeUsage) c.usage = null;
+    if (options.obfuscation) c.obfuscation = "x".repeat(3 + JSON.stringify(delta).length % 7);
     return `data: ${JSON.stringify(c)}\n\n`;
   };
+  const lp = (token: string, kind: "content" | "refusal") =>
+    r.logprobs === null ? null : {
+      content: kind === "content" ? [logprob(token, r.logprobs)] : null,
+      refusal: kind === "refusal" ? [logprob(token, r.logprobs)] : null,
+    };
   const events: string[] = [];
-  const header = (i: number) => {
-    const c = g.toolCalls[i]!;
-    return { index: i, id: c.id, type: "function", function: { name: c.name, arguments: "" } };
-  };
-  if (g.pieces.length > 0 || g.toolCalls.length === 0) {
-    events.push(chunk({ role: "assistant", content: "", refusal: null }));
-    for (const piece of g.pieces) events.push(chunk({ content: piece }));
+  const field = r.reasoningField;
+  const quiet = field === "reasoning_content" ? null : "";
+  if (r.reasoning.length > 0) {
+    events.push(chunk({ content: quiet, [field]: "" }));
+    for (const piece of r.reasoning) events.push(chunk({ content: quiet, [field]: piece }));
   }
-  g.toolCalls.forEach((call, i) => {
-    if (i === 0 && g.pieces.length === 0) {
-      events.push(
-        chunk({ role: "assistant", content: null, tool_calls: [header(0)], refusal: null }),
-      );
-    } else events.push(chunk({ tool_calls: [header(i)] }));
+  if (r.refusal.length > 0) {
+    events.push(chunk({ content: null, refusal: "" }));
+    for (const piece of r.refusal) {
+      events.push(chunk({ refusal: piece }, null, lp(piece, "refusal")));
+    }
+  } else if (r.text.length > 0 || r.calls.length === 0) {
+    if (!roleSent) events.push(chunk({ content: "", refusal: null }));
+    for (const piece of r.text) {
+      const delta: Obj = { content: piece };
+      if (r.reasoning.length > 0) delta[field] = null;
+      events.push(chunk(delta, null, lp(piece, "content")));
+    }
+  }
+  r.calls.forEach((call, i) => {
+    const header = {
+      index: i,
+      id: call.id,
+      type: "function",
+      function: { name: call.name, arguments: "" },
+    };
+    events.push(
+      chunk(
+        roleSent
+          ? { tool_calls: [header] }
+          : { content: null, tool_calls: [header], refusal: null },
+      ),
+    );
     for (const piece of fragments(call.arguments, 7)) {
       events.push(chunk({ tool_calls: [{ index: i, function: { arguments: piece } }] }));
     }
   });
-  events.push(chunk({}, finishOf(g)));
-  if (includeUsage) {
-    events.push(`data: ${JSON.stringify({ ...base, choices: [], usage: usageOf(g) })}\n\n`);
+  events.push(chunk({}, r.finish));
+  if (options.includeUsage) {
+    const usage: Obj = { ...base, choices: [], usage: r.usage };
+    if (options.obfuscation) usage.obfuscation = "xyz";
+    events.push(`data: ${JSON.stringify(usage)}\n\n`);
   }
   events.push("data: [DONE]\n\n");
   return events;
@@ -411,10 +609,19 @@ export function openAIStreamEvents(
 export interface FakeOpenAIOptions extends FakeOptions {
   /** Models it knows; others get OpenAI's 404 `model_not_found`. Default: any. */
   models?: string[];
+  /** How it answers at first (see {@link FakeOpenAI.flavour}). */
+  flavour?: OpenAIFlavour;
+}
+
+/** A running fake OpenAI upstream. */
+export interface FakeOpenAI extends FakeUpstream {
+  /** How the model answers beyond its script, for the next requests. */
+  flavour: OpenAIFlavour;
 }
 
 /** Starts a fake OpenAI-compatible upstream on a free port; its `url` + `/v1` is a base_url. */
-export function startFakeOpenAI(options: FakeOpenAIOptions = {}): FakeUpstream {
+export function startFakeOpenAI(options: FakeOpenAIOptions = {}): FakeOpenAI {
+  const flavour: OpenAIFlavour = { ...options.flavour };
   let calls = 0;
   let completions = 0;
   const apiKey = options.apiKey ?? FAKE_API_KEY;
@@ -445,11 +652,18 @@ export function startFakeOpenAI(options: FakeOpenAIOptions = {}): FakeUpstream {
         () => `call_fake${String(++calls).padStart(20, "0")}`,
       );
       const id = `chatcmpl-fake${++completions}`;
+      const answer = render(body, g, fake.flavour);
       if (body.stream !== true) {
-        return { kind: "json", status: 200, body: openAICompletion(id, model, g) };
+        return { kind: "json", status: 200, body: openAICompletion(id, model, answer) };
       }
-      const includeUsage = isObj(body.stream_options) && body.stream_options.include_usage === true;
-      return { kind: "stream", events: openAIStreamEvents(id, model, g, includeUsage) };
+      const stream = isObj(body.stream_options) ? body.stream_options : {};
+      return {
+        kind: "stream",
+        events: openAIStreamEvents(id, model, answer, {
+          includeUsage: stream.include_usage === true,
+          obfuscation: stream.include_obfuscation !== false,
+        }),
+      };
     },
     errorBody,
     routes: {
@@ -459,5 +673,6 @@ export function startFakeOpenAI(options: FakeOpenAIOptions = {}): FakeUpstream {
     streamError: (type, message) =>
       `data: ${JSON.stringify({ error: { message, type, param: null, code: null } })}\n\n`,
   };
-  return new FakeUpstream(style, { ...options, apiKey });
+  const fake = Object.assign(new FakeUpstream(style, { ...options, apiKey }), { flavour });
+  return fake;
 }
