@@ -42,10 +42,10 @@ export function finishOf(value: unknown, calledTools: boolean): FinishReason {
  * A canonical result for an upstream chat completion (its first choice: the gateway asks for
  * one): parts in order (reasoning from `reasoning_content`, or OpenRouter's and Ollama's
  * `reasoning`; text; refusal; tool calls), finish and usage; the rest in `extras` for a chat
- * front door, in the wire's own shape: other top-level fields (`system_fingerprint`,
- * `service_tier`, …), `usage` details beyond the modelled ones, `choice` fields (`logprobs`, …)
- * and `message` fields (`annotations`, `audio`, …), `null`s left out. Throws a 502 for an
- * answer without choices.
+ * front door, as a partial completion in the wire's own shape: other top-level fields
+ * (`system_fingerprint`, `service_tier`, …), `usage` details beyond the modelled ones, and
+ * `choices[0]` fields (`logprobs`, …) with its `message` fields (`annotations`, `audio`, …);
+ * `null`s left out. Throws a 502 for an answer without choices.
  */
 export function fromOpenAICompletion(data: unknown): CanonicalResult {
   if (!isObject(data) || !Array.isArray(data.choices) || data.choices.length === 0) {
@@ -88,10 +88,10 @@ function completionExtras(data: JsonObject, choice: JsonObject, message: JsonObj
   const fields: JsonObject = { ...otherFields(data, COMPLETION_FIELDS) };
   const usage = usageExtras(data.usage);
   if (usage !== null) fields.usage = usage;
-  const choiceFields = otherFields(choice, CHOICE_FIELDS);
-  if (choiceFields !== null) fields.choice = choiceFields;
+  const choiceFields: JsonObject = { ...otherFields(choice, CHOICE_FIELDS) };
   const messageFields = otherFields(message, MESSAGE_FIELDS);
-  if (messageFields !== null) fields.message = messageFields;
+  if (messageFields !== null) choiceFields.message = messageFields;
+  if (Object.keys(choiceFields).length > 0) fields.choices = [choiceFields];
   if (Object.keys(fields).length === 0) return null;
   const extras: Extras = { protocol: "openai_chat", fields };
   return extras;

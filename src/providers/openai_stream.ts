@@ -34,8 +34,11 @@ interface ToolBlock {
  * keyed by the upstream's tool index, open until the finish or the next text (so fragments of
  * parallel calls may interleave); all blocks closed when the finish reason comes. `usage` and
  * `finish` are held for {@link end}, where the usage chunk that follows the finish has
- * arrived; the finish carries what came later or piecemeal (usage details, logprobs,
- * annotations) as extras. Only the first choice is read: the gateway asks for one.
+ * arrived. The extras are partial chunks in the wire's own shape: the start's, the first
+ * chunk's top-level fields; the finish's, what came later or piecemeal, for the finish chunk
+ * (top-level fields first seen late; `choices[0].logprobs` and `choices[0].delta.annotations`
+ * gathered over the stream) and the usage chunk (`usage` details beyond the modelled ones).
+ * Only the first choice is read: the gateway asks for one.
  */
 export class OpenAIStreamTranslator {
   #started = false;
@@ -190,8 +193,10 @@ export class OpenAIStreamTranslator {
     const fields: JsonObject = { ...this.#laterFields };
     const usage = usageExtras(this.#usage);
     if (usage !== null) fields.usage = usage;
-    if (this.#logprobs !== null) fields.choice = { logprobs: this.#logprobs };
-    if (this.#annotations !== null) fields.message = { annotations: this.#annotations };
+    const choice: JsonObject = {};
+    if (this.#logprobs !== null) choice.logprobs = this.#logprobs;
+    if (this.#annotations !== null) choice.delta = { annotations: this.#annotations };
+    if (Object.keys(choice).length > 0) fields.choices = [choice];
     return Object.keys(fields).length === 0 ? null : { protocol: "openai_chat", fields };
   }
 }

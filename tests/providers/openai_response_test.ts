@@ -80,8 +80,7 @@ Deno.test("fromOpenAICompletion: everything OpenAI sends, modelled or kept as ex
             rejected_prediction_tokens: 2,
           },
         },
-        choice: { logprobs },
-        message: { annotations },
+        choices: [{ logprobs, message: { annotations } }],
       },
     },
   });
@@ -108,7 +107,7 @@ Deno.test("fromOpenAICompletion: reasoning first, from reasoning_content or reas
   );
   assert.deepEqual(kept.extras, {
     protocol: "openai_chat",
-    fields: { message: { reasoning_details: details } },
+    fields: { choices: [{ message: { reasoning_details: details } }] },
   });
 });
 
@@ -177,7 +176,7 @@ Deno.test("fromOpenAICompletion: no content and no tools → no parts; unknown f
   assert.deepEqual(result.extras?.fields, {
     prompt_filter_results: [{ prompt_index: 0 }],
     usage: { prompt_cache_hit_tokens: 2 },
-    choice: { stop_reason: 7 },
+    choices: [{ stop_reason: 7 }],
   });
 });
 

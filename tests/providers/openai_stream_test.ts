@@ -246,7 +246,9 @@ Deno.test("OpenAIStreamTranslator: a refusal streams as a refusal block; logprob
     extras: {
       protocol: "openai_chat",
       fields: {
-        choice: { logprobs: { content: null, refusal: [lp("I"), lp(" can't"), lp(" help.")] } },
+        choices: [{
+          logprobs: { content: null, refusal: [lp("I"), lp(" can't"), lp(" help.")] },
+        }],
       },
     },
   });
@@ -282,7 +284,7 @@ Deno.test("OpenAIStreamTranslator: the finish carries usage details, annotations
             prompt_tokens_details: { audio_tokens: 0 },
             completion_tokens_details: { accepted_prediction_tokens: 0 },
           },
-          message: { annotations: [annotation] },
+          choices: [{ delta: { annotations: [annotation] } }],
         },
       },
     },
