@@ -5,9 +5,9 @@
  * OpenAI's terms (LiteLLM's conventions where OpenAI has none: `reasoning_content`,
  * `thinking_blocks`, `cache_control`).
  *
- * The upstreams are scripted (support/sdk_gateway.ts): the fakes' request checks with answers
- * the tests spell out — reasoning, refusals, logprobs, cache usage, thinking with signatures.
- * Each assertion is on what the upstream recorded and on what the client got, streamed and not.
+ * The upstreams are the byte-exact fakes, told to reason, refuse, sign their thinking, cache
+ * prompts (`flavour`, `turns`). Each assertion is on what the fake recorded and on what the
+ * client got, streamed and not, compared with what the fake answers when asked directly.
  *
  * The last part checks the front door's own answers: `GET /v1/models/{id}`, and the error
  * bodies of chat, moderations and images.
@@ -19,7 +19,6 @@ import { NotFoundError } from "openai";
 import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions";
 import type { FakeUpstream } from "./support/fake_upstream.ts";
 import {
-  type AnthropicAnswer,
   askDirectly,
   assembleMessage,
   chunksOf,
@@ -31,22 +30,12 @@ import {
   openaiClient,
   post,
   postChat,
-  redactedData,
-  scriptedAnthropic,
   type SdkGateway,
-  signThinking,
   startSdkGateway,
   streamChat,
 } from "./support/sdk_gateway.ts";
 
 type Obj = Record<string, JsonBody>;
-
-/** A gateway whose `an-chat` is a scripted Anthropic upstream answering `answer`. */
-function anthropicGateway(answer: AnthropicAnswer | ((body: Obj) => AnthropicAnswer)) {
-  return startSdkGateway({
-    anthropic: scriptedAnthropic(typeof answer === "function" ? answer : () => answer),
-  });
-}
 
 function body(fake: FakeUpstream): Obj {
   return fake.last.body as Obj;
@@ -228,26 +217,18 @@ for (const field of ["reasoning_content", "reasoning"] as const) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Through an Anthropic upstream
+// Through an Anthropic upstream (the fake: signed thinking, prompt cache, refusals via `turns`)
 
-const THOUGHT = "The user says hello. I should greet them back, briefly and warmly.";
-const THINKING_ANSWER: AnthropicAnswer = {
-  content: [{ type: "thinking", thinking: THOUGHT }, {
-    type: "text",
-    text: "Hello! Nice to meet you.",
-  }],
-  stop_reason: "end_turn",
-  usage: { input_tokens: 12, output_tokens: 40 },
-};
+const THINK = { model: "an-chat", messages: HELLO, reasoning_effort: "low" };
 
 Deno.test("fidelity/anthropic: reasoning_effort low becomes a thinking budget", async () => {
-  await using gateway = await anthropicGateway(THINKING_ANSWER);
+  await using gateway = await startSdkGateway();
   for (const stream of [false, true]) {
-    const request = { model: "an-chat", messages: HELLO, reasoning_effort: "low" };
-    const res = stream ? await streamChat(gateway, request) : await postChat(gateway, request);
+    const res = stream ? await streamChat(gateway, THINK) : await postChat(gateway, THINK);
     assert.equal(res.status, 200, JSON.stringify(res));
     const sent = body(gateway.anthropic);
-    assert.equal(sent.thinking?.type, "enabled", `thinking: ${JSON.stringify(sent.thinking)}`);
+    assert.deepEqual(Object.keys(sent.thinking ?? {}).sort(), ["budget_tokens", "type"]);
+    assert.equal(sent.thinking.type, "enabled", `thinking: ${JSON.stringify(sent.thinking)}`);
     const budget = sent.thinking.budget_tokens;
     assert.ok(Number.isInteger(budget) && budget >= 1024, `budget_tokens ${budget}`);
     assert.ok(sent.max_tokens > budget, `max_tokens ${sent.max_tokens} > budget ${budget}`);
@@ -256,58 +237,53 @@ Deno.test("fidelity/anthropic: reasoning_effort low becomes a thinking budget", 
 });
 
 Deno.test("fidelity/anthropic: thinking comes back as reasoning_content and signed thinking_blocks", async () => {
-  await using gateway = await anthropicGateway(THINKING_ANSWER);
-  const request = { model: "an-chat", messages: HELLO, reasoning_effort: "low" };
-  const blocks = [{ type: "thinking", thinking: THOUGHT, signature: signThinking(THOUGHT) }];
-
+  await using gateway = await startSdkGateway();
   const client = openaiClient(gateway);
   const completion = await client.chat.completions.create(
-    request as ChatCompletionCreateParamsNonStreaming,
+    THINK as ChatCompletionCreateParamsNonStreaming,
   );
+  const upstream = await askDirectly(gateway.anthropic);
+  const [thinking, text] = upstream.content;
+  assert.equal(thinking.type, "thinking", JSON.stringify(upstream));
+  assert.ok(thinking.signature.length > 0);
   const message = completion.choices[0]!.message as unknown as Obj;
-  assert.equal(message.content, "Hello! Nice to meet you.");
-  assert.equal(message.reasoning_content, THOUGHT);
-  assert.deepEqual(message.thinking_blocks, blocks);
+  assert.equal(message.content, text.text);
+  assert.equal(message.reasoning_content, thinking.thinking);
+  assert.deepEqual(message.thinking_blocks, [thinking]);
   assert.equal(completion.choices[0]!.finish_reason, "stop");
+  assert.equal(
+    completion.usage?.completion_tokens_details?.reasoning_tokens,
+    upstream.usage.output_tokens_details?.thinking_tokens,
+  );
 
-  const { events } = await streamChat(gateway, request);
+  const { events } = await streamChat(gateway, THINK);
   const chunks = chunksOf(events);
   const deltas = deltasOf(chunks);
-  assert.equal(joined(deltas, "reasoning_content"), THOUGHT);
+  assert.equal(joined(deltas, "reasoning_content"), thinking.thinking);
   const assembled = assembleMessage(chunks);
-  assert.equal(assembled.content, "Hello! Nice to meet you.");
-  assert.deepEqual(assembled.thinking_blocks, blocks, "the stream carries the signed block");
+  assert.equal(assembled.content, text.text);
+  assert.deepEqual(assembled.thinking_blocks, [thinking], "the stream carries the signed block");
   assert.equal(finishOf(chunks), "stop");
   assert.deepEqual(gateway.anthropic.violations, []);
 });
 
-const REDACTED = redactedData("opaque");
-
 Deno.test("fidelity/anthropic: redacted thinking comes back as a redacted_thinking block", async () => {
-  await using gateway = await anthropicGateway({
-    content: [
-      { type: "redacted_thinking", data: REDACTED },
-      { type: "text", text: "Hello!" },
-    ],
-    stop_reason: "end_turn",
-  });
-  const request = { model: "an-chat", messages: HELLO, reasoning_effort: "low" };
-  const res = await postChat(gateway, request);
+  await using gateway = await startSdkGateway();
+  gateway.anthropic.turns = [{ redacted: true }, { redacted: true }, { redacted: true }];
+  const res = await postChat(gateway, THINK);
   assert.equal(res.status, 200, JSON.stringify(res.body));
+  const upstream = await askDirectly(gateway.anthropic);
+  assert.equal(upstream.content[0].type, "redacted_thinking");
   const message = res.body.choices[0].message;
-  assert.equal(message.content, "Hello!");
-  assert.deepEqual(message.thinking_blocks, [
-    { type: "redacted_thinking", data: REDACTED },
-  ]);
-  const { events } = await streamChat(gateway, request);
+  assert.equal(message.content, upstream.content[1].text);
+  assert.deepEqual(message.thinking_blocks, [upstream.content[0]]);
+  const { events } = await streamChat(gateway, THINK);
   assert.deepEqual(assembleMessage(chunksOf(events)).thinking_blocks, message.thinking_blocks);
+  assert.deepEqual(gateway.anthropic.violations, []);
 });
 
 Deno.test("fidelity/anthropic: temperature 0.3 arrives as 0.3; top_p with it is dropped and named", async () => {
-  await using gateway = await anthropicGateway({
-    content: [{ type: "text", text: "Hi." }],
-    stop_reason: "end_turn",
-  });
+  await using gateway = await startSdkGateway();
   for (const stream of [false, true]) {
     const request = { model: "an-chat", messages: HELLO, temperature: 0.3, top_p: 0.9 };
     const res = stream ? await streamChat(gateway, request) : await postChat(gateway, request);
@@ -329,16 +305,7 @@ Deno.test("fidelity/anthropic: temperature 0.3 arrives as 0.3; top_p with it is 
 });
 
 Deno.test("fidelity/anthropic: cache_control reaches the blocks; cached tokens come back", async () => {
-  await using gateway = await anthropicGateway({
-    content: [{ type: "text", text: "Noted." }],
-    stop_reason: "end_turn",
-    usage: {
-      input_tokens: 20,
-      cache_read_input_tokens: 1800,
-      cache_creation_input_tokens: 0,
-      output_tokens: 5,
-    },
-  });
+  await using gateway = await startSdkGateway();
   const system = "You are a careful assistant. ".repeat(40).trim();
   const request = {
     model: "an-chat",
@@ -356,8 +323,8 @@ Deno.test("fidelity/anthropic: cache_control reaches the blocks; cached tokens c
       },
     ],
   };
-  const res = await postChat(gateway, request);
-  assert.equal(res.status, 200, JSON.stringify(res.body));
+  const warm = await postChat(gateway, request);
+  assert.equal(warm.status, 200, JSON.stringify(warm.body));
   const sent = body(gateway.anthropic);
   assert.deepEqual(sent.system, [
     { type: "text", text: system, cache_control: { type: "ephemeral" } },
@@ -366,11 +333,21 @@ Deno.test("fidelity/anthropic: cache_control reaches the blocks; cached tokens c
     { type: "text", text: "Here is a long document.", cache_control: { type: "ephemeral" } },
     { type: "text", text: "Summarise it." },
   ]);
+  // The second time, the prefix is read from the upstream's cache.
+  const res = await postChat(gateway, request);
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  const upstream = (await askDirectly(gateway.anthropic)).usage;
+  assert.ok(
+    upstream.cache_read_input_tokens > 0,
+    `the fake read its cache: ${JSON.stringify(upstream)}`,
+  );
+  const prompt = upstream.input_tokens + upstream.cache_read_input_tokens +
+    upstream.cache_creation_input_tokens;
   const usage = res.body.usage;
-  assert.equal(usage.prompt_tokens_details?.cached_tokens, 1800);
-  assert.equal(usage.prompt_tokens, 1820, "prompt_tokens counts the cached tokens too");
-  assert.equal(usage.completion_tokens, 5);
-  assert.equal(usage.total_tokens, 1825);
+  assert.equal(usage.prompt_tokens_details?.cached_tokens, upstream.cache_read_input_tokens);
+  assert.equal(usage.prompt_tokens, prompt, "prompt_tokens counts the cached tokens too");
+  assert.equal(usage.completion_tokens, upstream.output_tokens);
+  assert.equal(usage.total_tokens, prompt + upstream.output_tokens);
 
   const { events } = await streamChat(gateway, {
     ...request,
@@ -378,28 +355,24 @@ Deno.test("fidelity/anthropic: cache_control reaches the blocks; cached tokens c
   });
   const last = chunksOf(events).at(-1);
   assert.deepEqual(last.choices, []);
-  assert.equal(last.usage.prompt_tokens_details?.cached_tokens, 1800);
-  assert.equal(last.usage.prompt_tokens, 1820);
+  assert.equal(last.usage.prompt_tokens_details?.cached_tokens, upstream.cache_read_input_tokens);
+  assert.equal(last.usage.prompt_tokens, prompt);
   assert.deepEqual(gateway.anthropic.violations, []);
 });
 
 Deno.test("fidelity/anthropic: stop_reason refusal becomes finish_reason content_filter", async () => {
-  await using gateway = await anthropicGateway({
-    content: [{ type: "text", text: "I can't help with that." }],
-    stop_reason: "refusal",
-  });
+  await using gateway = await startSdkGateway();
+  gateway.anthropic.turns = [{ stopReason: "refusal" }, { stopReason: "refusal" }];
   const res = await postChat(gateway, { model: "an-chat", messages: HELLO });
   assert.equal(res.status, 200, JSON.stringify(res.body));
   assert.equal(res.body.choices[0].finish_reason, "content_filter");
   const { events } = await streamChat(gateway, { model: "an-chat", messages: HELLO });
   assert.equal(finishOf(chunksOf(events)), "content_filter");
+  assert.deepEqual(gateway.anthropic.violations, []);
 });
 
 Deno.test("fidelity/anthropic: an https image URL arrives as a url image source", async () => {
-  await using gateway = await anthropicGateway({
-    content: [{ type: "text", text: "A cat on a mat." }],
-    stop_reason: "end_turn",
-  });
+  await using gateway = await startSdkGateway();
   const url = "https://images.example.com/cat.png";
   const client = openaiClient(gateway);
   const completion = await client.chat.completions.create({
@@ -412,7 +385,7 @@ Deno.test("fidelity/anthropic: an https image URL arrives as a url image source"
       ],
     }],
   });
-  assert.equal(completion.choices[0]!.message.content, "A cat on a mat.");
+  assert.match(completion.choices[0]!.message.content!, /What is in this picture/);
   assert.deepEqual(body(gateway.anthropic).messages[0].content, [
     { type: "text", text: "What is in this picture?" },
     { type: "image", source: { type: "url", url } },

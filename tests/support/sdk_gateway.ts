@@ -12,10 +12,9 @@ import assert from "node:assert/strict";
 import OpenAI from "openai";
 import { createOpenAI } from "@ai-sdk/openai";
 import { ChatOpenAI } from "@langchain/openai";
-import { checkAnthropicRequest, startFakeAnthropic } from "./fake_anthropic.ts";
+import { type FakeAnthropic, startFakeAnthropic } from "./fake_anthropic.ts";
 import { type FakeOpenAI, startFakeOpenAI } from "./fake_openai.ts";
-import { type Answer, FAKE_API_KEY, type FakeOptions, FakeUpstream } from "./fake_upstream.ts";
-import { pngBytes } from "./images.ts";
+import type { FakeUpstream } from "./fake_upstream.ts";
 import type { Conversation, Script } from "./fake_model.ts";
 import { startServer, testConfig, type TestServer } from "./server.ts";
 import { admin, ADMIN_TOKEN, type JsonBody } from "./admin.ts";
@@ -26,25 +25,31 @@ export const CALL_TIMEOUT_MS = 10_000;
 const GENEROUS = { per_minute: 100_000, per_day: 1_000_000 };
 const CHAT_MODEL = { chat_completions: true, function_calling: true, image_input: true };
 
-/** One upstream style as a client sees it: the model id to ask for, and its fake (none for the
- * simulator). */
+/** One upstream style as a client sees it: the model id to ask for, and whether its fake
+ * answers a test's script as it is (the simulator and a fake's own structured output make up
+ * their values). */
 export interface Style {
   name: "simulator" | "openai" | "anthropic";
   model: string;
+  scripted: boolean;
 }
 
 /** The three styles, in the order the tests run them. */
 export const STYLES: readonly Style[] = [
-  { name: "simulator", model: "sim-vision" },
-  { name: "openai", model: "oa-chat" },
-  { name: "anthropic", model: "an-chat" },
+  { name: "simulator", model: "sim-vision", scripted: false },
+  { name: "openai", model: "oa-chat", scripted: true },
+  { name: "anthropic", model: "an-chat", scripted: true },
 ];
+
+/** A model on the Anthropic fake that has native structured outputs (`output_config.format`,
+ * Claude 4.5 and later), where the fake samples the JSON from the schema itself. */
+export const ANTHROPIC_NATIVE: Style = { name: "anthropic", model: "an-native", scripted: false };
 
 /** The gateway, the fakes behind it and the clients pointed at it. */
 export interface SdkGateway {
   server: TestServer;
   openai: FakeOpenAI;
-  anthropic: FakeUpstream;
+  anthropic: FakeAnthropic;
   /** The `/v1` base URL the SDKs are given. */
   baseURL: string;
   /** An API key (made through the admin API) that the SDK clients send: the AI SDK and
@@ -63,16 +68,13 @@ export interface SdkGatewayOptions {
   models?: Record<string, unknown>[];
   /** Settings for both upstream providers. */
   provider?: Record<string, unknown>;
-  /** An upstream to put behind `an-chat` instead of the Anthropic fake (e.g.
-   * {@link scriptedAnthropic}); it is closed with the gateway. */
-  anthropic?: FakeUpstream;
 }
 
 /** Starts both fakes and a gateway (admin API on) with a chat model on each style. */
 export async function startSdkGateway(options: SdkGatewayOptions = {}): Promise<SdkGateway> {
   const fakeOptions = options.sliceBytes ? { sliceBytes: options.sliceBytes } : {};
   const openai = startFakeOpenAI(fakeOptions);
-  const anthropic = options.anthropic ?? startFakeAnthropic(fakeOptions);
+  const anthropic = startFakeAnthropic(fakeOptions);
   const env: Record<string, string> = {
     OA_KEY: openai.apiKey,
     AN_KEY: anthropic.apiKey,
@@ -103,6 +105,7 @@ export async function startSdkGateway(options: SdkGatewayOptions = {}): Promise<
         (raw.models as unknown[]).push(
           { id: "oa-chat", provider: "oa", upstream_model: "gpt-up", ...CHAT_MODEL },
           { id: "an-chat", provider: "an", upstream_model: "claude-up", ...CHAT_MODEL },
+          { id: "an-native", provider: "an", upstream_model: "claude-sonnet-4-5", ...CHAT_MODEL },
           ...options.models ?? [],
         );
         raw.limits = {
@@ -358,256 +361,7 @@ export async function within<T>(what: string, work: Promise<T>, ms = CALL_TIMEOU
 
 export type { JsonBody };
 
-// ---------------------------------------------------------------------------------------------
-// A scripted Anthropic upstream: fake_anthropic.ts's request check with an answer the test
-// spells out (thinking with signatures, redacted thinking, cache usage, refusals).
-
 type Obj = Record<string, JsonBody>;
-
-/** Text in pieces of about 6 characters (empty text: no pieces). */
-function pieces(text: string): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < text.length; i += 6) out.push(text.slice(i, i + 6));
-  return out;
-}
-
-/** A content block of a scripted Anthropic answer. A thinking block without a signature gets
- * the one {@link signThinking} gives. */
-export type AnthropicBlock =
-  | { type: "thinking"; thinking: string; signature?: string }
-  | { type: "redacted_thinking"; data: string }
-  | { type: "text"; text: string }
-  | { type: "tool_use"; id: string; name: string; input: Obj };
-
-/** What a scripted Anthropic upstream answers. */
-export interface AnthropicAnswer {
-  content: AnthropicBlock[];
-  stop_reason: string;
-  usage?: {
-    input_tokens: number;
-    output_tokens: number;
-    cache_read_input_tokens?: number;
-    cache_creation_input_tokens?: number;
-  };
-}
-
-/**
- * The signature the scripted Anthropic upstream gives a thinking text, and the only one it
- * accepts back for it (as Anthropic's, it is bound to the exact text): a keyed FNV-1a digest,
- * base64.
- */
-export function signThinking(thinking: string): string {
-  let digest = "";
-  for (const seed of [0x811c9dc5, 0x01000193, 0x2545f491, 0x9e3779b9]) {
-    let h = seed >>> 0;
-    for (const ch of `scripted-anthropic-key:${thinking}`) {
-      h ^= ch.codePointAt(0)!;
-      h = Math.imul(h, 0x01000193) >>> 0;
-    }
-    digest += h.toString(16).padStart(8, "0");
-  }
-  return btoa(`sig1:${digest}`);
-}
-
-/** A `redacted_thinking` payload the scripted Anthropic upstream accepts back. */
-export function redactedData(label: string): string {
-  return btoa(`redacted:${label}:${signThinking(label)}`);
-}
-
-function validRedacted(data: unknown): boolean {
-  if (typeof data !== "string") return false;
-  try {
-    const [kind, label, sig] = atob(data).split(":");
-    return kind === "redacted" && label !== undefined && sig === signThinking(label);
-  } catch {
-    return false;
-  }
-}
-
-/** Renders an {@link AnthropicAnswer} for `body` (a Messages request) as Anthropic does. */
-export function anthropicAnswer(body: Obj, a: AnthropicAnswer): Answer {
-  const id = "msg_scripted1";
-  const usage = {
-    input_tokens: a.usage?.input_tokens ?? 9,
-    cache_creation_input_tokens: a.usage?.cache_creation_input_tokens ?? 0,
-    cache_read_input_tokens: a.usage?.cache_read_input_tokens ?? 0,
-    output_tokens: a.usage?.output_tokens ?? 5,
-    service_tier: "standard",
-  };
-  const content = a.content.map((b) =>
-    b.type === "thinking" ? { ...b, signature: b.signature ?? signThinking(b.thinking) } : b
-  );
-  const message = {
-    id,
-    type: "message",
-    role: "assistant",
-    model: body.model,
-    content,
-    stop_reason: a.stop_reason,
-    stop_sequence: null,
-    usage,
-  };
-  if (body.stream !== true) return { kind: "json", status: 200, body: message };
-  const event = (data: Obj) => `event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`;
-  const events = [event({
-    type: "message_start",
-    message: { ...message, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } },
-  })];
-  content.forEach((b, index) => {
-    const start = b.type === "thinking"
-      ? { type: "thinking", thinking: "", signature: "" }
-      : b.type === "text"
-      ? { type: "text", text: "" }
-      : b.type === "tool_use"
-      ? { ...b, input: {} }
-      : b;
-    events.push(event({ type: "content_block_start", index, content_block: start }));
-    if (index === 0) events.push(`event: ping\ndata: {"type": "ping"}\n\n`);
-    const delta = (d: Obj) => events.push(event({ type: "content_block_delta", index, delta: d }));
-    if (b.type === "thinking") {
-      for (const thinking of pieces(b.thinking)) delta({ type: "thinking_delta", thinking });
-      delta({ type: "signature_delta", signature: b.signature });
-    } else if (b.type === "text") {
-      for (const text of pieces(b.text)) delta({ type: "text_delta", text });
-    } else if (b.type === "tool_use") {
-      for (const partial_json of ["", ...pieces(JSON.stringify(b.input))]) {
-        delta({ type: "input_json_delta", partial_json });
-      }
-    }
-    events.push(event({ type: "content_block_stop", index }));
-  });
-  events.push(event({
-    type: "message_delta",
-    delta: { stop_reason: a.stop_reason, stop_sequence: null },
-    usage: { output_tokens: usage.output_tokens },
-  }));
-  events.push(event({ type: "message_stop" }));
-  return { kind: "stream", events };
-}
-
-const PLACEHOLDER_PNG = btoa(String.fromCharCode(...pngBytes(1, 1)));
-
-/**
- * Checks a Messages request as fake_anthropic.ts does, plus what the Messages API says about
- * what that fake does not know yet: `thinking` and `redacted_thinking` blocks (assistant turns
- * only, exact keys, a signature that is the one given for that text: "Invalid `signature` in
- * `thinking` block"), URL image sources (`{type: "url", url}`, https), the `thinking` option
- * (`budget_tokens` ≥ 1024 and below `max_tokens`; no `temperature` other than 1, no `top_k`, no
- * forced tool choice with it), and, with thinking on, an assistant turn with tool use answered
- * by the last user turn must start with a thinking block.
- */
-export function checkScriptedAnthropic(headers: Headers, body: unknown): string[] {
-  if (typeof body !== "object" || body === null || !Array.isArray((body as Obj).messages)) {
-    return checkAnthropicRequest(headers, body, FAKE_API_KEY, "2023-06-01");
-  }
-  const b = body as Obj;
-  const bad: string[] = [];
-  // The base check sees thinking blocks as text and URL images as base64 ones.
-  const stand_in = {
-    ...b,
-    messages: b.messages.map((m: JsonBody, i: number) => {
-      if (!Array.isArray(m?.content)) return m;
-      return {
-        ...m,
-        content: m.content.map((block: JsonBody, j: number) => {
-          const at = `messages.${i}.content.${j}`;
-          if (block?.type === "thinking") {
-            checkKeys(block, ["type", "thinking", "signature"], at, bad);
-            if (m.role !== "assistant") bad.push(`${at}: thinking blocks only in assistant turns`);
-            if (typeof block.signature !== "string" || block.signature === "") {
-              bad.push(`${at}.thinking.signature: Field required`);
-            } else if (block.signature !== signThinking(String(block.thinking))) {
-              bad.push(`${at}: Invalid \`signature\` in \`thinking\` block`);
-            }
-            return { type: "text", text: "(thinking)" };
-          }
-          if (block?.type === "redacted_thinking") {
-            checkKeys(block, ["type", "data"], at, bad);
-            if (!validRedacted(block.data)) {
-              bad.push(`${at}: Invalid \`data\` in \`redacted_thinking\` block`);
-            }
-            return { type: "text", text: "(redacted thinking)" };
-          }
-          if (block?.type === "image" && block.source?.type === "url") {
-            checkKeys(block.source, ["type", "url"], `${at}.source`, bad);
-            if (typeof block.source.url !== "string" || !block.source.url.startsWith("https://")) {
-              bad.push(`${at}.source.url: an https URL`);
-            }
-            const { source: _, ...rest } = block;
-            return {
-              ...rest,
-              source: { type: "base64", media_type: "image/png", data: PLACEHOLDER_PNG },
-            };
-          }
-          return block;
-        }),
-      };
-    }),
-  };
-  bad.unshift(...checkAnthropicRequest(headers, stand_in, FAKE_API_KEY, "2023-06-01"));
-  const thinking = b.thinking;
-  if (thinking !== undefined) {
-    if (thinking?.type === "enabled") {
-      checkKeys(thinking, ["type", "budget_tokens"], "thinking", bad);
-      const budget = thinking.budget_tokens;
-      if (!Number.isInteger(budget) || budget < 1024) {
-        bad.push("thinking.enabled.budget_tokens: Input should be greater than or equal to 1024");
-      } else if (!(b.max_tokens > budget)) {
-        bad.push("`max_tokens` must be greater than `thinking.budget_tokens`");
-      }
-      if (b.temperature !== undefined && b.temperature !== 1) {
-        bad.push("`temperature` may only be set to 1 when thinking is enabled");
-      }
-      if (b.top_k !== undefined) bad.push("`top_k` must be unset when thinking is enabled");
-      if (b.tool_choice?.type === "any" || b.tool_choice?.type === "tool") {
-        bad.push("Thinking may not be enabled when tool_choice forces tool use.");
-      }
-      const n = b.messages.length;
-      const last = b.messages[n - 1], previous = b.messages[n - 2];
-      const answersTools = Array.isArray(last?.content) &&
-        last.content.some((x: JsonBody) => x?.type === "tool_result");
-      if (answersTools && previous?.role === "assistant" && Array.isArray(previous.content)) {
-        const first = previous.content[0]?.type;
-        if (first !== "thinking" && first !== "redacted_thinking") {
-          bad.push(
-            `messages.${
-              n - 2
-            }.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${first}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block.`,
-          );
-        }
-      }
-    } else if (thinking?.type !== "disabled") {
-      bad.push('thinking.type: "enabled" or "disabled"');
-    }
-  }
-  return bad;
-}
-
-function checkKeys(obj: Obj, allowed: string[], at: string, bad: string[]): void {
-  for (const key of Object.keys(obj)) {
-    if (!allowed.includes(key)) bad.push(`${at}.${key}: Extra inputs are not permitted`);
-  }
-}
-
-/** An Anthropic upstream checked by {@link checkScriptedAnthropic} that answers
- * `respond(body)`. */
-export function scriptedAnthropic(
-  respond: (body: Obj) => AnthropicAnswer,
-  options: FakeOptions = { sliceBytes: 5 },
-): FakeUpstream {
-  return new FakeUpstream({
-    path: "/v1/messages",
-    check: checkScriptedAnthropic,
-    answer: (body) => anthropicAnswer(body, respond(body)),
-    errorBody: (_status, type, message) => ({
-      type: "error",
-      error: { type, message },
-      request_id: "req_scripted1",
-    }),
-    streamError: (type, message) =>
-      `event: error\ndata: ${JSON.stringify({ type: "error", error: { type, message } })}\n\n`,
-  }, options);
-}
 
 /** A thinking block as the gateway gives it to clients (LiteLLM's `thinking_blocks`). */
 export type ThinkingBlock =
