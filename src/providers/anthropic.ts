@@ -1,9 +1,11 @@
-import type { ChatChunk, ChatCompletion, ChatRequest } from "../types/openai.ts";
+import type { CanonicalRequest } from "../canonical/conversation.ts";
+import type { CanonicalEvent } from "../canonical/events.ts";
+import type { CanonicalResult } from "../canonical/result.ts";
+import type { SseEvent } from "../http/sse.ts";
 import { toAnthropicRequest } from "./anthropic_request.ts";
 import { fromAnthropicMessage } from "./anthropic_response.ts";
 import { AnthropicStreamTranslator } from "./anthropic_stream.ts";
-import type { SseEvent } from "../http/sse.ts";
-import { ChunkBatches, flattenBatches } from "./chunks.ts";
+import { EventBatches } from "./event_batches.ts";
 import type { CallContext, Provider, ProviderDeps } from "./types.ts";
 import {
   chatPost,
@@ -11,7 +13,6 @@ import {
   type RetryTiming,
   Upstream,
   type UpstreamErrorDetail,
-  type UpstreamRequest,
 } from "./upstream.ts";
 import { isObject, malformed, parseEventData } from "./wire.ts";
 
@@ -24,7 +25,11 @@ export function parseAnthropicError(body: unknown): UpstreamErrorDetail {
   return detail;
 }
 
-/** The adapter for Anthropic's Messages API (`x-api-key` + `anthropic-version`). */
+/**
+ * The adapter for Anthropic's Messages API (`x-api-key` + `anthropic-version`). The request is
+ * translated before the upstream call (a 400 for what cannot be sent, `ctx.dropped` filled):
+ * for a stream, when its first batch is asked for.
+ */
 export class AnthropicProvider implements Provider {
   readonly id: string;
   readonly #deps: ProviderDeps;
@@ -40,39 +45,30 @@ export class AnthropicProvider implements Provider {
     this.#upstream = new Upstream(deps, { headers, parseError: parseAnthropicError }, timing);
   }
 
-  async chat(req: ChatRequest, ctx: CallContext): Promise<ChatCompletion> {
-    const data = await this.#upstream.json(this.#request(req, ctx, false));
-    return fromAnthropicMessage(data, ctx.model.id, this.#deps.clock.now());
+  async chat(req: CanonicalRequest, ctx: CallContext): Promise<CanonicalResult> {
+    const call = toAnthropicRequest(req, ctx.upstreamModel, false, ctx.dropped);
+    const data = await this.#upstream.json(chatPost(ctx, "/v1/messages", call.body, false));
+    return fromAnthropicMessage(data, call.jsonTool);
   }
 
-  chatStream(req: ChatRequest, ctx: CallContext): AsyncIterable<ChatChunk> {
-    return flattenBatches(this.chatStreamBatches(req, ctx));
-  }
-
-  chatStreamBatches(req: ChatRequest, ctx: CallContext): ChunkBatches<SseEvent> {
-    const translator = new AnthropicStreamTranslator(ctx.model.id, this.#deps.clock.now());
-    const call = () => this.#upstream.call(this.#request(req, ctx, true));
-    return new ChunkBatches(call, {
+  chatStream(req: CanonicalRequest, ctx: CallContext): AsyncIterable<CanonicalEvent[]> {
+    // Made with the request, which says whether the forced JSON tool answers.
+    let translator!: AnthropicStreamTranslator;
+    return new EventBatches<SseEvent>(() => {
+      const call = toAnthropicRequest(req, ctx.upstreamModel, true, ctx.dropped);
+      translator = new AnthropicStreamTranslator(call.jsonTool);
+      return this.#upstream.call(chatPost(ctx, "/v1/messages", call.body, true));
+    }, {
       push: (event, out) => {
         const data = parseEventData(event.data);
         if (event.event === "error" || data.type === "error") {
           throw mapStreamError(this.id, parseAnthropicError(data), this.#deps.apiKey);
         }
-        for (const chunk of translator.push(data)) out.push(chunk);
-        return translator.done;
+        return translator.push(data, out);
       },
       end: () => {
         throw malformed("stream: it ended before message_stop");
       },
     });
-  }
-
-  #request(req: ChatRequest, ctx: CallContext, stream: boolean): UpstreamRequest {
-    return chatPost(
-      ctx,
-      "/v1/messages",
-      toAnthropicRequest(req, ctx.upstreamModel, stream),
-      stream,
-    );
   }
 }

@@ -1,172 +1,98 @@
-import { invalidRequest } from "../errors.ts";
-import { parseImageDataUrl, UNCAPPED } from "../http/image_data_url.ts";
-import type {
-  ImageMediaType,
-  Message,
-  MessagesRequest,
-  RequestBlock,
-  TextBlock,
-  ToolChoice,
-  ToolResultBlock,
-} from "../types/anthropic.ts";
-import type {
-  AssistantMessage,
-  ChatRequest,
-  ContentPart,
-  TextPart,
-  ToolMessage,
-} from "../types/openai.ts";
+import type { CanonicalRequest, Options } from "../canonical/conversation.ts";
+import type { MessagesRequest } from "../types/anthropic.ts";
+import { toAnthropicJsonOutput } from "./anthropic_json_output.ts";
+import { toAnthropicMessages } from "./anthropic_messages.ts";
+import { anthropicModelTraits } from "./anthropic_model.ts";
+import { toAnthropicSampling } from "./anthropic_sampling.ts";
+import { thinkingCanContinue, toAnthropicThinking, wantsThinking } from "./anthropic_thinking.ts";
+import { toAnthropicToolChoice, toAnthropicTools } from "./anthropic_tools.ts";
 
-/** OpenAI's temperature range is 0–2, Anthropic's 0–1: a given temperature is halved
- * (0 → 0, 1 → 0.5, 2 → 1); an absent one stays absent (Anthropic's default, 1.0, applies). */
-export function anthropicTemperature(t: number): number {
-  return Math.min(1, Math.max(0, t / 2));
+/** A Messages request, and what reading its answer needs to know. */
+export interface AnthropicCall {
+  body: MessagesRequest;
+  /** The tool whose input is the answer's JSON text (see `toAnthropicJsonOutput`). */
+  jsonTool: string | null;
 }
 
 /**
- * The Messages API body for a validated chat request: system and developer messages hoisted
- * into `system`; consecutive same-role turns merged; `tool` messages become `tool_result`
- * blocks of the next user turn; assistant tool calls become `tool_use` blocks; image data URLs
- * become base64 image blocks; blank text is dropped (Anthropic rejects it); `max_tokens`
- * always sent. Throws a 400 naming the field for tool-call arguments that are not a JSON
- * object.
+ * The Messages API body for a canonical request to `upstreamModel` (the model's traits read
+ * from its name): the conversation (`toAnthropicMessages`); `max_tokens` always (Anthropic
+ * requires it); `stop_sequences`; tools, tool choice and the answer's JSON form; thinking when
+ * asked for and possible; sampling; `metadata.user_id` from `user`; and the fields of a Messages
+ * front door's extras, passed on. What Anthropic cannot honour is added to `dropped` by its
+ * name: `seed`, `frequency_penalty`, `presence_penalty`, `metadata`, sampling the model or
+ * thinking refuses, the reasoning (`reasoning_effort`, or `thinking` for a bare budget) when
+ * thinking cannot be on, and every extra field of another protocol.
+ *
+ * Thinking cannot be on for models without it, with a forced tool choice (Anthropic refuses
+ * it: the caller's forced choice is kept, since the caller's code waits for that call), nor
+ * mid tool loop when the calls' turn has no thinking block (`thinkingCanContinue`).
  */
 export function toAnthropicRequest(
-  req: ChatRequest,
+  req: CanonicalRequest,
   upstreamModel: string,
   stream: boolean,
-): MessagesRequest {
-  const system: TextBlock[] = [];
-  const messages: Message[] = [];
-  const add = (role: Message["role"], blocks: RequestBlock[]) => {
-    if (blocks.length === 0) return;
-    const last = messages.at(-1);
-    if (last?.role === role) (last.content as RequestBlock[]).push(...blocks);
-    else messages.push({ role, content: blocks });
-  };
-  req.messages.forEach((message, i) => {
-    switch (message.role) {
-      case "system":
-      case "developer":
-        system.push(...textBlocks(message.content));
-        break;
-      case "tool":
-        add("user", [toolResult(message)]);
-        break;
-      case "user":
-        add("user", userBlocks(message.content, `messages[${i}].content`));
-        break;
-      case "assistant":
-        add("assistant", assistantBlocks(message, i));
-    }
-  });
-  if (messages.length === 0) {
-    throw invalidRequest(
-      "messages must contain at least one user or assistant message with content.",
-      "messages",
-    );
-  }
-
-  const body: MessagesRequest = { model: upstreamModel, messages, max_tokens: req.max_tokens };
+  dropped: Set<string>,
+): AnthropicCall {
+  const options = req.options;
+  const traits = anthropicModelTraits(upstreamModel);
+  const { system, messages } = toAnthropicMessages(req.messages, dropped);
+  const body: MessagesRequest = { model: upstreamModel, messages, max_tokens: options.maxTokens };
   if (system.length > 0) body.system = system;
-  if (req.stop.length > 0) body.stop_sequences = [...req.stop];
-  if (req.temperature_given) body.temperature = anthropicTemperature(req.temperature);
-  if (typeof req.extra.top_p === "number") body.top_p = req.extra.top_p;
-  if (typeof req.extra.user === "string") body.metadata = { user_id: req.extra.user };
-  if (req.tools.length > 0) {
-    body.tools = req.tools.map((tool) => {
-      const out: NonNullable<MessagesRequest["tools"]>[number] = {
-        name: tool.function.name,
-        input_schema: { type: "object", properties: {}, ...tool.function.parameters },
-      };
-      if (tool.function.description !== undefined) out.description = tool.function.description;
-      return out;
-    });
-    const choice = toolChoice(req);
-    if (choice) body.tool_choice = choice;
+  if (options.stop.length > 0) body.stop_sequences = [...options.stop];
+
+  const output = toAnthropicJsonOutput(
+    options.output,
+    traits.structuredOutputs,
+    toAnthropicTools(options.tools, traits.structuredOutputs, dropped),
+    toAnthropicToolChoice(options.toolChoice, options.parallelToolCalls),
+    options.toolChoice,
+  );
+  if (output.tools.length > 0) {
+    body.tools = output.tools;
+    if (output.choice !== null) body.tool_choice = output.choice;
   }
-  if (stream) body.stream = true;
-  return body;
-}
+  if (output.format !== undefined) body.output_config = { format: output.format };
 
-function toolChoice(req: ChatRequest): ToolChoice | null {
-  const serial = req.extra.parallel_tool_calls === false;
-  const choice = req.tool_choice;
-  if (choice === "none") return { type: "none" };
-  let out: ToolChoice;
-  if (choice === "required") out = { type: "any" };
-  else if (choice !== null && typeof choice === "object") {
-    out = { type: "tool", name: choice.function.name };
-  } else if (choice === "auto" || serial) out = { type: "auto" };
-  else return null;
-  if (serial) out.disable_parallel_tool_use = true;
-  return out;
-}
-
-function isBlank(text: string): boolean {
-  return text.trim() === "";
-}
-
-function textBlocks(content: string | TextPart[]): TextBlock[] {
-  if (typeof content === "string") return isBlank(content) ? [] : [{ type: "text", text: content }];
-  return content.filter((p) => !isBlank(p.text)).map((p) => ({ type: "text", text: p.text }));
-}
-
-function userBlocks(
-  content: string | ContentPart[],
-  param: string,
-): RequestBlock[] {
-  if (typeof content === "string") return textBlocks(content);
-  const blocks: RequestBlock[] = [];
-  content.forEach((part, j) => {
-    if (part.type === "text") {
-      if (!isBlank(part.text)) blocks.push({ type: "text", text: part.text });
-      return;
+  const reasoning = options.reasoning;
+  if (reasoning !== undefined && wantsThinking(reasoning)) {
+    const forced = body.tool_choice?.type === "any" || body.tool_choice?.type === "tool";
+    if (traits.thinking === "none" || forced || !thinkingCanContinue(messages)) {
+      dropped.add(reasoning.effort !== undefined ? "reasoning_effort" : "thinking");
+    } else {
+      const thinking = toAnthropicThinking(reasoning, traits.thinking, options.maxTokens);
+      body.thinking = thinking.thinking;
+      body.max_tokens = thinking.maxTokens;
+      if (thinking.effort !== undefined) {
+        body.output_config = { ...body.output_config, effort: thinking.effort };
+      }
     }
-    const image = parseImageDataUrl(part.image_url.url, `${param}[${j}].image_url.url`, UNCAPPED);
-    blocks.push({
-      type: "image",
-      source: { type: "base64", media_type: image.mediaType as ImageMediaType, data: image.base64 },
-    });
-  });
-  return blocks;
+  }
+  Object.assign(
+    body,
+    toAnthropicSampling(
+      options,
+      { thinking: body.thinking !== undefined, fixedSampling: traits.fixedSampling },
+      dropped,
+    ),
+  );
+  if (options.user !== undefined) body.metadata = { user_id: options.user };
+  for (const name of unsupported(options)) dropped.add(name);
+  if (stream) body.stream = true;
+
+  if (req.extras.protocol !== "anthropic_messages") {
+    for (const name of Object.keys(req.extras.fields)) dropped.add(name);
+    return { body, jsonTool: output.jsonTool };
+  }
+  return { body: { ...req.extras.fields, ...body }, jsonTool: output.jsonTool };
 }
 
-function toolResult(message: ToolMessage): ToolResultBlock {
-  const result: ToolResultBlock = { type: "tool_result", tool_use_id: message.tool_call_id };
-  const text = textBlocks(message.content);
-  if (text.length > 0) {
-    result.content = typeof message.content === "string" ? message.content : text;
-  }
-  return result;
-}
-
-function assistantBlocks(message: AssistantMessage, i: number): RequestBlock[] {
-  const blocks: RequestBlock[] = message.content === null ? [] : textBlocks(message.content);
-  (message.tool_calls ?? []).forEach((call, j) => {
-    blocks.push({
-      type: "tool_use",
-      id: call.id,
-      name: call.function.name,
-      input: toolInput(
-        call.function.arguments,
-        `messages[${i}].tool_calls[${j}].function.arguments`,
-      ),
-    });
-  });
-  return blocks;
-}
-
-function toolInput(args: string, param: string): Record<string, unknown> {
-  if (args.trim() === "") return {};
-  let value: unknown;
-  try {
-    value = JSON.parse(args);
-  } catch {
-    throw invalidRequest(`${param} must be a JSON object encoded as a string.`, param);
-  }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw invalidRequest(`${param} must be a JSON object encoded as a string.`, param);
-  }
-  return value as Record<string, unknown>;
+/** The wire names of options the Messages API has no field for. */
+function unsupported(options: Options): string[] {
+  const names: string[] = [];
+  if (options.seed !== undefined) names.push("seed");
+  if (options.frequencyPenalty !== undefined) names.push("frequency_penalty");
+  if (options.presencePenalty !== undefined) names.push("presence_penalty");
+  if (options.metadata !== undefined) names.push("metadata");
+  return names;
 }

@@ -1,80 +1,77 @@
-import type { ChatCompletion, FinishReason, ToolCall, Usage } from "../types/openai.ts";
-import { usageOf } from "./chunks.ts";
-import { countField, isObject, malformed, stringField } from "./wire.ts";
+import type { Part } from "../canonical/conversation.ts";
+import type { CanonicalResult } from "../canonical/result.ts";
+import { mapAnthropicStopReason } from "./anthropic_stop_reason.ts";
+import { fromAnthropicUsage } from "./anthropic_usage.ts";
+import { isObject, type JsonObject, malformed, otherFields, stringField } from "./wire.ts";
 
-/** Anthropic's `stop_reason` as an OpenAI `finish_reason`: end_turn, stop_sequence and
- * pause_turn → stop; max_tokens (and a full context window) → length; tool_use →
- * tool_calls; refusal → content_filter. */
-export function finishReasonOf(stopReason: unknown): FinishReason {
-  switch (stopReason) {
-    case "max_tokens":
-    case "model_context_window_exceeded":
-      return "length";
-    case "tool_use":
-      return "tool_calls";
-    case "refusal":
-      return "content_filter";
-    default:
-      return "stop";
-  }
-}
+/** Fields of a message the canonical result carries; the others go to its extras. */
+const MODELLED = new Set(["id", "type", "role", "model", "content", "stop_reason", "usage"]);
 
-/** OpenAI usage from Anthropic usage: prompt tokens include cache writes and reads. */
-export function usageFromAnthropic(usage: unknown): Usage {
-  if (!isObject(usage)) return usageOf(0, 0);
-  const prompt = countField(usage, "input_tokens") +
-    countField(usage, "cache_creation_input_tokens") +
-    countField(usage, "cache_read_input_tokens");
-  return usageOf(prompt, countField(usage, "output_tokens"));
-}
-
-/** The public completion id for an Anthropic message id (`msg_abc` → `chatcmpl-abc`). */
-export function completionIdOf(messageId: string): string {
-  return `chatcmpl-${messageId.replace(/^msg_/, "")}`;
-}
-
-/** An Anthropic message as a chat completion: text blocks joined, `tool_use` blocks as tool
- * calls with JSON-string arguments, other blocks (thinking…) skipped; 502 when malformed. */
-export function fromAnthropicMessage(data: unknown, model: string, now: number): ChatCompletion {
-  if (!isObject(data) || !Array.isArray(data.content)) {
-    throw malformed("message (no content)");
-  }
+/**
+ * An Anthropic message as a canonical result, its blocks in order: `text` → text;
+ * `thinking` → reasoning with its signature and `redacted_thinking` → reasoning with the
+ * redacted data (style `anthropic`, so they can be sent back); `tool_use` → a tool call with
+ * the JSON text of `input`, or, for the forced JSON tool `jsonTool`, a text part holding that
+ * JSON; other blocks (server tools' results…) skipped. Fields not modelled (`stop_sequence`,
+ * `stop_details`…) go to the extras. A malformed answer is a 502.
+ */
+export function fromAnthropicMessage(data: unknown, jsonTool: string | null): CanonicalResult {
+  if (!isObject(data) || !Array.isArray(data.content)) throw malformed("message (no content)");
   const id = stringField(data, "id");
   if (id === null) throw malformed("message (no id)");
-  let text = "";
-  const toolCalls: ToolCall[] = [];
+  const parts: Part[] = [];
   for (const block of data.content) {
     if (!isObject(block)) throw malformed("message (a content block that is not an object)");
-    if (block.type === "text") {
-      text += stringField(block, "text") ?? "";
-    } else if (block.type === "tool_use") {
-      const callId = stringField(block, "id");
-      const name = stringField(block, "name");
-      if (callId === null || name === null) throw malformed("message (a tool_use without id)");
-      toolCalls.push({
-        id: callId,
-        type: "function",
-        function: { name, arguments: JSON.stringify(isObject(block.input) ? block.input : {}) },
-      });
-    }
+    const part = partOf(block, jsonTool);
+    if (part !== null) parts.push(part);
   }
-  const completion: ChatCompletion = {
-    id: completionIdOf(id),
-    object: "chat.completion",
-    created: Math.floor(now / 1000),
-    model,
-    choices: [{
-      index: 0,
-      message: {
-        role: "assistant",
-        content: text === "" && toolCalls.length > 0 ? null : text,
-        refusal: null,
-      },
-      logprobs: null,
-      finish_reason: finishReasonOf(data.stop_reason),
-    }],
-    usage: usageFromAnthropic(data.usage),
+  const stop = mapAnthropicStopReason(
+    data.stop_reason,
+    parts.some((p) => p.type === "tool_call"),
+  );
+  const result: CanonicalResult = {
+    id,
+    parts,
+    finish: stop.finish,
+    usage: fromAnthropicUsage(data.usage),
   };
-  if (toolCalls.length > 0) completion.choices[0]!.message.tool_calls = toolCalls;
-  return completion;
+  if (stop.detail !== undefined) result.stopDetail = stop.detail;
+  const extras = otherFields(data, MODELLED);
+  if (extras !== null) result.extras = { protocol: "anthropic_messages", fields: extras };
+  return result;
+}
+
+function partOf(block: JsonObject, jsonTool: string | null): Part | null {
+  switch (block.type) {
+    case "text": {
+      const text = stringField(block, "text") ?? "";
+      return text === "" ? null : { type: "text", text };
+    }
+    case "thinking": {
+      const part: Part = {
+        type: "reasoning",
+        text: stringField(block, "thinking") ?? "",
+        style: "anthropic",
+      };
+      const signature = stringField(block, "signature");
+      if (signature) part.signature = signature;
+      return part;
+    }
+    case "redacted_thinking": {
+      const data = stringField(block, "data");
+      if (data === null) throw malformed("message (a redacted_thinking block without data)");
+      return { type: "reasoning", text: "", redacted: data, style: "anthropic" };
+    }
+    case "tool_use": {
+      const id = stringField(block, "id");
+      const name = stringField(block, "name");
+      if (id === null || name === null) throw malformed("message (a tool_use without id)");
+      const json = JSON.stringify(isObject(block.input) ? block.input : {});
+      return name === jsonTool
+        ? { type: "text", text: json }
+        : { type: "tool_call", id, name, arguments: json };
+    }
+    default:
+      return null;
+  }
 }

@@ -6,15 +6,26 @@
 /** Media types Anthropic accepts in an image block. */
 export type ImageMediaType = "image/jpeg" | "image/png" | "image/gif" | "image/webp";
 
+/** A prompt-cache breakpoint on a block or tool. */
+export interface CacheControl {
+  type: "ephemeral";
+  /** "5m" (the default) or "1h". */
+  ttl?: string;
+}
+
 export interface TextBlock {
   type: "text";
   /** Must be non-empty in requests. */
   text: string;
+  cache_control?: CacheControl;
 }
 
 export interface ImageBlock {
   type: "image";
-  source: { type: "base64"; media_type: ImageMediaType; data: string };
+  source:
+    | { type: "base64"; media_type: ImageMediaType; data: string }
+    | { type: "url"; url: string };
+  cache_control?: CacheControl;
 }
 
 export interface ToolUseBlock {
@@ -23,23 +34,44 @@ export interface ToolUseBlock {
   id: string;
   name: string;
   input: Record<string, unknown>;
+  cache_control?: CacheControl;
 }
 
 export interface ToolResultBlock {
   type: "tool_result";
   tool_use_id: string;
-  content?: string | TextBlock[];
+  content?: string | (TextBlock | ImageBlock)[];
   is_error?: boolean;
+  cache_control?: CacheControl;
 }
 
-/** Any other block a response may carry (thinking, server tools…); Switchyard skips it. */
+/** The model's reasoning; sent back unchanged, with its signature, in later turns. */
+export interface ThinkingBlock {
+  type: "thinking";
+  thinking: string;
+  signature: string;
+}
+
+/** Reasoning the safety systems encrypted; sent back unchanged in later turns. */
+export interface RedactedThinkingBlock {
+  type: "redacted_thinking";
+  data: string;
+}
+
+/** Any other block a response may carry (server tools…); Switchyard skips it. */
 export interface OtherBlock {
   type: string;
   [field: string]: unknown;
 }
 
 /** A block in a request message. */
-export type RequestBlock = TextBlock | ImageBlock | ToolUseBlock | ToolResultBlock;
+export type RequestBlock =
+  | TextBlock
+  | ImageBlock
+  | ToolUseBlock
+  | ToolResultBlock
+  | ThinkingBlock
+  | RedactedThinkingBlock;
 
 export interface Message {
   role: "user" | "assistant";
@@ -51,6 +83,9 @@ export interface Tool {
   description?: string;
   /** A JSON schema whose `type` is `object`. */
   input_schema: Record<string, unknown>;
+  /** Structured outputs: the input must match the schema exactly. */
+  strict?: boolean;
+  cache_control?: CacheControl;
 }
 
 export type ToolChoice =
@@ -58,6 +93,22 @@ export type ToolChoice =
   | { type: "any"; disable_parallel_tool_use?: boolean }
   | { type: "tool"; name: string; disable_parallel_tool_use?: boolean }
   | { type: "none" };
+
+/** Extended thinking: a token budget (`enabled`, up to Claude 4.6), or depth chosen by the
+ * model from `output_config.effort` (`adaptive`, Claude 4.6 and later). */
+export type ThinkingConfig =
+  | { type: "enabled"; budget_tokens: number }
+  | { type: "adaptive" }
+  | { type: "disabled" };
+
+/** Effort levels of `output_config.effort`. */
+export type Effort = "low" | "medium" | "high" | "xhigh" | "max";
+
+export interface OutputConfig {
+  effort?: Effort;
+  /** Structured outputs: the answer's text is JSON matching the schema. */
+  format?: { type: "json_schema"; schema: Record<string, unknown> };
+}
 
 /** The request body of `POST /v1/messages`. */
 export interface MessagesRequest {
@@ -72,6 +123,8 @@ export interface MessagesRequest {
   top_k?: number;
   tools?: Tool[];
   tool_choice?: ToolChoice;
+  thinking?: ThinkingConfig;
+  output_config?: OutputConfig;
   metadata?: { user_id?: string };
   stream?: boolean;
 }
@@ -82,17 +135,32 @@ export type StopReason =
   | "stop_sequence"
   | "tool_use"
   | "pause_turn"
-  | "refusal";
+  | "refusal"
+  | "model_context_window_exceeded";
 
 export interface Usage {
+  /** Input tokens after the last cache breakpoint (cached ones not included). */
   input_tokens: number;
   output_tokens: number;
   cache_creation_input_tokens?: number | null;
   cache_read_input_tokens?: number | null;
+  output_tokens_details?: { thinking_tokens?: number } | null;
+}
+
+/** Why the model refused (`stop_reason: "refusal"`). */
+export interface StopDetails {
+  type: "refusal";
+  category?: string | null;
+  explanation?: string | null;
 }
 
 /** A response content block. */
-export type ResponseBlock = TextBlock | ToolUseBlock | OtherBlock;
+export type ResponseBlock =
+  | TextBlock
+  | ToolUseBlock
+  | ThinkingBlock
+  | RedactedThinkingBlock
+  | OtherBlock;
 
 /** The response of `POST /v1/messages` without `stream`. */
 export interface MessagesResponse {
@@ -104,6 +172,7 @@ export interface MessagesResponse {
   content: ResponseBlock[];
   stop_reason: StopReason | null;
   stop_sequence: string | null;
+  stop_details?: StopDetails | null;
   usage: Usage;
 }
 
@@ -111,11 +180,13 @@ export interface MessagesResponse {
 export type ErrorType =
   | "invalid_request_error"
   | "authentication_error"
+  | "billing_error"
   | "permission_error"
   | "not_found_error"
   | "request_too_large"
   | "rate_limit_error"
   | "api_error"
+  | "timeout_error"
   | "overloaded_error";
 
 /** The body of an error response, and the data of an `error` stream event. */
@@ -134,6 +205,7 @@ export interface MessageStartEvent {
 export interface ContentBlockStartEvent {
   type: "content_block_start";
   index: number;
+  /** A thinking block starts with empty `thinking` and `signature`. */
   content_block: ResponseBlock;
 }
 
@@ -147,7 +219,18 @@ export interface InputJsonDelta {
   partial_json: string;
 }
 
-/** Other deltas (thinking, signatures, citations); Switchyard skips them. */
+export interface ThinkingDelta {
+  type: "thinking_delta";
+  thinking: string;
+}
+
+/** The whole signature of a thinking block, just before its `content_block_stop`. */
+export interface SignatureDelta {
+  type: "signature_delta";
+  signature: string;
+}
+
+/** Other deltas (citations…); Switchyard skips them. */
 export interface OtherDelta {
   type: string;
   [field: string]: unknown;
@@ -156,7 +239,7 @@ export interface OtherDelta {
 export interface ContentBlockDeltaEvent {
   type: "content_block_delta";
   index: number;
-  delta: TextDelta | InputJsonDelta | OtherDelta;
+  delta: TextDelta | InputJsonDelta | ThinkingDelta | SignatureDelta | OtherDelta;
 }
 
 export interface ContentBlockStopEvent {
@@ -166,7 +249,11 @@ export interface ContentBlockStopEvent {
 
 export interface MessageDeltaEvent {
   type: "message_delta";
-  delta: { stop_reason: StopReason | null; stop_sequence: string | null };
+  delta: {
+    stop_reason: StopReason | null;
+    stop_sequence: string | null;
+    stop_details?: StopDetails | null;
+  };
   /** Cumulative: `output_tokens` so far, and (newer API versions) the input counts. */
   usage: Partial<Usage>;
 }
