@@ -16,12 +16,14 @@ import {
 } from "./upstream.ts";
 import { isObject, malformed, parseEventData } from "./wire.ts";
 
-/** Reads an Anthropic error body (`{"type":"error","error":{"type","message"}}`). */
+/** Reads an Anthropic error body (`{"type":"error","error":{"type","message"}}`). Anthropic
+ * has no error codes beside the type, which is its machine-readable kind: it is the code too,
+ * so that an upstream 400 passed on to the caller has one (DESIGN §7). */
 export function parseAnthropicError(body: unknown): UpstreamErrorDetail {
   const detail: UpstreamErrorDetail = { message: null, type: null, code: null, param: null };
   if (!isObject(body) || !isObject(body.error)) return detail;
   if (typeof body.error.message === "string") detail.message = body.error.message;
-  if (typeof body.error.type === "string") detail.type = body.error.type;
+  if (typeof body.error.type === "string") detail.type = detail.code = body.error.type;
   return detail;
 }
 

@@ -166,7 +166,7 @@ Deno.test("parseAnthropicError reads the error body", () => {
       error: { type: "overloaded_error", message: "Overloaded" },
       request_id: "req_1",
     }),
-    { message: "Overloaded", type: "overloaded_error", code: null, param: null },
+    { message: "Overloaded", type: "overloaded_error", code: "overloaded_error", param: null },
   );
   assert.equal(parseAnthropicError("<html>").message, null);
 });
@@ -242,6 +242,7 @@ for (const stream of [false, true]) {
     const error = await gatewayError(() => ask(provider, stream, altered, options));
     assert.equal(error.status, 400);
     assert.match(error.message, /Invalid `signature` in `thinking` block/);
+    assert.equal(error.code, "invalid_request_error");
 
     // Without the reasoning (an OpenAI client keeps none) the call goes without thinking.
     const bare = structuredClone(history);
