@@ -2,7 +2,7 @@
  * Micro-benchmarks of reading and validating a typical chat body: `deno task bench:micro`.
  */
 import { readJsonObject } from "../src/http/body.ts";
-import { parseChatRequest } from "../src/routes/chat_request.ts";
+import { parseChatRequest } from "../src/api/chat_completions/request.ts";
 import { chatBody } from "./fixtures.ts";
 
 const text = chatBody("bench-openai", false);

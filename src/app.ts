@@ -1,3 +1,4 @@
+import { createChatCompletion } from "./api/chat_completions/route.ts";
 import { AdminToken } from "./auth/admin_token.ts";
 import { ANONYMOUS_CALLER, authenticate, type Caller } from "./auth/authenticate.ts";
 import { KeyStore } from "./auth/keys.ts";
@@ -35,10 +36,9 @@ import {
   putAdminModel,
 } from "./routes/admin/models.ts";
 import { getUsage } from "./routes/admin/usage.ts";
-import { createChatCompletion } from "./routes/chat_completions.ts";
 import { health } from "./routes/health.ts";
 import { generateImages } from "./routes/images.ts";
-import { listModels } from "./routes/models.ts";
+import { listModels, retrieveModel } from "./routes/models.ts";
 import { createModeration } from "./routes/moderations.ts";
 
 /** A route of the app: its handlers and the rate-limit scope it counts against. */
@@ -54,6 +54,7 @@ export interface Route {
 /** The public API's route table. */
 export const ROUTES: readonly Route[] = [
   { path: "/v1/models", methods: { GET: listModels }, scope: "other" },
+  { path: "/v1/models/:id", methods: { GET: retrieveModel }, scope: "other" },
   { path: "/v1/chat/completions", methods: { POST: createChatCompletion }, scope: "chat" },
   { path: "/v1/moderations", methods: { POST: createModeration }, scope: "other" },
   { path: "/v1/images/generations", methods: { POST: generateImages }, scope: "images" },

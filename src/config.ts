@@ -111,6 +111,8 @@ export interface ModelConfig {
   featured: boolean;
   labels: string[];
   context_length: number | null;
+  /** `max_tokens` for chat requests that send none; `null`: the gateway's default, 256. */
+  default_max_tokens: number | null;
   default_moderation: boolean;
   /** How a moderation model moderates: the upstream's moderation API, or a guard prompt. */
   moderation_mode: "native" | "guard";
@@ -512,6 +514,7 @@ export function readModel(
     featured: f.bool("featured", false),
     labels: f.strings("labels", []),
     context_length: f.nullableInt("context_length", null),
+    default_max_tokens: f.nullableInt("default_max_tokens", null),
     default_moderation: f.bool("default_moderation", false),
     moderation_mode: f.oneOf(
       "moderation_mode",

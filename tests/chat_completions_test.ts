@@ -335,14 +335,26 @@ Deno.test("every validation and capability error has its status, type, code and 
   const user = (content: unknown) => [{ role: "user", content }];
   const png = dataUrl("image/png", pngBytes(8, 8));
   const cases: [Record<string, unknown>, number, string, string | null, string | null][] = [
-    [{ messages: user("hi") }, 400, "invalid_request_error", null, "model"],
-    [{ model: "sim-chat" }, 400, "invalid_request_error", null, "messages"],
-    [{ model: "sim-chat", messages: [] }, 400, "invalid_request_error", null, "messages"],
+    [{ messages: user("hi") }, 400, "invalid_request_error", "missing_required_parameter", "model"],
+    [
+      { model: "sim-chat" },
+      400,
+      "invalid_request_error",
+      "missing_required_parameter",
+      "messages",
+    ],
+    [
+      { model: "sim-chat", messages: [] },
+      400,
+      "invalid_request_error",
+      "invalid_value",
+      "messages",
+    ],
     [
       { model: "sim-chat", messages: [{ role: "robot", content: "x" }] },
       400,
       "invalid_request_error",
-      null,
+      "invalid_value",
       "messages[0].role",
     ],
     [
@@ -366,29 +378,35 @@ Deno.test("every validation and capability error has its status, type, code and 
       { model: "sim-chat", messages: user("x"), temperature: 3 },
       400,
       "invalid_request_error",
-      null,
+      "invalid_value",
       "temperature",
     ],
     [
       { model: "sim-chat", messages: user("x"), max_tokens: 0 },
       400,
       "invalid_request_error",
-      null,
+      "invalid_value",
       "max_tokens",
     ],
     [
       { model: "sim-chat", messages: user("x"), stop: ["a", "b", "c", "d", "e"] },
       400,
       "invalid_request_error",
-      null,
+      "invalid_value",
       "stop",
     ],
-    [{ model: "sim-chat", messages: user("x"), n: 3 }, 400, "invalid_request_error", null, "n"],
+    [
+      { model: "sim-chat", messages: user("x"), n: 3 },
+      400,
+      "invalid_request_error",
+      "invalid_value",
+      "n",
+    ],
     [
       { model: "sim-chat", messages: user("x"), stream: "yes" },
       400,
       "invalid_request_error",
-      null,
+      "invalid_type",
       "stream",
     ],
     [
@@ -399,7 +417,7 @@ Deno.test("every validation and capability error has its status, type, code and 
       },
       400,
       "invalid_request_error",
-      null,
+      "invalid_value",
       "tools[0].function.name",
     ],
     [
@@ -411,7 +429,7 @@ Deno.test("every validation and capability error has its status, type, code and 
       },
       400,
       "invalid_request_error",
-      null,
+      "invalid_value",
       "tool_choice.function.name",
     ],
     [
@@ -425,7 +443,7 @@ Deno.test("every validation and capability error has its status, type, code and 
       },
       400,
       "invalid_request_error",
-      null,
+      "invalid_value",
       "messages[1].tool_call_id",
     ],
     [
@@ -694,4 +712,136 @@ Deno.test("a client that leaves mid-stream aborts the simulator's generation (ra
     "the 499 record",
   );
   assert.equal(record.status, 499);
+});
+
+Deno.test("reasoning_effort: reasoning_content and reasoning tokens, streamed alike; sent back, accepted", async () => {
+  await using server = await start();
+  const client = openaiClient(server);
+  const body = {
+    model: "sim-chat",
+    messages: [{ role: "user" as const, content: "Plan a picnic." }],
+    reasoning_effort: "low" as const,
+  };
+  const whole = await client.chat.completions.create(body);
+  const message = whole.choices[0]!.message as typeof whole.choices[0]["message"] & {
+    reasoning_content?: string;
+  };
+  assert.match(message.reasoning_content ?? "", /The user wrote: "Plan a picnic\."/);
+  assert.ok(whole.usage!.completion_tokens_details!.reasoning_tokens! > 0);
+  assert.ok(!message.content!.includes("The user wrote"), "reasoning is not the answer");
+
+  const chunks: ChatCompletionChunk[] = [];
+  for await (
+    const chunk of await client.chat.completions.create({
+      ...body,
+      stream: true,
+      stream_options: { include_usage: true },
+    })
+  ) chunks.push(chunk);
+  const deltas = chunks.map((c) => c.choices[0]?.delta as { reasoning_content?: string });
+  assert.equal(deltas.map((d) => d?.reasoning_content ?? "").join(""), message.reasoning_content);
+  assert.deepEqual(chunks.at(-1)!.usage, whole.usage);
+
+  const off = await client.chat.completions.create({
+    ...body,
+    reasoning_effort: undefined,
+    reasoning: { enabled: false },
+  } as never) as typeof whole;
+  assert.equal(
+    (off.choices[0]!.message as { reasoning_content?: string }).reasoning_content,
+    undefined,
+  );
+
+  const next = await client.chat.completions.create({
+    model: "sim-chat",
+    messages: [
+      ...body.messages,
+      {
+        role: "assistant",
+        content: message.content,
+        reasoning_content: message.reasoning_content,
+      } as never,
+      { role: "user", content: "And if it rains?" },
+    ],
+  });
+  assert.equal(next.choices[0]!.finish_reason, "stop");
+});
+
+Deno.test("response_format json_schema: the answer is JSON of the schema, streamed or not", async () => {
+  await using server = await start();
+  const client = openaiClient(server);
+  const schema = {
+    type: "object",
+    properties: { city: { type: "string" }, days: { type: "integer", minimum: 1, maximum: 3 } },
+    required: ["city", "days"],
+    additionalProperties: false,
+  };
+  const body = {
+    model: "sim-chat",
+    messages: [{ role: "user" as const, content: "Where shall we go?" }],
+    response_format: {
+      type: "json_schema" as const,
+      json_schema: { name: "trip", schema, strict: true },
+    },
+  };
+  const whole = await client.chat.completions.create(body);
+  const answer = JSON.parse(whole.choices[0]!.message.content!);
+  assert.deepEqual(schemaErrors(schema, answer), []);
+  const streamed = await drain(await client.chat.completions.create({ ...body, stream: true }));
+  assert.equal(streamed.content, whole.choices[0]!.message.content);
+  const json = await client.chat.completions.create({
+    ...body,
+    response_format: { type: "json_object" },
+  });
+  assert.equal(typeof JSON.parse(json.choices[0]!.message.content!), "object");
+});
+
+Deno.test("https image URLs are accepted for image_input models and never fetched", async () => {
+  await using server = await start();
+  const client = openaiClient(server);
+  const completion = await client.chat.completions.create({
+    model: "sim-vision",
+    messages: [{
+      role: "user",
+      content: [
+        { type: "text", text: "Describe it." },
+        { type: "image_url", image_url: { url: "https://images.invalid/cat.png" } },
+      ],
+    }],
+  });
+  assert.match(
+    completion.choices[0]!.message.content!,
+    /https:\/\/images\.invalid\/cat\.png, which the simulator does not fetch/,
+  );
+});
+
+Deno.test("unknown fields, cache_control and tool strictness pass validation; default_max_tokens applies", async () => {
+  await using server = await start((raw) => {
+    const models = raw.models as Record<string, unknown>[];
+    models.find((m) => m.id === "sim-tools")!.default_max_tokens = 3;
+  });
+  const res = await postChat(server, {
+    model: "sim-tools",
+    messages: [{
+      role: "system",
+      content: [{ type: "text", text: "Rules.", cache_control: { type: "ephemeral" } }],
+    }, {
+      role: "user",
+      content: "Count the waves.",
+      cache_control: { type: "ephemeral", ttl: "1h" },
+    }],
+    tools: [{
+      ...TIME,
+      function: { ...TIME.function, strict: true },
+      cache_control: { type: "ephemeral" },
+    }],
+    tool_choice: "none",
+    service_tier: "auto",
+    store: false,
+    metadata: { run: "e2e" },
+  });
+  assert.equal(res.status, 200);
+  const completion = await res.json();
+  assert.equal(completion.choices[0].finish_reason, "length");
+  assert.equal(completion.usage.completion_tokens, 3, "the model's default_max_tokens");
 });

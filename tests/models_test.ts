@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { openaiClient } from "./support/client.ts";
 import { startServer, testConfig } from "./support/server.ts";
 
 const MODEL_FIELDS: [string, string][] = [
@@ -115,4 +116,48 @@ Deno.test("GET /v1/models: a disabled model is not listed", async () => {
   await using server = await startServer({ config });
   const ids = (await list(server.url)).map((m) => m.id);
   assert.ok(!ids.includes("sim-chat"));
+});
+
+Deno.test("GET /v1/models/{id}: the model object under the list's rules, else 404 model_not_found", async () => {
+  await using server = await startServer({
+    config: testConfig((raw) => {
+      (raw.models as Record<string, unknown>[]).push(
+        { id: "org/slashed", provider: "sim", chat_completions: true },
+        { id: "sim-off", provider: "sim", chat_completions: true, enabled: false },
+      );
+    }),
+  });
+  const client = openaiClient(server);
+  const listed = (await list(server.url)).find((m) => m.id === "sim-vision");
+  const model = await client.models.retrieve("sim-vision");
+  assert.deepEqual({ ...model }, listed);
+  assert.equal((await client.models.retrieve("org/slashed")).id, "org/slashed", "ids with a slash");
+
+  const notFound = async (id: string, key?: string) => {
+    const headers: HeadersInit = key ? { authorization: `Bearer ${key}` } : {};
+    const res = await fetch(`${server.url}/v1/models/${encodeURIComponent(id)}`, { headers });
+    assert.equal(res.status, 404, id);
+    const body = await res.json();
+    assert.deepEqual(
+      [body.error.type, body.error.code, body.error.param],
+      ["invalid_request_error", "model_not_found", "model"],
+    );
+    assert.match(body.error.message, new RegExp(`\`${id}\` does not exist`));
+  };
+  await notFound("no-such-model");
+  await notFound("sim-off");
+  await notFound("sim-keyed", undefined);
+  await notFound("sim-image", undefined);
+  const keys = server.app.services.keys;
+  const plain = await keys.create({ name: "plain" });
+  const narrow = await keys.create({ name: "narrow", models: ["sim-c*"] });
+  const keyed = await fetch(`${server.url}/v1/models/sim-keyed`, {
+    headers: { authorization: `Bearer ${plain.key}` },
+  });
+  assert.equal((await keyed.json()).id, "sim-keyed");
+  await notFound("sim-image", plain.key);
+  await notFound("sim-vision", narrow.key);
+  const wrongMethod = await fetch(`${server.url}/v1/models/sim-chat`, { method: "DELETE" });
+  assert.equal(wrongMethod.status, 405);
+  await wrongMethod.body?.cancel();
 });

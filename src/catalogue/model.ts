@@ -2,8 +2,11 @@ import type { Access, ModelConfig } from "../config.ts";
 import type { Model } from "../types/openai.ts";
 
 /** A catalogue entry as stored in KV: the model's config plus its registration time. */
-export interface ModelRecord extends Omit<ModelConfig, "created"> {
+export interface ModelRecord extends Omit<ModelConfig, "created" | "default_max_tokens"> {
   created: number;
+  /** The config's `default_max_tokens`; absent from records stored before the field existed
+   * (read as `null`). */
+  default_max_tokens?: number | null;
   /** Where the record came from: seeded from the config file, or put through the admin API. */
   source: "config" | "admin";
 }

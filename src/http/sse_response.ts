@@ -1,12 +1,13 @@
 /**
- * A chat completion stream as an SSE response (spec §4.2 rule 3, §6): each chunk pulled from
- * the provider only when the client is ready for it, `data: [DONE]` at the end, an error event
- * (and no `[DONE]`) when the provider fails mid-stream, and the provider stopped when the
- * client goes away.
+ * A streamed answer as an SSE response (spec §4.2 rule 3, §6): the back end's canonical event
+ * batches are pulled only when the client is ready for more, each batch rendered by the front
+ * door's protocol and written in one piece; at the end the protocol's closing bytes (`data:
+ * [DONE]`), or its error event when the back end fails mid-stream; the back end stopped when
+ * the client goes away.
  */
+import type { CanonicalEvent } from "../canonical/events.ts";
 import { ApiError, upstreamError } from "../errors.ts";
-import type { ChatChunk, Usage } from "../types/openai.ts";
-import { doneEvent, encodeEvent, encodeEvents, sseResponse } from "./sse.ts";
+import { sseResponse } from "./sse.ts";
 
 /** How a stream ended, for the request log. */
 export interface StreamOutcome {
@@ -14,45 +15,63 @@ export interface StreamOutcome {
   error: string | null;
 }
 
-/** Options for {@link chatStreamResponse}. */
-export interface ChatStreamOptions {
-  /** Forward the provider's final usage chunk (`stream_options.include_usage`). */
-  includeUsage: boolean;
+/** A front door's protocol for streams: canonical events in, SSE bytes out. */
+export interface StreamRenderer {
+  /** The bytes for one batch of events, or `null` when the batch makes none. */
+  render(events: readonly CanonicalEvent[]): Uint8Array | null;
+  /** The bytes that close a stream whose events ran out; throws an ApiError when the events
+   * did not make a whole answer. */
+  end(): Uint8Array;
+  /** The error event for a failure after the stream began. */
+  error(error: ApiError): Uint8Array;
+}
+
+/** Options for {@link eventStreamResponse}. */
+export interface EventStreamOptions {
   /** Aborted here when the client stops reading (the body is cancelled). */
   abort: AbortController;
-  /** The signal the provider got (this abort and the client's disconnect): once it has fired,
-   * a failure of the provider is the client leaving, not an error. */
+  /** The signal the back end got (this abort and the client's disconnect): once it has fired,
+   * a failure of the back end is the client leaving, not an error. */
   signal: AbortSignal;
-  /** Given the usage of the final usage chunk, whether or not it is forwarded. */
-  onUsage?(usage: Usage): void;
-  /** Sees (and may adjust) every chunk before it is sent. */
-  onChunk?(chunk: ChatChunk): void;
-  /** Keeps the log record open; called once the first chunk has arrived. */
+  /** Sees every batch before it is rendered (usage and content for the log). */
+  observe?(events: readonly CanonicalEvent[]): void;
+  /** Keeps the log record open; called once the first bytes are ready. */
   deferLog(): (outcome: StreamOutcome) => void;
   /** Maps a failure that is not an {@link ApiError} (a bug) to what the client is told. */
   onUnexpected(error: unknown): ApiError;
 }
 
 /** Client-closed status used in the log (nginx's convention). */
-export const CLIENT_CLOSED = 499;
+const CLIENT_CLOSED = 499;
 
 /**
- * Starts the stream: waits for the first chunk, so that a failure before it still throws
- * (and becomes a JSON error with its status), then answers 200 with a body that pulls the
- * remaining chunks as the client reads. The source yields chunks one by one or in groups
- * (see `Provider.chatStreamBatches`); a group is written in one piece.
+ * Starts the stream: pulls batches until one renders to bytes, so that a failure before it
+ * still throws (and becomes a JSON error with its status), then answers 200 with a body that
+ * pulls the remaining batches as the client reads, one write per batch.
  */
-export async function chatStreamResponse(
-  chunks: AsyncIterable<ChatChunk | readonly ChatChunk[]>,
-  options: ChatStreamOptions,
+export async function eventStreamResponse(
+  batches: AsyncIterable<CanonicalEvent[]>,
+  renderer: StreamRenderer,
+  options: EventStreamOptions,
 ): Promise<Response> {
-  const iterator = chunks[Symbol.asyncIterator]();
-  const { includeUsage, abort } = options;
+  const iterator = batches[Symbol.asyncIterator]();
+  const { abort } = options;
+  const take = (events: readonly CanonicalEvent[]): Uint8Array | null => {
+    options.observe?.(events);
+    return renderer.render(events);
+  };
   let pending: Uint8Array | null = null;
-  while (pending === null) {
-    const first = await iterator.next();
-    if (first.done) throw upstreamError("The provider ended the stream without sending anything.");
-    pending = encodeSent(first.value);
+  try {
+    while (pending === null) {
+      const first = await iterator.next();
+      if (first.done) {
+        throw upstreamError("The provider ended the stream without sending anything.");
+      }
+      pending = take(first.value);
+    }
+  } catch (e) {
+    iterator.return?.().catch(() => {});
+    throw e;
   }
   const finish = options.deferLog();
   let closed = false;
@@ -60,26 +79,6 @@ export async function chatStreamResponse(
     closed = true;
     finish(outcome);
   };
-
-  /** Whether a chunk is sent; records usage from the final usage chunk. */
-  function take(chunk: ChatChunk): boolean {
-    if (chunk.choices.length === 0) {
-      if (chunk.usage) options.onUsage?.(chunk.usage);
-      if (!includeUsage) return false;
-    } else if (includeUsage && chunk.usage === undefined) {
-      chunk.usage = null;
-    }
-    options.onChunk?.(chunk);
-    return true;
-  }
-
-  /** The events for the chunks of `value` that are sent, or `null` when none is. */
-  function encodeSent(value: ChatChunk | readonly ChatChunk[]): Uint8Array | null {
-    if (!isBatch(value)) return take(value) ? encodeEvent(value) : null;
-    const sent: ChatChunk[] = [];
-    for (const chunk of value) if (take(chunk)) sent.push(chunk);
-    return sent.length > 0 ? encodeEvents(sent) : null;
-  }
 
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
@@ -93,12 +92,12 @@ export async function chatStreamResponse(
           const next = await iterator.next();
           if (closed) return;
           if (next.done) {
-            controller.enqueue(doneEvent());
+            controller.enqueue(renderer.end());
             controller.close();
             end({ status: 200, error: null });
             return;
           }
-          const bytes = encodeSent(next.value);
+          const bytes = take(next.value);
           if (bytes !== null) {
             controller.enqueue(bytes);
             return;
@@ -112,7 +111,7 @@ export async function chatStreamResponse(
           return;
         }
         const error = e instanceof ApiError ? e : options.onUnexpected(e);
-        controller.enqueue(encodeEvent(error.toBody()));
+        controller.enqueue(renderer.error(error));
         controller.close();
         end({ status: error.status, error: error.code ?? error.type });
       }
@@ -125,8 +124,4 @@ export async function chatStreamResponse(
     },
   }, { highWaterMark: 0 });
   return sseResponse(body);
-}
-
-function isBatch(value: ChatChunk | readonly ChatChunk[]): value is readonly ChatChunk[] {
-  return Array.isArray(value);
 }

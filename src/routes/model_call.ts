@@ -23,6 +23,7 @@ export function modelCall(
       requestId: ctx.requestId,
       upstreamModel: record.upstream_model,
       model: record,
+      dropped: new Set(),
     },
   };
 }

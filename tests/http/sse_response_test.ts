@@ -1,35 +1,54 @@
 import assert from "node:assert/strict";
+import type { CanonicalEvent } from "../../src/canonical/events.ts";
 import { ApiError, internalError, upstreamError } from "../../src/errors.ts";
 import {
-  type ChatStreamOptions,
-  chatStreamResponse,
+  type EventStreamOptions,
+  eventStreamResponse,
   type StreamOutcome,
+  type StreamRenderer,
 } from "../../src/http/sse_response.ts";
-import type { ChatChunk, Usage } from "../../src/types/openai.ts";
-import { chunk, usageChunk } from "../support/chunks.ts";
+import { textEvents } from "../support/events.ts";
 
-const USAGE: Usage = { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 };
+const encoder = new TextEncoder();
+const STREAM = textEvents(["Hi", " there"]);
 
-const STREAM: ChatChunk[] = [
-  chunk({ role: "assistant", content: "" }),
-  chunk({ content: "Hi" }),
-  chunk({ content: " there" }),
-  chunk({}, "stop"),
-  usageChunk(USAGE),
-];
+/**
+ * A renderer that writes one `data:` line per event of a batch, naming its type, skips
+ * `usage` and `block_stop` events (so that a batch can render to nothing), and ends with
+ * `[DONE]`.
+ */
+class LineRenderer implements StreamRenderer {
+  render(events: readonly CanonicalEvent[]): Uint8Array | null {
+    const lines = events
+      .filter((e) => e.type !== "usage" && e.type !== "block_stop")
+      .map((e) =>
+        `data: ${e.type}${e.type === "block_delta" ? `:${JSON.stringify(e.delta)}` : ""}\n\n`
+      );
+    return lines.length === 0 ? null : encoder.encode(lines.join(""));
+  }
+  end(): Uint8Array {
+    return encoder.encode("data: [DONE]\n\n");
+  }
+  error(error: ApiError): Uint8Array {
+    return encoder.encode(`data: ${JSON.stringify(error.toBody())}\n\n`);
+  }
+}
 
-/** A chunk source that counts what it has produced and whether it was stopped. */
+/** A batch source that counts what it has produced and whether it was stopped. */
 class Source {
   produced = 0;
   returned = false;
-  constructor(readonly chunks: ChatChunk[], readonly fail?: { after: number; error: unknown }) {}
-  async *[Symbol.asyncIterator](): AsyncGenerator<ChatChunk> {
+  constructor(
+    readonly batches: CanonicalEvent[][],
+    readonly fail?: { after: number; error: unknown },
+  ) {}
+  async *[Symbol.asyncIterator](): AsyncGenerator<CanonicalEvent[]> {
     try {
-      for (const [i, c] of this.chunks.entries()) {
+      for (const [i, batch] of this.batches.entries()) {
         if (this.fail && i === this.fail.after) throw this.fail.error;
         await Promise.resolve();
         this.produced++;
-        yield structuredClone(c);
+        yield structuredClone(batch);
       }
     } finally {
       this.returned = true;
@@ -37,16 +56,18 @@ class Source {
   }
 }
 
-function options(extra: Partial<ChatStreamOptions> = {}) {
+/** Each event of the text stream as its own batch. */
+const single = () => STREAM.map((e) => [e]);
+
+function options(extra: Partial<EventStreamOptions> = {}) {
   const outcomes: StreamOutcome[] = [];
-  const usages: Usage[] = [];
+  const seen: CanonicalEvent[] = [];
   let deferred = 0;
   const abort = new AbortController();
-  const opts: ChatStreamOptions = {
-    includeUsage: false,
+  const opts: EventStreamOptions = {
     abort,
     signal: abort.signal,
-    onUsage: (u) => usages.push(u),
+    observe: (events) => seen.push(...events),
     deferLog: () => {
       deferred++;
       return (o) => outcomes.push(o);
@@ -54,7 +75,7 @@ function options(extra: Partial<ChatStreamOptions> = {}) {
     onUnexpected: () => internalError("req_x"),
     ...extra,
   };
-  return { opts, outcomes, usages, deferred: () => deferred };
+  return { opts, outcomes, seen, deferred: () => deferred };
 }
 
 async function events(response: Response): Promise<string[]> {
@@ -63,35 +84,29 @@ async function events(response: Response): Promise<string[]> {
   return text.slice(0, -2).split("\n\n");
 }
 
-Deno.test("chatStreamResponse frames each chunk as an event and ends with [DONE]", async () => {
-  const { opts, outcomes, usages } = options();
-  const response = await chatStreamResponse(new Source(STREAM), opts);
+Deno.test("eventStreamResponse renders each batch and ends with the renderer's closing bytes", async () => {
+  const { opts, outcomes, seen } = options();
+  const response = await eventStreamResponse(new Source(single()), new LineRenderer(), opts);
   assert.equal(response.status, 200);
   assert.match(response.headers.get("content-type")!, /^text\/event-stream/);
-  const list = await events(response);
-  assert.deepEqual(list, [
-    ...STREAM.slice(0, 4).map((c) => `data: ${JSON.stringify(c)}`),
+  assert.equal(response.headers.get("cache-control"), "no-cache");
+  assert.deepEqual(await events(response), [
+    "data: start",
+    "data: block_start",
+    'data: block_delta:{"type":"text","text":"Hi"}',
+    'data: block_delta:{"type":"text","text":" there"}',
+    "data: finish",
     "data: [DONE]",
   ]);
-  assert.deepEqual(usages, [USAGE], "usage is recorded even when not forwarded");
+  assert.deepEqual(seen, STREAM, "every event is observed, rendered or not");
   assert.deepEqual(outcomes, [{ status: 200, error: null }]);
 });
 
-Deno.test("with include_usage the usage chunk is forwarded and other chunks carry usage: null", async () => {
-  const { opts } = options({ includeUsage: true });
-  const list = await events(await chatStreamResponse(new Source(STREAM), opts));
-  const parsed = list.slice(0, -1).map((e) => JSON.parse(e.slice(6)));
-  assert.equal(parsed.length, 5);
-  assert.ok(parsed.slice(0, 4).every((c) => c.usage === null));
-  assert.deepEqual(parsed[4], { ...STREAM[4], usage: USAGE });
-  assert.equal(list.at(-1), "data: [DONE]");
-});
-
-Deno.test("chatStreamResponse pulls one chunk per read and never runs ahead", async () => {
-  const source = new Source(STREAM);
+Deno.test("eventStreamResponse pulls one batch per read and never runs ahead", async () => {
+  const source = new Source(single());
   const { opts } = options();
-  const response = await chatStreamResponse(source, opts);
-  assert.equal(source.produced, 1, "only the first chunk is taken before answering");
+  const response = await eventStreamResponse(source, new LineRenderer(), opts);
+  assert.equal(source.produced, 1, "only the first batch is taken before answering");
   const reader = response.body!.getReader();
   await reader.read();
   await new Promise((r) => setTimeout(r, 10));
@@ -101,25 +116,51 @@ Deno.test("chatStreamResponse pulls one chunk per read and never runs ahead", as
   await reader.cancel();
 });
 
-Deno.test("a failure before the first chunk throws, so the caller can answer a JSON error", async () => {
+Deno.test("batches that render to nothing are skipped, before the first bytes too", async () => {
+  const source = new Source([
+    [{ type: "usage", usage: { input: 1, output: 1 } }],
+    STREAM.slice(0, 2),
+    [{ type: "block_stop", index: 0 }],
+    STREAM.slice(5),
+  ]);
+  const { opts } = options();
+  const response = await eventStreamResponse(source, new LineRenderer(), opts);
+  assert.equal(source.produced, 2, "the answer waits for a batch that renders");
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  const reads: string[] = [];
+  for (let r = await reader.read(); !r.done; r = await reader.read()) reads.push(r.value);
+  assert.deepEqual(reads, [
+    "data: start\n\ndata: block_start\n\n",
+    "data: finish\n\n",
+    "data: [DONE]\n\n",
+  ]);
+});
+
+Deno.test("a failure before the first bytes throws, so the caller can answer a JSON error", async () => {
   const { opts, outcomes, deferred } = options();
   const error = upstreamError("upstream down");
+  const failing = new Source(single(), { after: 0, error });
   await assert.rejects(
-    chatStreamResponse(new Source(STREAM, { after: 0, error }), opts),
+    eventStreamResponse(failing, new LineRenderer(), opts),
     (e: unknown) => e === error,
   );
   assert.equal(deferred(), 0, "the log is not deferred: the caller logs the error");
   assert.deepEqual(outcomes, []);
-  await assert.rejects(chatStreamResponse(new Source([]), opts), /without sending anything/);
+  await assert.rejects(
+    eventStreamResponse(new Source([]), new LineRenderer(), opts),
+    /without sending anything/,
+  );
+  const silent = new Source([[{ type: "usage", usage: { input: 1, output: 0 } }]]);
+  await assert.rejects(eventStreamResponse(silent, new LineRenderer(), opts), /without sending/);
 });
 
-Deno.test("a failure mid-stream becomes an error event with no [DONE]", async () => {
+Deno.test("a failure mid-stream becomes the renderer's error event, with no [DONE]", async () => {
   const { opts, outcomes } = options();
   const error = new ApiError(502, "upstream_error", "lost the upstream", {
     code: "upstream_error",
   });
   const list = await events(
-    await chatStreamResponse(new Source(STREAM, { after: 2, error }), opts),
+    await eventStreamResponse(new Source(single(), { after: 2, error }), new LineRenderer(), opts),
   );
   assert.equal(list.length, 3);
   assert.deepEqual(JSON.parse(list[2]!.slice(6)), {
@@ -141,8 +182,9 @@ Deno.test("a failure mid-stream becomes an error event with no [DONE]", async ()
     },
   });
   const bugList = await events(
-    await chatStreamResponse(
-      new Source(STREAM, { after: 1, error: new TypeError("oops") }),
+    await eventStreamResponse(
+      new Source(single(), { after: 1, error: new TypeError("oops") }),
+      new LineRenderer(),
       bug.opts,
     ),
   );
@@ -154,10 +196,23 @@ Deno.test("a failure mid-stream becomes an error event with no [DONE]", async ()
   assert.deepEqual(bug.outcomes, [{ status: 500, error: "internal_error" }]);
 });
 
-Deno.test("cancelling the body aborts the producer, stops the iterator and logs 499", async () => {
-  const source = new Source(STREAM);
+Deno.test("a renderer that refuses the end (no finish) makes the stream end in an error event", async () => {
   const { opts, outcomes } = options();
-  const response = await chatStreamResponse(source, opts);
+  const renderer = new LineRenderer();
+  renderer.end = () => {
+    throw upstreamError("The provider ended the stream before it finished the answer.");
+  };
+  const list = await events(
+    await eventStreamResponse(new Source(single().slice(0, 3)), renderer, opts),
+  );
+  assert.match(list.at(-1)!, /before it finished the answer/);
+  assert.deepEqual(outcomes, [{ status: 502, error: "upstream_error" }]);
+});
+
+Deno.test("cancelling the body aborts the producer, stops the iterator and logs 499", async () => {
+  const source = new Source(single());
+  const { opts, outcomes } = options();
+  const response = await eventStreamResponse(source, new LineRenderer(), opts);
   const reader = response.body!.getReader();
   await reader.read();
   await reader.cancel();
@@ -178,54 +233,14 @@ Deno.test("a provider failing because the client's signal fired is a disconnect,
     },
   });
   const abortError = new DOMException("The client went away.", "AbortError");
-  const response = await chatStreamResponse(
-    new Source(STREAM, { after: 1, error: abortError }),
+  const response = await eventStreamResponse(
+    new Source(single(), { after: 1, error: abortError }),
+    new LineRenderer(),
     opts,
   );
   client.abort(abortError);
   const text = await response.text();
-  assert.equal(text, `data: ${JSON.stringify(STREAM[0])}\n\n`, "no error event, no [DONE]");
+  assert.equal(text, "data: start\n\n", "no error event, no [DONE]");
   assert.deepEqual(unexpected, []);
   assert.deepEqual(outcomes, [{ status: 499, error: "client_disconnected" }]);
-});
-
-/** A source that yields its chunks in the given groups. */
-async function* batches(groups: ChatChunk[][]): AsyncGenerator<ChatChunk[]> {
-  for (const group of groups) {
-    await Promise.resolve();
-    yield structuredClone(group);
-  }
-}
-
-Deno.test("a group of chunks is written in one piece, with the usage chunk dropped from it", async () => {
-  const { opts, outcomes, usages } = options();
-  const response = await chatStreamResponse(
-    batches([STREAM.slice(0, 1), STREAM.slice(1, 3), STREAM.slice(3)]),
-    opts,
-  );
-  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-  const reads: string[] = [];
-  for (let r = await reader.read(); !r.done; r = await reader.read()) reads.push(r.value);
-  const frame = (c: ChatChunk) => `data: ${JSON.stringify(c)}\n\n`;
-  assert.deepEqual(reads, [
-    frame(STREAM[0]!),
-    frame(STREAM[1]!) + frame(STREAM[2]!),
-    frame(STREAM[3]!),
-    "data: [DONE]\n\n",
-  ]);
-  assert.deepEqual(usages, [USAGE]);
-  assert.deepEqual(outcomes, [{ status: 200, error: null }]);
-});
-
-Deno.test("a group whose only chunk is the dropped usage chunk writes nothing", async () => {
-  const { opts } = options();
-  const response = await chatStreamResponse(
-    batches([STREAM.slice(0, 4), STREAM.slice(4)]),
-    opts,
-  );
-  const list = await events(response);
-  assert.deepEqual(list, [
-    ...STREAM.slice(0, 4).map((c) => `data: ${JSON.stringify(c)}`),
-    "data: [DONE]",
-  ]);
 });

@@ -1,0 +1,165 @@
+/**
+ * `POST /v1/chat/completions` (spec §4.2): validate into a canonical request, resolve the
+ * model and its capabilities, call its provider, and answer a chat completion or an SSE stream
+ * of chunks. Request fields the back end left out are named in `x-switchyard-dropped-params`.
+ */
+import { viewerOf } from "../../auth/principal.ts";
+import type { CanonicalRequest } from "../../canonical/conversation.ts";
+import { resolveModel } from "../../catalogue/access.ts";
+import type { ModelRecord } from "../../catalogue/model.ts";
+import type { RequestContext } from "../../context.ts";
+import { ApiError, clientClosed, internalError, unsupportedCapability } from "../../errors.ts";
+import { readJsonObject } from "../../http/body.ts";
+import { json } from "../../http/response.ts";
+import { eventStreamResponse } from "../../http/sse_response.ts";
+import type { CallContext } from "../../providers/types.ts";
+import { modelCall } from "../../routes/model_call.ts";
+import { loggedMessages, StreamedParts } from "./log_content.ts";
+import { reasoningExcluded } from "./reasoning.ts";
+import { DEFAULT_MAX_TOKENS, parseChatRequest } from "./request.ts";
+import { completionId, renderCompletion, renderMessage } from "./response.ts";
+import { ChatChunkRenderer } from "./stream.ts";
+import type { WireMessage } from "./wire.ts";
+
+/** The response header naming the request fields the back end could not honour. */
+const DROPPED_HEADER = "x-switchyard-dropped-params";
+
+/** The chat completions handler. */
+export async function createChatCompletion(ctx: RequestContext): Promise<Response> {
+  const { config, catalogue, providers, logger, clock } = ctx.services;
+  const body = await readJsonObject(ctx.request, config.server);
+  const req = parseChatRequest(body, config.limits);
+  const excludeReasoning = reasoningExcluded(body);
+  ctx.log.model = req.model;
+  const record = resolveModel(catalogue, providers, req.model, viewerOf(ctx.principal));
+  ctx.log.provider = record.provider;
+  checkCapabilities(req, record);
+  if (!req.options.maxTokensGiven) {
+    // `??` also covers records stored before the field existed.
+    req.options.maxTokens = record.default_max_tokens ?? DEFAULT_MAX_TOKENS;
+  }
+  const { provider, call } = modelCall(ctx, record);
+  const created = Math.floor(clock.now() / 1000);
+  const content = config.logs.include_content
+    ? {
+      messages: loggedMessages(req.messages),
+      output: { role: "assistant", content: null, refusal: null } as WireMessage,
+    }
+    : null;
+  if (content) ctx.log.content = content;
+
+  if (!req.stream) {
+    const result = await untilClientLeaves(ctx, () => provider.chat(req, call));
+    ctx.log.prompt_tokens = result.usage.input;
+    ctx.log.completion_tokens = result.usage.output;
+    const completion = renderCompletion(result, {
+      id: completionId(result.id, ctx.requestId),
+      created,
+      model: record.id,
+      excludeReasoning,
+    });
+    if (content) content.output = completion.choices[0]!.message;
+    return withDropped(json(completion), call);
+  }
+
+  ctx.log.stream = true;
+  // A stream's call also stops when its response body is cancelled (`abort`).
+  const abort = new AbortController();
+  call.signal = followed(abort, ctx.signal);
+  const streamed = content ? new StreamedParts() : null;
+  const renderer = new ChatChunkRenderer({
+    requestId: ctx.requestId,
+    created,
+    model: record.id,
+    includeUsage: req.includeUsage,
+    excludeReasoning,
+  });
+  const response = await untilClientLeaves(
+    ctx,
+    () =>
+      eventStreamResponse(provider.chatStream(req, call), renderer, {
+        abort,
+        signal: call.signal,
+        observe(events) {
+          for (const event of events) {
+            if (event.type !== "usage") continue;
+            ctx.log.prompt_tokens = event.usage.input;
+            ctx.log.completion_tokens = event.usage.output;
+          }
+          streamed?.add(events);
+        },
+        deferLog() {
+          const finish = ctx.deferLog();
+          return (outcome) => {
+            if (content && streamed) {
+              content.output = renderMessage(streamed.parts, excludeReasoning);
+            }
+            finish(outcome);
+          };
+        },
+        onUnexpected(error) {
+          logger.error("chat stream failed", error, ctx.requestId);
+          return internalError(ctx.requestId);
+        },
+      }),
+  );
+  return withDropped(response, call);
+}
+
+/** `abort`'s signal, aborted also when `signal` is (one listener; `AbortSignal.any` costs
+ * several microseconds per request). */
+function followed(abort: AbortController, signal: AbortSignal): AbortSignal {
+  if (signal.aborted) abort.abort(signal.reason);
+  else signal.addEventListener("abort", () => abort.abort(signal.reason), { once: true });
+  return abort.signal;
+}
+
+/** The model's capabilities against what the request uses (spec §4.2 rules 4–6): image parts,
+ * by URL too, need `image_input`; tools, tool calls and tool messages `function_calling`. */
+function checkCapabilities(req: CanonicalRequest, record: ModelRecord): void {
+  const id = record.id;
+  if (!record.chat_completions) {
+    throw unsupportedCapability(`The model \`${id}\` does not support chat completions.`, "model");
+  }
+  if (!record.image_input) {
+    req.messages.forEach((m, i) => {
+      // A user message's parts are its content parts, one for one.
+      const j = m.parts.findIndex((p) => p.type === "image");
+      if (j >= 0) {
+        throw unsupportedCapability(
+          `The model \`${id}\` does not accept image input; send text only or use a model with image_input.`,
+          `messages[${i}].content[${j}]`,
+        );
+      }
+    });
+  }
+  if (!record.function_calling) {
+    const why = `The model \`${id}\` does not support function calling (tools).`;
+    if (req.options.tools.length > 0) throw unsupportedCapability(why, "tools");
+    req.messages.forEach((m, i) => {
+      if (m.role === "tool") throw unsupportedCapability(why, `messages[${i}].role`);
+      if (m.parts.some((p) => p.type === "tool_call")) {
+        throw unsupportedCapability(why, `messages[${i}].tool_calls`);
+      }
+    });
+  }
+}
+
+/** Runs a provider call; a failure caused by the client leaving is reported as such (499),
+ * not as a server error. */
+async function untilClientLeaves<T>(ctx: RequestContext, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (e) {
+    if (ctx.signal.aborted && !(e instanceof ApiError)) throw clientClosed();
+    throw e;
+  }
+}
+
+/** The response with the dropped-params header, when the back end dropped any. */
+function withDropped(response: Response, call: CallContext): Response {
+  if (call.dropped.size > 0) {
+    response.headers.set(DROPPED_HEADER, [...call.dropped].sort().join(","));
+  }
+  return response;
+}
