@@ -194,6 +194,9 @@ function join(path: string, key: string | number): string {
   return path === "" ? key : `${path}.${key}`;
 }
 
+/** Items of a string array at most. */
+const MAX_STRINGS = 64;
+
 /** Reads one JSON object field by field, rejecting unknown keys. */
 export class Fields {
   readonly #seen = new Set<string>();
@@ -219,13 +222,20 @@ export class Fields {
     return this.obj[key] !== undefined;
   }
 
-  string(key: string, fallback?: string): string {
+  /** A non-empty string of at most `maxLength` characters (a record must fit a KV value). */
+  string(key: string, fallback?: string, maxLength = 256): string {
     const v = this.raw(key);
     if (v === undefined && fallback !== undefined) return fallback;
     if (typeof v !== "string" || v === "") {
       throw new FieldError(
         this.at(key),
         v === undefined ? "is required" : `must be a non-empty string, not ${describe(v)}`,
+      );
+    }
+    if (v.length > maxLength) {
+      throw new FieldError(
+        this.at(key),
+        `must be at most ${maxLength} characters, not ${v.length}`,
       );
     }
     return v;
@@ -276,17 +286,21 @@ export class Fields {
     return v as T;
   }
 
+  /** An array of at most 64 non-empty strings of at most 256 characters each. */
   strings(key: string, fallback: string[]): string[] {
     const v = this.raw(key);
     if (v === undefined) return fallback;
     if (!Array.isArray(v)) {
       throw new FieldError(this.at(key), `must be an array of strings, not ${describe(v)}`);
     }
+    if (v.length > MAX_STRINGS) {
+      throw new FieldError(this.at(key), `must have at most ${MAX_STRINGS} items, not ${v.length}`);
+    }
     return v.map((item, i) => {
-      if (typeof item !== "string" || item === "") {
+      if (typeof item !== "string" || item === "" || item.length > 256) {
         throw new FieldError(
           join(this.at(key), i),
-          `must be a non-empty string, not ${describe(item)}`,
+          `must be a non-empty string of at most 256 characters, not ${describe(item)}`,
         );
       }
       return item;
@@ -396,7 +410,7 @@ function readProvider(value: Json, path: string): ProviderConfig {
   const provider: ProviderConfig = {
     id,
     style,
-    base_url: remote ? f.string("base_url", DEFAULT_BASE_URL[style]) : "",
+    base_url: remote ? f.string("base_url", DEFAULT_BASE_URL[style], 2048) : "",
     api_key_env: remote ? f.nullableString("api_key_env", null) : null,
     timeout_ms: f.int("timeout_ms", 120_000),
     max_retries: f.int("max_retries", 2, 0, 10),

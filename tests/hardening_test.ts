@@ -25,11 +25,9 @@ import {
   describeWatch,
   type Gateway,
   type GatewayOptions,
-  hugeDeclaredPng,
   isErrorBody,
   type Json,
   kvBytes,
-  pngDataUrl,
   RawConnection,
   sleep,
   SLOW_MODEL,
@@ -37,9 +35,9 @@ import {
   tail,
   waitFor,
   watch,
-  zerosDeflated,
-  zTxtBombPng,
 } from "./support/attack.ts";
+import { pngDeclaring, textBombPng } from "./support/bombs.ts";
+import { dataUrl } from "./support/images.ts";
 
 /** "Within a few seconds" for an attack request. */
 const FEW_SECONDS = 5000;
@@ -235,9 +233,13 @@ let bomb1GiB: Promise<Uint8Array> | undefined;
 let bomb512MiB: Promise<Uint8Array> | undefined;
 
 attackTest("images: a PNG whose zTXt chunk inflates to 1 GiB is contained", async (gw) => {
-  bomb1GiB ??= zerosDeflated(1024 * 1024 * 1024).then(zTxtBombPng);
+  bomb1GiB ??= textBombPng(1024 * 1024 * 1024);
   const png = await bomb1GiB;
-  const body = { model: "sim-moderation", input: "hello", input_images: [pngDataUrl(png)] };
+  const body = {
+    model: "sim-moderation",
+    input: "hello",
+    input_images: [dataUrl("image/png", png)],
+  };
   const { result, watch: w } = await watch(
     gw,
     () => call(gw, "/v1/moderations", { body, timeoutMs: ATTACK_TIMEOUT }),
@@ -248,8 +250,8 @@ attackTest("images: a PNG whose zTXt chunk inflates to 1 GiB is contained", asyn
 });
 
 attackTest("images: 16 zTXt bombs (512 MiB each) in one moderation request", async (gw) => {
-  bomb512MiB ??= zerosDeflated(512 * 1024 * 1024).then(zTxtBombPng);
-  const url = pngDataUrl(await bomb512MiB);
+  bomb512MiB ??= textBombPng(512 * 1024 * 1024);
+  const url = dataUrl("image/png", await bomb512MiB);
   // 16 × ~0.7 MB of base64: under the 20 MiB body limit (16 copies of the 1 GiB bomb are not).
   const body = {
     model: "sim-moderation",
@@ -266,7 +268,7 @@ attackTest("images: 16 zTXt bombs (512 MiB each) in one moderation request", asy
 });
 
 attackTest("images: a PNG declaring 100000×100000 pixels is refused with a 4xx", async (gw) => {
-  const url = pngDataUrl(await hugeDeclaredPng(100_000, 100_000));
+  const url = dataUrl("image/png", pngDeclaring(100_000, 100_000, new Uint8Array(64)));
   const { result, watch: w } = await watch(gw, async () => [
     await call(gw, "/v1/moderations", {
       body: { model: "sim-moderation", input: "hello", input_images: [url] },

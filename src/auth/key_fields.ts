@@ -4,6 +4,8 @@ import type { KeyRecord } from "./principal.ts";
 
 const NAME_MAX = 200;
 const MODEL_PATTERN = /^[A-Za-z0-9*][A-Za-z0-9._:\/*-]{0,127}$/;
+/** Ids or globs of a key's allow-list at most (its record must fit a KV value). */
+const MAX_MODELS = 256;
 
 /**
  * Validates the fields of a key to create (`name` required) or to change (every field
@@ -41,6 +43,12 @@ function readModels(value: unknown): string[] | null {
     throw new FieldError(
       "models",
       `must be an array of model ids or globs, or null for all, not ${describe(value)}`,
+    );
+  }
+  if (value.length > MAX_MODELS) {
+    throw new FieldError(
+      "models",
+      `must list at most ${MAX_MODELS} ids or globs, not ${value.length}`,
     );
   }
   return value.map((item, i) => {

@@ -59,6 +59,8 @@ export function keyRecordKey(hash: string): Deno.KvKey {
   return ["keys", "hash", hash];
 }
 const byId = (id: string) => ["keys", "id", id];
+/** What key ids look like (`key_` + 16 base62 characters); nothing else is looked up. */
+const KEY_ID = /^key_[A-Za-z0-9]{16}$/;
 /** `last_used` lives apart from the record (a `max` mutation) so that recording a use does
  * not change the record's versionstamp, which every instance checks on each request. */
 const usedKey = (id: string) => ["keys", "used", id];
@@ -159,6 +161,7 @@ export class KeyStore {
 
   /** The record with this id, or `null`. */
   async get(id: string): Promise<KeyRecord | null> {
+    if (!KEY_ID.test(id)) return null;
     const hash = await this.#kv.get<string>(byId(id));
     if (hash.value === null) return null;
     const [entry, used] = await this.#kv.getMany<[KeyRecord, Deno.KvU64]>([
@@ -184,6 +187,7 @@ export class KeyStore {
 
   /** Changes a key's fields; returns the new record, or `null` when there is no such key. */
   async update(id: string, fields: KeyFields): Promise<KeyRecord | null> {
+    if (!KEY_ID.test(id)) return null;
     for (;;) {
       const hash = await this.#kv.get<string>(byId(id));
       if (hash.value === null) return null;
@@ -208,6 +212,7 @@ export class KeyStore {
 
   /** Revokes (deletes) a key; returns whether it existed. */
   async revoke(id: string): Promise<boolean> {
+    if (!KEY_ID.test(id)) return false;
     const hash = await this.#kv.get<string>(byId(id));
     if (hash.value === null) return false;
     const result = await retryWhileBusy(() =>

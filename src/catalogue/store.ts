@@ -6,6 +6,8 @@ import type { ModelRecord } from "./model.ts";
 const MODEL_PREFIX = ["catalogue", "model"] as const;
 const VERSION_KEY = ["catalogue", "version"] as const;
 const BATCH = 500;
+/** Model ids are at most this long (config.ts checks them); longer ones are not looked up. */
+const MAX_ID_CHARS = 128;
 
 /** Options for {@link Catalogue.open}. */
 export interface CatalogueOptions {
@@ -98,6 +100,7 @@ export class Catalogue {
 
   /** Deletes a model record from KV; returns whether it existed. */
   async delete(id: string): Promise<boolean> {
+    if (id.length > MAX_ID_CHARS) return false;
     const entry = await this.#kv.get([...MODEL_PREFIX, id]);
     if (entry.versionstamp === null) return false;
     await retryWhileBusy(() =>

@@ -7,8 +7,8 @@
  * Nothing here waits without a bound: every fetch carries an `AbortSignal.timeout`, every raw
  * read a deadline, and {@link Gateway.stop} ends with SIGKILL.
  */
+import type { LogRecord } from "../../src/log/record.ts";
 import assert from "node:assert/strict";
-import { chunkBytes, concat, deflate, writePng } from "./png_writer.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const MAIN = `${ROOT}main.ts`;
@@ -72,20 +72,9 @@ export function defaultLikeConfig(): Json {
   return config;
 }
 
-/** One parsed stdout line of the gateway (a request record). */
-export interface LogLine {
-  ts: string;
-  request_id: string;
-  method: string;
-  path: string;
-  status: number;
-  ms: number;
-  ip: string;
-  model: string | null;
-  error: string | null;
-  /** When the test process read the line (performance.now()). */
-  seenAt: number;
-}
+/** One parsed stdout line of the gateway (a request record), and when the test process read
+ * it (performance.now()). */
+export type LogLine = LogRecord & { seenAt: number };
 
 /** A running `main.ts`. */
 export interface Gateway {
@@ -644,59 +633,4 @@ export class RawConnection {
     }
     await this.#reading;
   }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Hostile images.
-
-/** zlib data (RFC 1950) of `size` zero bytes, compressed by streaming 1 MiB at a time. */
-export async function zerosDeflated(size: number): Promise<Uint8Array> {
-  const block = new Uint8Array(1024 * 1024);
-  let left = size;
-  const source = new ReadableStream<BufferSource>({
-    pull(controller) {
-      if (left <= 0) return controller.close();
-      const n = Math.min(left, block.length);
-      controller.enqueue(n === block.length ? block : block.subarray(0, n));
-      left -= n;
-    },
-  });
-  const compressed = source.pipeThrough(new CompressionStream("deflate"));
-  return new Uint8Array(await new Response(compressed).arrayBuffer());
-}
-
-/** A valid 1×1 grey PNG with a zTXt chunk whose text inflates to `zeros` zero bytes. */
-export async function zTxtBombPng(zlibZeros: Uint8Array): Promise<Uint8Array> {
-  const keyword = new TextEncoder().encode("Comment");
-  const data = concat([keyword, Uint8Array.of(0, 0), zlibZeros]); // NUL, method 0 (deflate)
-  return await writePng({
-    width: 1,
-    height: 1,
-    colorType: 0,
-    depth: 8,
-    samples: [128],
-    chunks: [{ type: "zTXt", data }],
-  });
-}
-
-/** A PNG whose IHDR declares `width` × `height` (8-bit RGBA) followed by a small, truncated
- * IDAT: the header alone claims the size. */
-export async function hugeDeclaredPng(width: number, height: number): Promise<Uint8Array> {
-  const ihdr = new Uint8Array(13);
-  const dv = new DataView(ihdr.buffer);
-  dv.setUint32(0, width);
-  dv.setUint32(4, height);
-  ihdr.set([8, 6, 0, 0, 0], 8);
-  const idat = await deflate(new Uint8Array(64 * 1024));
-  return concat([
-    Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunkBytes({ type: "IHDR", data: ihdr }),
-    chunkBytes({ type: "IDAT", data: idat }),
-    chunkBytes({ type: "IEND", data: new Uint8Array() }),
-  ]);
-}
-
-/** A `data:image/png;base64,…` URL. */
-export function pngDataUrl(bytes: Uint8Array): string {
-  return `data:image/png;base64,${bytes.toBase64()}`;
 }

@@ -77,7 +77,5 @@ export function webpBytes(width: number, height: number): Uint8Array {
 
 /** A base64 data URL of the bytes. */
 export function dataUrl(mediaType: string, bytes: Uint8Array): string {
-  let binary = "";
-  for (const b of bytes) binary += String.fromCharCode(b);
-  return `data:${mediaType};base64,${btoa(binary)}`;
+  return `data:${mediaType};base64,${bytes.toBase64()}`;
 }

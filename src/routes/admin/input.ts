@@ -2,7 +2,7 @@ import { FieldError } from "../../config.ts";
 import type { RequestContext } from "../../context.ts";
 import { ApiError, invalidRequest } from "../../errors.ts";
 import { readJsonObject } from "../../http/body.ts";
-import { quote } from "../../quote.ts";
+import { clipMiddle, quote } from "../../quote.ts";
 
 /** The JSON object body of an admin request. */
 export function readBody(ctx: RequestContext): Promise<Record<string, unknown>> {
@@ -16,7 +16,8 @@ export function validated<T>(read: () => T): T {
   } catch (e) {
     if (e instanceof FieldError) {
       const param = e.path === "(root)" || e.path === "" ? null : e.path;
-      throw invalidRequest(param === null ? e.message : `${param}: ${e.message}`, param);
+      const where = param === null ? "" : `${clipMiddle(param, 200)}: `;
+      throw invalidRequest(`${where}${e.message}`, param);
     }
     throw e;
   }
