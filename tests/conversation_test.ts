@@ -3,7 +3,8 @@
  * against three models: the simulator, a model behind the fake OpenAI-style upstream and one
  * behind the fake Anthropic upstream (whose streams arrive in 5-byte slices that split lines,
  * events and UTF-8 characters). Each case checks the stream contract and that the stream adds
- * up to the non-streamed answer; then the three models' answers must have the same shape.
+ * up to the non-streamed answer; then the three models' answers must have the same shape in the
+ * spec's fields.
  */
 import assert from "node:assert/strict";
 import type OpenAI from "openai";
@@ -43,12 +44,45 @@ const TIME: ChatCompletionTool = {
 
 type Params = Omit<ChatCompletionCreateParamsNonStreaming, "model">;
 
-/** Replaces values by their kind, keeping the ones a client branches on. */
+/**
+ * The fields of completions and chunks that the spec defines (with OpenAI's `refusal` and
+ * `logprobs`, which the gateway always writes): the ones compared between models. Fields an
+ * OpenAI-style upstream adds and the gateway passes back on purpose (`system_fingerprint`,
+ * `service_tier`, `annotations`, usage details) are not.
+ */
+const SPEC_FIELDS: ReadonlySet<string> = new Set([
+  "id",
+  "object",
+  "created",
+  "model",
+  "choices",
+  "index",
+  "message",
+  "delta",
+  "role",
+  "content",
+  "refusal",
+  "logprobs",
+  "tool_calls",
+  "type",
+  "function",
+  "name",
+  "arguments",
+  "finish_reason",
+  "usage",
+  "prompt_tokens",
+  "completion_tokens",
+  "total_tokens",
+]);
+
+/** Replaces values by their kind, keeping the ones a client branches on; only the spec's
+ * fields are kept. */
 function shape(value: unknown, key = ""): unknown {
   if (Array.isArray(value)) return value.map((v) => shape(v));
   if (typeof value === "object" && value !== null) {
     return Object.fromEntries(
-      Object.keys(value).sort().map((k) => [k, shape((value as Record<string, unknown>)[k], k)]),
+      Object.keys(value).filter((k) => SPEC_FIELDS.has(k)).sort()
+        .map((k) => [k, shape((value as Record<string, unknown>)[k], k)]),
     );
   }
   if (typeof value === "string") {

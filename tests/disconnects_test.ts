@@ -5,7 +5,8 @@
  * tests send 10 KB bodies (see src/http/disconnect_watch.ts).
  */
 import assert from "node:assert/strict";
-import type { ChatChunk, ChatCompletion } from "../src/types/openai.ts";
+import type { CanonicalEvent } from "../src/canonical/events.ts";
+import type { CanonicalResult } from "../src/canonical/result.ts";
 import type { Provider } from "../src/providers/types.ts";
 import { postChat } from "./support/client.ts";
 import { startServer, testConfig } from "./support/server.ts";
@@ -23,8 +24,8 @@ function silentProvider() {
     });
   const provider: Provider = {
     id: "sim",
-    chat: (_req, ctx): Promise<ChatCompletion> => wait(ctx.signal),
-    chatStream: (_req, ctx): AsyncIterable<ChatChunk> => ({
+    chat: (_req, ctx): Promise<CanonicalResult> => wait(ctx.signal),
+    chatStream: (_req, ctx): AsyncIterable<CanonicalEvent[]> => ({
       [Symbol.asyncIterator]: () => ({ next: () => wait(ctx.signal) }),
     }),
   };

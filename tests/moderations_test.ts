@@ -408,11 +408,12 @@ Deno.test("guard moderation: a chat model's JSON answer becomes the 11 categorie
   assert.equal(guard.calls.length, 2);
   const call = guard.calls.find((c) => c.userText.includes("we attack at dawn"))!;
   assert.equal(call.upstreamModel, "guard-chat-v1");
-  assert.equal(call.request.temperature, 0);
+  assert.equal(call.request.options.temperature, 0);
   assert.equal(call.request.stream, false);
   const system = call.request.messages[0]!;
   assert.equal(system.role, "system");
-  for (const c of MODERATION_CATEGORIES) assert.ok(String(system.content).includes(`- ${c}:`));
+  const prompt = system.parts.map((p) => p.type === "text" ? p.text : "").join("");
+  for (const c of MODERATION_CATEGORIES) assert.ok(prompt.includes(`- ${c}:`));
 });
 
 Deno.test("guard moderation: images are sent with the text they pair with", async () => {

@@ -9,20 +9,35 @@
 import assert from "node:assert/strict";
 import { AnthropicProvider } from "../../src/providers/anthropic.ts";
 import { OpenAIProvider } from "../../src/providers/openai.ts";
-import type { ChatChunk } from "../../src/types/openai.ts";
+import type { CanonicalEvent } from "../../src/canonical/events.ts";
 import type { FakeUpstream } from "../support/fake_upstream.ts";
-import { callContext, chatRequest, providerDeps } from "../support/provider_call.ts";
+import {
+  assembleEvents,
+  callContext,
+  chatRequest,
+  collect,
+  providerDeps,
+} from "../support/provider_call.ts";
 import { STYLES, type UpstreamStyle } from "../support/provider_styles.ts";
 import { gatewayError } from "../support/rejection.ts";
 import { waitFor } from "../support/wait.ts";
 
-/** Reads a stream until it throws; returns the chunks before and the error. */
-async function streamFailure(stream: AsyncIterable<ChatChunk>) {
-  const chunks: ChatChunk[] = [];
+/** Reads a stream until it throws; returns the events before and the error. */
+async function streamFailure(stream: AsyncIterable<CanonicalEvent[]>) {
+  const events: CanonicalEvent[] = [];
   const error = await gatewayError(async () => {
-    for await (const chunk of stream) chunks.push(chunk);
+    for await (const batch of stream) events.push(...batch);
   });
-  return { chunks, error };
+  return { events, error };
+}
+
+/** Whether events end a stream cleanly: a `finish`, or the closing usage report (one after
+ * content began; Anthropic reports the input's usage at the start too). */
+function ended(events: readonly CanonicalEvent[]): boolean {
+  const content = events.findIndex((e) => e.type === "block_start");
+  return events.some((e, i) =>
+    e.type === "finish" || (e.type === "usage" && content !== -1 && i > content)
+  );
 }
 
 function quick(ms: number): Promise<void> {
@@ -70,7 +85,7 @@ for (const style of STYLES) {
     fake.faults = [{ status: 429, headers: { "retry-after-ms": "5" } }];
     const { provider } = style.make(fake.url, fake.apiKey);
     const completion = await provider.chat(chatRequest(), callContext());
-    assert.equal(completion.choices[0]!.finish_reason, "stop");
+    assert.equal(completion.finish, "stop");
     assert.equal(fake.received.length, 2);
   });
 
@@ -103,9 +118,8 @@ for (const style of STYLES) {
     await using fake = style.start();
     fake.faults = [{ status: 529, errorType: "overloaded_error" }];
     const { provider } = style.make(fake.url, fake.apiKey);
-    const chunks = [];
-    for await (const chunk of provider.chatStream(stream, callContext())) chunks.push(chunk);
-    assert.equal(chunks.at(-2)?.choices[0]?.finish_reason, "stop");
+    const events = await collect(provider.chatStream(stream, callContext()));
+    assert.equal(assembleEvents(events).finish, "stop");
     assert.equal(fake.received.length, 2);
   });
 
@@ -144,6 +158,7 @@ for (const style of STYLES) {
     const error = await gatewayError(() => provider.chat(chatRequest(), callContext()));
     assert.equal(error.status, 400);
     assert.equal(error.type, "invalid_request_error");
+    assert.equal(error.code, "invalid_request_error", "the upstream's type when it has no code");
     assert.equal(error.message, "prompt is too long for gw-model: 300000 tokens > 200000 maximum");
     assert.equal(fake.received.length, 1);
   });
@@ -203,9 +218,9 @@ for (const style of STYLES) {
     fake.faults = [{ garbage: "data: {not json\n\n" }, { garbage: "hello" }];
     const { provider } = style.make(fake.url, fake.apiKey);
     for (let i = 0; i < 2; i++) {
-      const { chunks, error } = await streamFailure(provider.chatStream(stream, callContext()));
+      const { events, error } = await streamFailure(provider.chatStream(stream, callContext()));
       assert.equal(error.status, 502);
-      assert.ok(chunks.every((c) => c.choices.every((ch) => ch.finish_reason === null)));
+      assert.ok(!ended(events));
     }
   });
 
@@ -241,11 +256,11 @@ for (const style of STYLES) {
     await using fake = style.start();
     fake.faults = [{ stallAfterEvents: 5 }];
     const { provider } = style.make(fake.url, fake.apiKey, { timeout_ms: 150 });
-    const { chunks, error } = await streamFailure(provider.chatStream(stream, callContext()));
-    assert.ok(chunks.length >= 1);
+    const { events, error } = await streamFailure(provider.chatStream(stream, callContext()));
+    assert.ok(events.length >= 1);
     assert.equal(error.status, 504);
     assert.equal(error.code, "upstream_timeout");
-    assert.ok(chunks.every((c) => c.choices.every((ch) => ch.finish_reason === null)));
+    assert.ok(!ended(events));
     await fake.last.gone;
     assert.equal(fake.received.length, 1);
   });
@@ -255,11 +270,10 @@ for (const style of STYLES) {
     fake.script = () => ({ text: "one two three four five six", toolCalls: [] });
     fake.faults = [{ errorAfterEvents: 4 }];
     const { provider } = style.make(fake.url, fake.apiKey);
-    const { chunks, error } = await streamFailure(provider.chatStream(stream, callContext()));
-    assert.ok(chunks.length >= 2);
-    assert.equal(chunks[0]!.choices[0]!.delta.role, "assistant");
-    assert.ok(chunks.every((c) => c.choices.every((ch) => ch.finish_reason === null)));
-    assert.ok(chunks.every((c) => c.usage === undefined));
+    const { events, error } = await streamFailure(provider.chatStream(stream, callContext()));
+    assert.equal(events[0]?.type, "start");
+    assert.ok(events.some((e) => e.type === "block_delta"));
+    assert.ok(!ended(events));
     assert.equal(error.status, 502);
     assert.equal(error.type, "upstream_error");
     assert.match(error.message, /Overloaded/);
@@ -271,9 +285,9 @@ for (const style of STYLES) {
     fake.script = () => ({ text: "one two three four five six", toolCalls: [] });
     fake.faults = [{ breakAfterEvents: 4 }];
     const { provider } = style.make(fake.url, fake.apiKey);
-    const { chunks, error } = await streamFailure(provider.chatStream(stream, callContext()));
-    assert.ok(chunks.length >= 2);
-    assert.ok(chunks.every((c) => c.choices.every((ch) => ch.finish_reason === null)));
+    const { events, error } = await streamFailure(provider.chatStream(stream, callContext()));
+    assert.ok(events.some((e) => e.type === "block_delta"));
+    assert.ok(!ended(events));
     assert.equal(error.status, 502);
     assert.equal(fake.received.length, 1);
   });
@@ -284,10 +298,10 @@ for (const style of STYLES) {
     fake.faults = [{ endAfterEvents: 4 }, { garbage: "" }];
     const { provider } = style.make(fake.url, fake.apiKey);
     for (let i = 0; i < 2; i++) {
-      const { chunks, error } = await streamFailure(provider.chatStream(stream, callContext()));
+      const { events, error } = await streamFailure(provider.chatStream(stream, callContext()));
       assert.equal(error.status, 502);
       assert.match(error.message, /ended before/);
-      assert.ok(chunks.every((c) => c.choices.every((ch) => ch.finish_reason === null)));
+      assert.ok(!ended(events));
     }
   });
 
@@ -346,16 +360,17 @@ for (const style of STYLES) {
     await using fake = style.start();
     fake.script = () => ({ text: "one two three", toolCalls: [] });
     // Events 40 ms apart (about 300 ms in all) against a 150 ms timeout; the reader takes
-    // 200 ms over each chunk, so the upstream often waits for it.
+    // 200 ms over each batch, so the upstream often waits for it.
     fake.faults = [{ paceMs: 40 }];
     const { provider } = style.make(fake.url, fake.apiKey, { timeout_ms: 150 });
-    const chunks: ChatChunk[] = [];
-    for await (const chunk of provider.chatStream(stream, callContext())) {
-      chunks.push(chunk);
+    const events: CanonicalEvent[] = [];
+    for await (const batch of provider.chatStream(stream, callContext())) {
+      events.push(...batch);
       await quick(200);
     }
-    assert.equal(chunks.map((c) => c.choices[0]?.delta.content ?? "").join(""), "one two three");
-    assert.equal(chunks.at(-2)?.choices[0]?.finish_reason, "stop");
+    const answer = assembleEvents(events);
+    assert.deepEqual(answer.parts, [{ type: "text", text: "one two three" }]);
+    assert.equal(answer.finish, "stop");
   });
 
   t(
@@ -383,9 +398,9 @@ for (const style of STYLES) {
       fake.script = () => ({ text: "one two three four five six", toolCalls: [] });
       fake.faults = [{ longLineAfterEvents: 5, longLineBytes: 16 * MiB }];
       const { provider } = capped(style, fake);
-      const { chunks, error } = await streamFailure(provider.chatStream(stream, callContext()));
-      assert.ok(chunks.length >= 1);
-      assert.ok(chunks.every((c) => c.choices.every((ch) => ch.finish_reason === null)));
+      const { events, error } = await streamFailure(provider.chatStream(stream, callContext()));
+      assert.ok(events.length >= 1);
+      assert.ok(!ended(events));
       assert.equal(error.status, 502);
       assert.match(error.message, /a stream event larger than the gateway accepts \(16384 bytes\)/);
       assert.match(await fake.last.gone, /request signal|stream cancelled/);
@@ -396,9 +411,9 @@ for (const style of STYLES) {
     await using fake = style.start();
     fake.script = () => ({ text: "word ".repeat(2000), toolCalls: [] });
     const { provider } = capped(style, fake);
-    const long = chatRequest({ stream: true, max_tokens: 4000 });
-    const { chunks, error } = await streamFailure(provider.chatStream(long, callContext()));
-    assert.ok(chunks.length >= 1);
+    const long = chatRequest({ stream: true }, { maxTokens: 4000, maxTokensGiven: true });
+    const { events, error } = await streamFailure(provider.chatStream(long, callContext()));
+    assert.ok(events.length >= 1);
     assert.equal(error.status, 502);
     assert.match(error.message, /sent an answer larger than the gateway accepts \(65536 bytes\)/);
   });
@@ -414,7 +429,9 @@ for (const style of STYLES) {
         errorPadBytes: 2 * MiB,
       }];
       const { provider, output } = capped(style, fake, true);
-      const request = chatRequest({ messages: [{ role: "user", content: PROMPT }] });
+      const request = chatRequest({
+        messages: [{ role: "user", parts: [{ type: "text", text: PROMPT }] }],
+      });
       const error = await gatewayError(() => provider.chat(request, callContext()));
       assert.equal(error.status, 400);
       assert.match(error.message, /rejected the request \(HTTP 400\)/);
@@ -432,7 +449,9 @@ for (const style of STYLES) {
         await using fake = style.start();
         fake.faults = [{ status: 400, errorType: "invalid_request_error", quotePrompt: true }];
         const { provider, output } = capped(style, fake, includeContent);
-        const request = chatRequest({ messages: [{ role: "user", content: PROMPT }] });
+        const request = chatRequest({
+          messages: [{ role: "user", parts: [{ type: "text", text: PROMPT }] }],
+        });
         const error = await gatewayError(() => provider.chat(request, callContext()));
         assert.equal(error.status, 400);
         assert.match(error.message, /input_value='\[\{"role":"user".*zebra-sentinel.*…'\)$/);
