@@ -91,6 +91,7 @@ Deno.test("CORS: a preflight from any origin is answered when cors_origins is *"
   assert.equal(get.headers.get("access-control-allow-origin"), "*");
   assert.match(get.headers.get("access-control-expose-headers")!, /x-request-id/);
   assert.match(get.headers.get("access-control-expose-headers")!, /x-ratelimit-remaining-requests/);
+  assert.match(get.headers.get("access-control-expose-headers")!, /x-switchyard-dropped-params/);
 });
 
 Deno.test("CORS: only configured origins are allowed", async () => {

@@ -5,6 +5,7 @@ const EXPOSED = [
   "x-ratelimit-remaining-requests",
   "x-ratelimit-reset-requests",
   "retry-after",
+  "x-switchyard-dropped-params",
 ].join(", ");
 
 const ALLOWED_METHODS = "GET, POST, PUT, PATCH, DELETE, OPTIONS";
