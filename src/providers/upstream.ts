@@ -119,9 +119,10 @@ export function isRetryableStatus(status: number): boolean {
 
 /**
  * Maps an upstream error response to the gateway's error (DESIGN §6, §7): 429 stays 429,
- * a request the upstream rejected stays 400 (413) with the upstream's message, the upstream
- * refusing our credentials or not knowing the model is our fault (502, no upstream text),
- * everything else is a 502 `upstream_error`.
+ * a request the upstream rejected stays 400 (413) with the upstream's message and a string
+ * code (the upstream's code, else its error type, else `upstream_invalid_request`), the
+ * upstream refusing our credentials or not knowing the model is our fault (502, no upstream
+ * text), everything else is a 502 `upstream_error`.
  */
 export function mapUpstreamStatus(
   provider: string,
@@ -138,7 +139,7 @@ export function mapUpstreamStatus(
       return new ApiError(413, "invalid_request_error", message, { code: "request_too_large" });
     }
     return new ApiError(400, "invalid_request_error", message, {
-      code: detail.code,
+      code: detail.code ?? detail.type ?? "upstream_invalid_request",
       param: detail.param,
     });
   }

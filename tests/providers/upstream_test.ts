@@ -35,8 +35,13 @@ Deno.test("mapUpstreamStatus: the fault table of DESIGN §6", () => {
     "rate_limit_error",
     "insufficient_quota",
   ]);
-  assert.deepEqual(row(400), [400, "invalid_request_error", null]);
-  assert.deepEqual(row(422), [400, "invalid_request_error", null]);
+  assert.deepEqual(row(400), [400, "invalid_request_error", "upstream_invalid_request"]);
+  assert.deepEqual(row(422), [400, "invalid_request_error", "upstream_invalid_request"]);
+  assert.deepEqual(row(400, said("bad", { type: "invalid_request_error" })), [
+    400,
+    "invalid_request_error",
+    "invalid_request_error",
+  ]);
   assert.deepEqual(row(413), [413, "invalid_request_error", "request_too_large"]);
   for (const status of [401, 403, 404, 408, 409, 500, 502, 503, 504, 529]) {
     assert.deepEqual(row(status), [502, "upstream_error", "upstream_error"], `HTTP ${status}`);
