@@ -8,13 +8,32 @@
  *   deno task bench --soak --streams N   that many concurrent streams instead
  *   deno task bench --seconds 5     length of each wrk run (default 5)
  *   deno task bench --rounds 2      interleaved rounds per row (default 2; medians reported)
+ *   deno task bench --against main  also a Switchyard built from a git revision (a branch, a tag,
+ *                                   a commit, HEAD~1), in the same run: see below
+ *
+ * `--against REV` checks REV out into a detached git worktree (`.bench-out/against-<pid>`, removed
+ * at the end, also when the run fails or is interrupted; one left by a killed run is removed by
+ * the next) and starts its `main.ts` as a second Switchyard on core 0, with its own KV file and
+ * bench key (made with REV's own `KeyStore`) and the same config, less any field REV's
+ * `src/config.ts` does not name (each side's config reader rejects unknown keys; what was left out
+ * is printed). The fake upstream, the pass-through and wrk stay this checkout's. Its rows
+ * (`switchyard@REV`, and `switchyard@REV→anthropic`) are measured in every round with the others,
+ * REV and this checkout taking turns to go first, and a "CPU vs REV" column gives this checkout's
+ * CPU µs per request as a percentage of REV's, also printed after the table and stored in
+ * results.json under `against`: the figure that should stay within 105% for a non-stream request.
  *
  * Switchyard runs as in production: auth on (a key whose limits are raised out of the way but
  * still counted in KV on every request), validation on, logging on (stdout and KV). The
  * micro-benchmarks of the hot pieces are `deno task bench:micro`.
  */
-import { KeyStore } from "../src/auth/keys.ts";
-import { systemClock } from "../src/clock.ts";
+import {
+  addWorktree,
+  createBenchKey,
+  fitConfig,
+  removeStaleWorktrees,
+  removeWorktree,
+  type Worktree,
+} from "./against.ts";
 import { chatBody } from "./fixtures.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
@@ -46,11 +65,22 @@ function parseArgs(argv: string[]) {
     const i = argv.indexOf(`--${name}`);
     return i >= 0 ? Number(argv[i + 1]) : fallback;
   };
+  const i = argv.indexOf("--against");
+  const against = i >= 0 ? argv[i + 1] ?? "" : null;
+  if (against !== null && (against === "" || against.startsWith("-"))) {
+    console.error("--against needs a git revision: deno task bench --against main");
+    Deno.exit(2);
+  }
+  if (against !== null && argv.includes("--soak")) {
+    console.error("--against is for the table, not the soak");
+    Deno.exit(2);
+  }
   return {
     soak: argv.includes("--soak"),
     seconds: get("seconds", 5),
     rounds: get("rounds", 2),
     streams: get("streams", 1000),
+    against,
   };
 }
 
@@ -80,17 +110,25 @@ async function spawn(
   argv: string[],
   env: Record<string, string>,
   port: number,
+  cwd = ROOT,
 ): Promise<Proc> {
   const [cmd, ...rest] = pinned(core, argv);
   const log = await Deno.open(`${OUT}/${name}.log`, { write: true, create: true, truncate: true });
   const child = new Deno.Command(cmd!, {
     args: rest,
+    cwd,
     env: { NO_COLOR: "1", ...env },
     stdout: "piped",
     stderr: "piped",
   }).spawn();
   child.stdout.pipeTo(log.writable).catch(() => {});
-  child.stderr.pipeTo(new WritableStream()).catch(() => {});
+  const errors = await Deno.open(`${OUT}/${name}.stderr.log`, {
+    write: true,
+    create: true,
+    truncate: true,
+  });
+  child.stderr.pipeTo(errors.writable).catch(() => {});
+  atExit.add(() => stop({ name, child, pid: child.pid, port }));
   for (let i = 0; i < 400; i++) {
     try {
       const conn = await Deno.connect({ hostname: "127.0.0.1", port });
@@ -100,7 +138,18 @@ async function spawn(
       await new Promise((r) => setTimeout(r, 25));
     }
   }
-  throw new Error(`${name} did not start on port ${port}`);
+  throw new Error(
+    `${name} did not start on port ${port} (see ${OUT}/${name}.log and ${name}.stderr.log)`,
+  );
+}
+
+/** What an interrupted run must still undo (its processes, its worktree), newest first. */
+const atExit = new Set<() => Promise<void>>();
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  Deno.addSignalListener(signal, async () => {
+    for (const undo of [...atExit].reverse()) await undo().catch(() => {});
+    Deno.exit(130);
+  });
 }
 
 async function stop(proc: Proc): Promise<void> {
@@ -235,7 +284,14 @@ function medianSample(samples: Sample[]): Sample {
   };
 }
 
-async function benchConfig(upstreamPort: number, kvPath: string): Promise<string> {
+/** The bench config for the Switchyard at `root`, written to `path`: fields its `src/config.ts`
+ * does not know are left out (see `fitConfig`); resolves with their paths. */
+async function benchConfig(
+  upstreamPort: number,
+  kvPath: string,
+  root: string,
+  path: string,
+): Promise<string[]> {
   const config = {
     server: { hostname: "127.0.0.1", port: 0 },
     kv: { path: kvPath },
@@ -260,37 +316,24 @@ async function benchConfig(upstreamPort: number, kvPath: string): Promise<string
       { id: "bench-claude", provider: "bench-anthropic", chat_completions: true, access: "key" },
     ],
   };
-  const path = `${OUT}/switchyard.bench.json`;
-  await Deno.writeTextFile(path, JSON.stringify(config, null, 2));
-  return path;
-}
-
-/** A key with limits raised out of the way (still counted in KV on every request). */
-async function benchKey(kvPath: string): Promise<string> {
-  const kv = await Deno.openKv(kvPath);
-  try {
-    const high = { per_minute: 1_000_000_000, per_day: 1_000_000_000 };
-    const { key } = await new KeyStore(kv, systemClock).create({
-      name: "bench",
-      limits: { chat: high, other: high, images: high },
-    });
-    return key;
-  } finally {
-    kv.close();
-  }
+  const fitted = await fitConfig(config, root);
+  await Deno.writeTextFile(path, JSON.stringify(fitted.config, null, 2));
+  return fitted.dropped;
 }
 
 function fmt(n: number, digits = 2): string {
   return Number.isFinite(n) ? n.toFixed(digits) : "n/a";
 }
 
-/** A fresh KV file with the bench key in it, and the config pointing at the upstream. */
-async function benchSetup(name: string, upstreamPort: number) {
+/** A fresh KV file with the bench key in it, and the config pointing at the upstream, for the
+ * Switchyard at `root` (this checkout's unless `--against`'s worktree). */
+async function benchSetup(name: string, upstreamPort: number, root = ROOT) {
   const kvPath = `${OUT}/${name}.kv.sqlite`;
   for (const f of [kvPath, `${kvPath}-wal`, `${kvPath}-shm`]) await Deno.remove(f).catch(() => {});
-  const key = await benchKey(kvPath);
-  const configPath = await benchConfig(upstreamPort, kvPath);
-  return { key, configPath };
+  const key = await createBenchKey(root, kvPath);
+  const configPath = root === ROOT ? `${OUT}/switchyard.bench.json` : `${OUT}/${name}.bench.json`;
+  const dropped = await benchConfig(upstreamPort, kvPath, root, configPath);
+  return { key, configPath, dropped };
 }
 
 /** Starts the fake upstream on core 1. */
@@ -310,15 +353,17 @@ function startPassthrough(name: string, upstreamPort: number): Promise<Proc> {
   }, port);
 }
 
-/** Starts Switchyard (`main.ts`, as `deno task start` runs it) on core 0. */
-function startSwitchyard(name: string, configPath: string): Promise<Proc> {
+/** Starts Switchyard (`main.ts`, as `deno task start` runs it) on core 0: this checkout's, or
+ * the one at `root` (run from there, so that its own deno.json applies). */
+function startSwitchyard(name: string, configPath: string, root = ROOT): Promise<Proc> {
   const port = freePort();
   return spawn(
     name,
     0,
-    [Deno.execPath(), "run", "-A", `${ROOT}main.ts`, "--config", configPath],
+    [Deno.execPath(), "run", "-A", `${root}main.ts`, "--config", configPath],
     { PORT: String(port), BENCH_UPSTREAM_KEY: "sk-upstream-bench" },
     port,
+    root,
   );
 }
 
@@ -327,44 +372,101 @@ function chatUrl(proc: Proc): string {
   return `http://127.0.0.1:${proc.port}/v1/chat/completions`;
 }
 
+interface Target {
+  label: string;
+  proc: Proc;
+  url: string;
+  model: string;
+  key: string | null;
+}
+
+/** Throws unless the Switchyard of `t` answers one chat of each bench model with a 200: a
+ * revision that cannot serve the bench's requests has no CPU figures worth comparing. */
+async function checkAnswers(t: Target): Promise<void> {
+  for (const model of ["bench-openai", "bench-claude"]) {
+    const res = await fetch(t.url, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${t.key}` },
+      body: chatBody(model, false),
+    });
+    const text = await res.text();
+    if (res.status !== 200) {
+      throw new Error(
+        `${t.label} answered a ${model} chat with ${res.status} ${
+          text.slice(0, 300)
+        } (see ${OUT}/${t.proc.name}.stderr.log)`,
+      );
+    }
+  }
+}
+
 async function table(): Promise<void> {
   const upstreamPort = freePort();
   const { key, configPath } = await benchSetup("bench", upstreamPort);
-  const upstream = await startUpstream("upstream", upstreamPort, { CHUNKS: "20" });
-  const passthrough = await startPassthrough("passthrough", upstreamPort);
-  const switchyard = await startSwitchyard("switchyard", configPath);
-  const targets = [
-    {
+  const procs: Proc[] = [];
+  const started = (proc: Proc) => {
+    procs.push(proc);
+    return proc;
+  };
+  let tree: Worktree | null = null;
+  try {
+    if (args.against !== null) {
+      await removeStaleWorktrees(ROOT, OUT);
+      const added = tree = await addWorktree(ROOT, OUT, args.against);
+      atExit.add(() => removeWorktree(ROOT, added.root));
+    }
+    const upstream = started(await startUpstream("upstream", upstreamPort, { CHUNKS: "20" }));
+    const passthrough = started(await startPassthrough("passthrough", upstreamPort));
+    let rev: Target | null = null;
+    let dropped: string[] = [];
+    if (tree) {
+      const setup = await benchSetup("rev", upstreamPort, tree.root);
+      dropped = setup.dropped;
+      const proc = started(await startSwitchyard("switchyard-rev", setup.configPath, tree.root));
+      rev = {
+        label: `switchyard@${tree.rev}`,
+        proc,
+        url: chatUrl(proc),
+        model: "bench-openai",
+        key: setup.key,
+      };
+    }
+    if (rev) await checkAnswers(rev);
+    const switchyard = started(await startSwitchyard("switchyard", configPath));
+    const direct: Target = {
       label: "direct",
       proc: upstream,
       url: chatUrl(upstream),
       model: "bench-upstream",
       key: null,
-    },
-    {
+    };
+    const pass: Target = {
       label: "passthrough",
       proc: passthrough,
       url: chatUrl(passthrough),
       model: "bench-upstream",
       key: null,
-    },
-    {
+    };
+    const sy: Target = {
       label: "switchyard",
       proc: switchyard,
       url: chatUrl(switchyard),
       model: "bench-openai",
       key,
-    },
-  ] as const;
-  try {
+    };
+    /** The Switchyards in round `round`'s order: REV and this checkout take turns to go first. */
+    const switchyards = (round: number): Target[] =>
+      rev ? (round % 2 ? [sy, rev] : [rev, sy]) : [sy];
     // Warm up every target (JIT, connection pools).
-    for (const t of targets) {
+    for (const t of [direct, pass, ...switchyards(0)]) {
       await wrk(t.url, 32, chatBody(t.model, false), t.key, t.proc);
     }
     const load = await loadAverage();
     const rows: string[] = [
-      "| mode | conns | target | req/s | p50 ms | p99 ms | added p50 ms | added p99 ms | vs pass-through | CPU µs/req | peak RSS MB | errors |",
-      "|---|---|---|---|---|---|---|---|---|---|---|---|",
+      `| mode | conns | target | req/s | p50 ms | p99 ms | added p50 ms | added p99 ms | vs pass-through | CPU µs/req |${
+        rev ? ` CPU vs ${tree!.rev} |` : ""
+      } peak RSS MB | errors |`,
+      `|---|---|---|---|---|---|---|---|---|---|${rev ? "---|" : ""}---|---|`,
     ];
     const row = (
       mode: string,
@@ -373,104 +475,174 @@ async function table(): Promise<void> {
       s: Sample,
       direct: Sample | null,
       pass: Sample | null,
+      base: Sample | null = null,
     ) => {
       const added = (v: number) => direct ? fmt(v) : "";
       const ratio = pass ? `${fmt((s.rps / pass.rps) * 100, 0)}%` : "";
+      const vsRev = rev
+        ? ` ${base ? `${fmt((s.cpuUsPerRequest / base.cpuUsPerRequest) * 100, 0)}%` : ""} |`
+        : "";
       rows.push(
         `| ${mode} | ${conns} | ${label} | ${fmt(s.rps, 0)} | ${fmt(s.p50)} | ${fmt(s.p99)} | ${
           added(s.p50 - (direct?.p50 ?? 0))
-        } | ${added(s.p99 - (direct?.p99 ?? 0))} | ${ratio} | ${fmt(s.cpuUsPerRequest, 0)} | ${
-          fmt(s.rssMb, 0)
-        } | ${s.errors} |`,
+        } | ${added(s.p99 - (direct?.p99 ?? 0))} | ${ratio} | ${
+          fmt(s.cpuUsPerRequest, 0)
+        } |${vsRev} ${fmt(s.rssMb, 0)} | ${s.errors} |`,
       );
     };
     const results: Record<string, Sample> = {};
+    /** This checkout's CPU µs per request over REV's, by row. */
+    const cpuRatio: Record<string, number> = {};
     for (const stream of [false, true]) {
       for (const conns of [32, 256]) {
         const mode = stream ? "stream 20" : "non-stream";
         const samples = new Map<string, Sample[]>();
         for (let round = 0; round < args.rounds; round++) {
-          for (const t of targets) {
+          for (const t of [direct, pass, ...switchyards(round)]) {
             const s = await wrk(t.url, conns, chatBody(t.model, stream), t.key, t.proc);
             samples.set(t.label, [...(samples.get(t.label) ?? []), s]);
           }
         }
-        const direct = medianSample(samples.get("direct")!);
-        const pass = medianSample(samples.get("passthrough")!);
-        const sy = medianSample(samples.get("switchyard")!);
-        row(mode, conns, "direct", direct, null, null);
-        row(mode, conns, "passthrough", pass, direct, null);
-        row(mode, conns, "switchyard", sy, direct, pass);
+        const d = medianSample(samples.get("direct")!);
+        const p = medianSample(samples.get("passthrough")!);
+        const s = medianSample(samples.get("switchyard")!);
+        const r = rev ? medianSample(samples.get(rev.label)!) : null;
+        row(mode, conns, "direct", d, null, null);
+        row(mode, conns, "passthrough", p, d, null);
+        if (rev && r) row(mode, conns, rev.label, r, d, p);
+        row(mode, conns, "switchyard", s, d, p, r);
         Object.assign(results, {
-          [`${mode} @${conns} direct`]: direct,
-          [`${mode} @${conns} passthrough`]: pass,
-          [`${mode} @${conns} switchyard`]: sy,
+          [`${mode} @${conns} direct`]: d,
+          [`${mode} @${conns} passthrough`]: p,
+          [`${mode} @${conns} switchyard`]: s,
         });
+        if (rev && r) {
+          results[`${mode} @${conns} ${rev.label}`] = r;
+          cpuRatio[`${mode} @${conns}`] = s.cpuUsPerRequest / r.cpuUsPerRequest;
+        }
       }
     }
     // The Anthropic adapter prices translation: the same requests to a fake Anthropic upstream,
     // interleaved with the pass-through for the ratio.
     for (const stream of [false, true]) {
       const mode = stream ? "stream 20" : "non-stream";
-      const claude: Sample[] = [];
-      const pass: Sample[] = [];
+      const claude = new Map<Target, Sample[]>([[sy, []]]);
+      if (rev) claude.set(rev, []);
+      const passSamples: Sample[] = [];
       for (let round = 0; round < args.rounds; round++) {
-        pass.push(
-          await wrk(targets[1].url, 32, chatBody("bench-upstream", stream), null, passthrough),
+        passSamples.push(
+          await wrk(pass.url, 32, chatBody("bench-upstream", stream), null, passthrough),
         );
-        claude.push(
-          await wrk(targets[2].url, 32, chatBody("bench-claude", stream), key, switchyard),
-        );
+        for (const t of switchyards(round)) {
+          claude.get(t)!.push(
+            await wrk(t.url, 32, chatBody("bench-claude", stream), t.key, t.proc),
+          );
+        }
       }
-      const sy = medianSample(claude);
-      row(mode, 32, "switchyard→anthropic", sy, null, medianSample(pass));
-      results[`${mode} @32 switchyard→anthropic`] = sy;
+      const passMedian = medianSample(passSamples);
+      const s = medianSample(claude.get(sy)!);
+      const r = rev ? medianSample(claude.get(rev)!) : null;
+      if (rev && r) {
+        row(mode, 32, `${rev.label}→anthropic`, r, null, passMedian);
+        results[`${mode} @32 ${rev.label}→anthropic`] = r;
+        cpuRatio[`${mode} @32 →anthropic`] = s.cpuUsPerRequest / r.cpuUsPerRequest;
+      }
+      row(mode, 32, "switchyard→anthropic", s, null, passMedian, r);
+      results[`${mode} @32 switchyard→anthropic`] = s;
     }
     const ttfbs = [];
     for (
-      const [t, model] of [[targets[0], "bench-upstream"], [targets[1], "bench-upstream"], [
-        targets[2],
+      const [t, model] of [[direct, "bench-upstream"], [pass, "bench-upstream"], [
+        sy,
         "bench-openai",
       ]] as const
     ) {
       ttfbs.push(await ttfb(t.url, chatBody(model, true), t.key));
     }
     const [ttfbDirect, ttfbPass, ttfbSy] = ttfbs as [number, number, number];
+    const ttfbRev = rev ? await ttfb(rev.url, chatBody("bench-openai", true), rev.key) : NaN;
     console.log(
       `\nSwitchyard load benchmark: ${args.seconds} s per run, ${args.rounds} interleaved rounds (medians; peak RSS is the largest seen), taskset ${
         TASKSET ? "on (gateways on core 0; upstream and wrk on core 1)" : "off"
       }, Deno ${Deno.version.deno}, load average ${load} before the runs and ${await loadAverage()} after\n`,
     );
+    if (tree && rev) {
+      console.log(
+        `${rev.label} is ${tree.commit}, checked out in ${tree.root}; config fields left out for it: ${
+          dropped.length ? dropped.join(", ") : "none"
+        }\n`,
+      );
+    }
     console.log(rows.join("\n"));
     console.log(
       `\nUnloaded time to first byte of a stream (median of 200): direct ${
         fmt(ttfbDirect, 3)
       } ms, pass-through ${fmt(ttfbPass, 3)} ms, switchyard ${
         fmt(ttfbSy, 3)
-      } ms (switchyard − pass-through = ${fmt(ttfbSy - ttfbPass, 3)} ms)`,
+      } ms (switchyard − pass-through = ${fmt(ttfbSy - ttfbPass, 3)} ms)${
+        rev ? `, ${rev.label} ${fmt(ttfbRev, 3)} ms` : ""
+      }`,
     );
     console.log(
-      `Peak RSS over the whole run: switchyard ${
-        fmt(await peakRssMb(switchyard.pid), 0)
-      } MB, pass-through ${fmt(await peakRssMb(passthrough.pid), 0)} MB, upstream ${
+      `Peak RSS over the whole run: switchyard ${fmt(await peakRssMb(switchyard.pid), 0)} MB, ${
+        rev ? `${rev.label} ${fmt(await peakRssMb(rev.proc.pid), 0)} MB, ` : ""
+      }pass-through ${fmt(await peakRssMb(passthrough.pid), 0)} MB, upstream ${
         fmt(await peakRssMb(upstream.pid), 0)
       } MB`,
     );
+    if (tree && rev) {
+      console.log(
+        `CPU µs per request of this checkout as a percentage of ${rev.label}'s (medians; non-stream should stay within 105%): ${
+          Object.entries(cpuRatio).map(([k, v]) => `${k} ${fmt(v * 100, 0)}%`).join(", ")
+        }`,
+      );
+      const failed = Object.entries(results).filter(([k, s]) =>
+        s.errors > 0 && (k.includes(rev!.label) || k.includes(" switchyard"))
+      );
+      if (failed.length) {
+        console.log(
+          `Warning: errors in ${
+            failed.map(([k]) => k).join(", ")
+          }: their CPU per request is not comparable (see ${OUT}/*.stderr.log)`,
+        );
+      }
+    }
     await Deno.writeTextFile(
       `${OUT}/results.json`,
       JSON.stringify(
         {
           args,
           load,
-          ttfb: { direct: ttfbDirect, passthrough: ttfbPass, switchyard: ttfbSy },
+          ttfb: {
+            direct: ttfbDirect,
+            passthrough: ttfbPass,
+            switchyard: ttfbSy,
+            ...(rev ? { [rev.label]: ttfbRev } : {}),
+          },
           results,
+          ...(tree
+            ? {
+              against: {
+                rev: tree.rev,
+                commit: tree.commit,
+                dropped_config_fields: dropped,
+                cpu_ratio: cpuRatio,
+              },
+            }
+            : {}),
         },
         null,
         2,
       ),
     );
   } finally {
-    for (const p of [switchyard, passthrough, upstream]) await stop(p);
+    for (const p of procs.reverse()) await stop(p);
+    if (tree) {
+      await removeWorktree(ROOT, tree.root);
+      if (await Deno.stat(tree.root).then(() => true, () => false)) {
+        console.error(`could not remove the worktree ${tree.root}: git worktree remove it`);
+      }
+    }
   }
 }
 
@@ -578,4 +750,9 @@ if (!(await has("wrk")) && !args.soak) {
   }
 }
 if (args.soak) await soak();
-else await table();
+else {
+  await table().catch((e) => {
+    console.error(`bench: ${e instanceof Error ? e.message : String(e)}`);
+    Deno.exit(1);
+  });
+}

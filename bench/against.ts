@@ -1,0 +1,122 @@
+/**
+ * For `deno task bench --against REV`: a second Switchyard built from another git revision,
+ * checked out in a detached worktree under `.bench-out/`, and the bench config trimmed to the
+ * fields that revision's `src/config.ts` knows.
+ */
+
+const decoder = new TextDecoder();
+
+/** Runs git in `cwd`; resolves with its trimmed stdout, or throws with its stderr. */
+export async function git(cwd: string, args: string[]): Promise<string> {
+  const out = await new Deno.Command("git", { args, cwd, stdout: "piped", stderr: "piped" })
+    .output();
+  if (!out.success) {
+    throw new Error(`git ${args.join(" ")}: ${decoder.decode(out.stderr).trim()}`);
+  }
+  return decoder.decode(out.stdout).trim();
+}
+
+export interface Worktree {
+  /** The revision as given (`main`, `HEAD~3`, a commit). */
+  rev: string;
+  /** The commit it names. */
+  commit: string;
+  /** The worktree's directory, ending in `/`. */
+  root: string;
+}
+
+/** The worktrees of this process are `.bench-out/against-<pid>`. */
+const PREFIX = "against-";
+
+/** Checks `rev` out, detached, into `<out>/against-<pid>`. */
+export async function addWorktree(repo: string, out: string, rev: string): Promise<Worktree> {
+  const commit = await git(repo, ["rev-parse", "--verify", "--end-of-options", `${rev}^{commit}`]);
+  const root = `${out}/${PREFIX}${Deno.pid}`;
+  await removeWorktree(repo, root);
+  await git(repo, ["worktree", "add", "--detach", "--quiet", root, commit]);
+  return { rev, commit, root: `${root}/` };
+}
+
+/** Removes a worktree (its directory and git's record of it); quiet when there is none. */
+export async function removeWorktree(repo: string, root: string): Promise<void> {
+  await git(repo, ["worktree", "remove", "--force", root]).catch(() => {});
+  await Deno.remove(root, { recursive: true }).catch(() => {});
+}
+
+/** Removes the worktrees that earlier runs, killed before they could clean up, left behind
+ * (those whose process is gone). */
+export async function removeStaleWorktrees(repo: string, out: string): Promise<void> {
+  let names: string[] = [];
+  try {
+    names = [...Deno.readDirSync(out)].map((e) => e.name).filter((n) => n.startsWith(PREFIX));
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = Number(name.slice(PREFIX.length));
+    const alive = Number.isInteger(pid) &&
+      (await Deno.stat(`/proc/${pid}`).then(() => true, () => false));
+    if (!alive) await removeWorktree(repo, `${out}/${name}`);
+  }
+}
+
+/**
+ * The config `config` as the Switchyard at `root` accepts it: a config object key is kept only
+ * when that revision's `src/config.ts` names it in quotes (its reader rejects unknown keys, and
+ * reads every key it knows as `f.int("key", …)`, `root.raw("key")` and so on). So a field the
+ * bench sets that an older revision lacks is left out of that side's config, and named in
+ * `dropped`.
+ */
+export async function fitConfig(
+  config: Record<string, unknown>,
+  root: string,
+): Promise<{ config: Record<string, unknown>; dropped: string[] }> {
+  const source = await Deno.readTextFile(`${root}src/config.ts`);
+  const dropped = new Set<string>();
+  const fit = (value: unknown, path: string): unknown => {
+    if (Array.isArray(value)) return value.map((item) => fit(item, `${path}[]`));
+    if (value === null || typeof value !== "object") return value;
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) {
+      const at = path ? `${path}.${key}` : key;
+      if (source.includes(`"${key}"`)) out[key] = fit(item, at);
+      else dropped.add(at);
+    }
+    return out;
+  };
+  return { config: fit(config, "") as Record<string, unknown>, dropped: [...dropped] };
+}
+
+/** Creates the bench key (limits raised out of the way, still counted in KV on every request)
+ * in the KV file at `kvPath` with the `KeyStore` of the Switchyard at `root`, so that each side
+ * reads a key record it wrote itself; resolves with the key. */
+export async function createBenchKey(root: string, kvPath: string): Promise<string> {
+  const code = `
+    import { KeyStore } from "./src/auth/keys.ts";
+    import { systemClock } from "./src/clock.ts";
+    const kv = await Deno.openKv(Deno.args[0]);
+    const high = { per_minute: 1_000_000_000, per_day: 1_000_000_000 };
+    const { key } = await new KeyStore(kv, systemClock).create({
+      name: "bench",
+      limits: { chat: high, other: high, images: high },
+    });
+    kv.close();
+    console.log(key);
+  `;
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["eval", "--ext=ts", code, kvPath],
+    cwd: root,
+    env: { NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const key = decoder.decode(out.stdout).trim();
+  if (!out.success || !key) {
+    throw new Error(
+      `could not create the bench key with ${root}src/auth/keys.ts: ${
+        decoder.decode(out.stderr).trim()
+      }`,
+    );
+  }
+  return key;
+}
