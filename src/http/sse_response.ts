@@ -9,7 +9,7 @@ import type { CanonicalEvent } from "../canonical/events.ts";
 import { ApiError, upstreamError } from "../errors.ts";
 import { sseResponse } from "./sse.ts";
 
-/** How a stream ended, for the request log. */
+/** How a stream ended, for settling the request. */
 export interface StreamOutcome {
   status: number;
   error: string | null;
@@ -33,10 +33,12 @@ export interface EventStreamOptions {
   /** The signal the back end got (this abort and the client's disconnect): once it has fired,
    * a failure of the back end is the client leaving, not an error. */
   signal: AbortSignal;
-  /** Sees every batch before it is rendered (usage and content for the log). */
+  /** Sees every batch before it is rendered (usage and content, for settling). */
   observe?(events: readonly CanonicalEvent[]): void;
-  /** Keeps the log record open; called once the first bytes are ready. */
-  deferLog(): (outcome: StreamOutcome) => void;
+  /** Called once the first bytes are ready: from then on the stream settles the request. */
+  settleLater(): void;
+  /** Called once, when the stream ends: delivered, failed mid-way or left by the client. */
+  settle(outcome: StreamOutcome): void;
   /** Maps a failure that is not an {@link ApiError} (a bug) to what the client is told. */
   onUnexpected(error: unknown): ApiError;
 }
@@ -73,11 +75,11 @@ export async function eventStreamResponse(
     iterator.return?.().catch(() => {});
     throw e;
   }
-  const finish = options.deferLog();
+  options.settleLater();
   let closed = false;
   const end = (outcome: StreamOutcome) => {
     closed = true;
-    finish(outcome);
+    options.settle(outcome);
   };
 
   const body = new ReadableStream<Uint8Array>({

@@ -1,4 +1,4 @@
-import type { RequestContext } from "../context.ts";
+import type { RequestContext } from "../pipeline/context.ts";
 import { json } from "../http/response.ts";
 
 /** `GET /healthz`: 200 when KV answers reads and writes and is still the store this process

@@ -1,9 +1,7 @@
-import { viewerOf } from "../auth/principal.ts";
-import { resolveModel } from "../catalogue/access.ts";
-import type { RequestContext } from "../context.ts";
 import { ApiError, unsupportedCapability, upstreamError } from "../errors.ts";
-import { readJsonObject } from "../http/body.ts";
 import { json } from "../http/response.ts";
+import type { RequestContext } from "../pipeline/context.ts";
+import { resolve } from "../pipeline/resolve.ts";
 import type { ImageResponse } from "../types/openai.ts";
 import { imageModelId, readImageRequest } from "./image_request.ts";
 import { modelCall } from "./model_call.ts";
@@ -15,15 +13,15 @@ const JPEG_DATA_URL = "data:image/jpeg;base64,";
  * 401/403 for callers not granted preview), then the parameters are checked against it.
  */
 export async function generateImages(ctx: RequestContext): Promise<Response> {
-  const { config, catalogue, providers, clock } = ctx.services;
-  const body = await readJsonObject(ctx.request, config.server);
-  const record = resolveModel(catalogue, providers, imageModelId(body), viewerOf(ctx.principal));
+  const { config, clock } = ctx.services;
+  const body = ctx.body;
+  const record = resolve(ctx, imageModelId(body));
   const { provider, call } = modelCall(ctx, record);
   if (!record.image_generation) {
     throw unsupportedCapability(`The model \`${record.id}\` does not generate images.`, "model");
   }
   const { request, responseFormat } = readImageRequest(body, record, record.image_generation);
-  if (config.logs.include_content) ctx.log.content = request.prompt;
+  if (config.logs.include_content) ctx.content = request.prompt;
   if (!provider.generateImages) {
     throw new ApiError(
       501,

@@ -1,7 +1,7 @@
 import { viewerOf } from "../auth/principal.ts";
 import { canSee, isServed, visibleModels } from "../catalogue/access.ts";
 import { toApiModel } from "../catalogue/model.ts";
-import type { RequestContext } from "../context.ts";
+import type { RequestContext } from "../pipeline/context.ts";
 import { modelNotFound } from "../errors.ts";
 import { json } from "../http/response.ts";
 import type { ModelList } from "../types/openai.ts";

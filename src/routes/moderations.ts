@@ -1,12 +1,11 @@
-import { viewerOf } from "../auth/principal.ts";
-import { isServed, resolveModel } from "../catalogue/access.ts";
+import { isServed } from "../catalogue/access.ts";
 import type { ModelRecord } from "../catalogue/model.ts";
-import type { RequestContext } from "../context.ts";
 import { ApiError, invalidRequest, unsupportedCapability, upstreamError } from "../errors.ts";
-import { readJsonObject } from "../http/body.ts";
 import { json } from "../http/response.ts";
 import { guardModerate } from "../moderation/guard.ts";
 import { finalizeResult } from "../moderation/result.ts";
+import type { RequestContext } from "../pipeline/context.ts";
+import { resolve } from "../pipeline/resolve.ts";
 import type { ModerationRequest, ModerationResponse } from "../types/openai.ts";
 import { modelCall } from "./model_call.ts";
 import { moderationModelId, readModerationInput } from "./moderation_request.ts";
@@ -38,7 +37,7 @@ function defaultModel(ctx: RequestContext): ModelRecord {
       "no_default_model",
     );
   }
-  return resolveModel(catalogue, providers, served.id, viewerOf(ctx.principal));
+  return resolve(ctx, served.id);
 }
 
 /**
@@ -46,12 +45,10 @@ function defaultModel(ctx: RequestContext): ModelRecord {
  * with its paired images (see moderation/pairing.ts).
  */
 export async function createModeration(ctx: RequestContext): Promise<Response> {
-  const { config, catalogue, providers } = ctx.services;
-  const body = await readJsonObject(ctx.request, config.server);
+  const { config } = ctx.services;
+  const body = ctx.body;
   const id = moderationModelId(body);
-  const record = id === null
-    ? defaultModel(ctx)
-    : resolveModel(catalogue, providers, id, viewerOf(ctx.principal));
+  const record = id === null ? defaultModel(ctx) : resolve(ctx, id);
   const { provider, call } = modelCall(ctx, record);
   if (!record.moderation) {
     throw unsupportedCapability(
@@ -66,7 +63,7 @@ export async function createModeration(ctx: RequestContext): Promise<Response> {
       "input_images",
     );
   }
-  if (config.logs.include_content) ctx.log.content = input;
+  if (config.logs.include_content) ctx.content = input;
   const request: ModerationRequest = { model: record.id, input, input_images: images };
 
   let results;

@@ -62,20 +62,18 @@ const single = () => STREAM.map((e) => [e]);
 function options(extra: Partial<EventStreamOptions> = {}) {
   const outcomes: StreamOutcome[] = [];
   const seen: CanonicalEvent[] = [];
-  let deferred = 0;
+  let later = 0;
   const abort = new AbortController();
   const opts: EventStreamOptions = {
     abort,
     signal: abort.signal,
     observe: (events) => seen.push(...events),
-    deferLog: () => {
-      deferred++;
-      return (o) => outcomes.push(o);
-    },
+    settleLater: () => void later++,
+    settle: (o) => outcomes.push(o),
     onUnexpected: () => internalError("req_x"),
     ...extra,
   };
-  return { opts, outcomes, seen, deferred: () => deferred };
+  return { opts, outcomes, seen, later: () => later };
 }
 
 async function events(response: Response): Promise<string[]> {
@@ -85,8 +83,9 @@ async function events(response: Response): Promise<string[]> {
 }
 
 Deno.test("eventStreamResponse renders each batch and ends with the renderer's closing bytes", async () => {
-  const { opts, outcomes, seen } = options();
+  const { opts, outcomes, seen, later } = options();
   const response = await eventStreamResponse(new Source(single()), new LineRenderer(), opts);
+  assert.equal(later(), 1, "the stream settles the request from its first bytes");
   assert.equal(response.status, 200);
   assert.match(response.headers.get("content-type")!, /^text\/event-stream/);
   assert.equal(response.headers.get("cache-control"), "no-cache");
@@ -137,14 +136,14 @@ Deno.test("batches that render to nothing are skipped, before the first bytes to
 });
 
 Deno.test("a failure before the first bytes throws, so the caller can answer a JSON error", async () => {
-  const { opts, outcomes, deferred } = options();
+  const { opts, outcomes, later } = options();
   const error = upstreamError("upstream down");
   const failing = new Source(single(), { after: 0, error });
   await assert.rejects(
     eventStreamResponse(failing, new LineRenderer(), opts),
     (e: unknown) => e === error,
   );
-  assert.equal(deferred(), 0, "the log is not deferred: the caller logs the error");
+  assert.equal(later(), 0, "settling is not taken over: the caller settles the error");
   assert.deepEqual(outcomes, []);
   await assert.rejects(
     eventStreamResponse(new Source([]), new LineRenderer(), opts),

@@ -3,15 +3,13 @@
  * model and its capabilities, call its provider, and answer a chat completion or an SSE stream
  * of chunks. Request fields the back end left out are named in `x-switchyard-dropped-params`.
  */
-import { viewerOf } from "../../auth/principal.ts";
 import type { CanonicalRequest } from "../../canonical/conversation.ts";
-import { resolveModel } from "../../catalogue/access.ts";
 import type { ModelRecord } from "../../catalogue/model.ts";
-import type { RequestContext } from "../../context.ts";
 import { ApiError, clientClosed, internalError, unsupportedCapability } from "../../errors.ts";
-import { readJsonObject } from "../../http/body.ts";
 import { json } from "../../http/response.ts";
 import { eventStreamResponse } from "../../http/sse_response.ts";
+import type { RequestContext } from "../../pipeline/context.ts";
+import { resolve } from "../../pipeline/resolve.ts";
 import type { CallContext } from "../../providers/types.ts";
 import { modelCall } from "../../routes/model_call.ts";
 import { loggedMessages, StreamedParts } from "./log_content.ts";
@@ -26,13 +24,11 @@ const DROPPED_HEADER = "x-switchyard-dropped-params";
 
 /** The chat completions handler. */
 export async function createChatCompletion(ctx: RequestContext): Promise<Response> {
-  const { config, catalogue, providers, logger, clock } = ctx.services;
-  const body = await readJsonObject(ctx.request, config.server);
+  const { config, logger, clock } = ctx.services;
+  const body = ctx.body;
   const req = parseChatRequest(body, config.limits);
   const excludeReasoning = reasoningExcluded(body);
-  ctx.log.model = req.model;
-  const record = resolveModel(catalogue, providers, req.model, viewerOf(ctx.principal));
-  ctx.log.provider = record.provider;
+  const record = resolve(ctx, req.model);
   checkCapabilities(req, record);
   if (!req.options.maxTokensGiven) {
     // `??` also covers records stored before the field existed.
@@ -46,12 +42,11 @@ export async function createChatCompletion(ctx: RequestContext): Promise<Respons
       output: { role: "assistant", content: null, refusal: null } as WireMessage,
     }
     : null;
-  if (content) ctx.log.content = content;
+  if (content) ctx.content = content;
 
   if (!req.stream) {
     const result = await untilClientLeaves(ctx, () => provider.chat(req, call));
-    ctx.log.prompt_tokens = result.usage.input;
-    ctx.log.completion_tokens = result.usage.output;
+    ctx.usage = result.usage;
     const completion = renderCompletion(result, {
       id: completionId(result.id, ctx.requestId),
       created,
@@ -62,7 +57,7 @@ export async function createChatCompletion(ctx: RequestContext): Promise<Respons
     return withDropped(json(completion), call);
   }
 
-  ctx.log.stream = true;
+  ctx.stream = true;
   // A stream's call also stops when its response body is cancelled (`abort`).
   const abort = new AbortController();
   call.signal = followed(abort, ctx.signal);
@@ -81,21 +76,13 @@ export async function createChatCompletion(ctx: RequestContext): Promise<Respons
         abort,
         signal: call.signal,
         observe(events) {
-          for (const event of events) {
-            if (event.type !== "usage") continue;
-            ctx.log.prompt_tokens = event.usage.input;
-            ctx.log.completion_tokens = event.usage.output;
-          }
+          for (const event of events) if (event.type === "usage") ctx.usage = event.usage;
           streamed?.add(events);
         },
-        deferLog() {
-          const finish = ctx.deferLog();
-          return (outcome) => {
-            if (content && streamed) {
-              content.output = renderMessage(streamed.parts, excludeReasoning);
-            }
-            finish(outcome);
-          };
+        settleLater: () => ctx.settleLater(),
+        settle({ status, error }) {
+          if (content && streamed) content.output = renderMessage(streamed.parts, excludeReasoning);
+          ctx.settle(status, error);
         },
         onUnexpected(error) {
           logger.error("chat stream failed", error, ctx.requestId);

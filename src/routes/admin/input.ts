@@ -1,5 +1,5 @@
 import { FieldError } from "../../config.ts";
-import type { RequestContext } from "../../context.ts";
+import type { RequestContext } from "../../pipeline/context.ts";
 import { ApiError, invalidRequest } from "../../errors.ts";
 import { readJsonObject } from "../../http/body.ts";
 import { clipMiddle, quote } from "../../quote.ts";

@@ -1,5 +1,5 @@
 import { keyView, readKeyFields } from "../../auth/key_fields.ts";
-import type { RequestContext } from "../../context.ts";
+import type { RequestContext } from "../../pipeline/context.ts";
 import { json } from "../../http/response.ts";
 import { notFound, readBody, validated } from "./input.ts";
 

@@ -1,4 +1,4 @@
-import type { RequestContext } from "../../context.ts";
+import type { RequestContext } from "../../pipeline/context.ts";
 import { invalidRequest } from "../../errors.ts";
 import { json } from "../../http/response.ts";
 import { LOG_PREFIX, logBucket, type LogRow, rowRecords } from "../../log/kv_sink.ts";

@@ -1,7 +1,7 @@
 import { isServed } from "../../catalogue/access.ts";
 import type { ModelRecord } from "../../catalogue/model.ts";
 import { readModel } from "../../config.ts";
-import type { RequestContext } from "../../context.ts";
+import type { RequestContext } from "../../pipeline/context.ts";
 import { invalidRequest } from "../../errors.ts";
 import { json } from "../../http/response.ts";
 import { notFound, readBody, validated } from "./input.ts";

@@ -1,0 +1,48 @@
+/**
+ * The body step: for a request with a body, a signal that also fires when the client leaves
+ * after sending it (Deno's own misses that: see `http/disconnect_watch.ts`); for endpoints that
+ * take one, the JSON object body, read within the size and time limits (413, 408; 499 for an
+ * abandoned upload). Parsing it into a request is the front door's.
+ */
+import { type BodyLimits, readJsonObject } from "../http/body.ts";
+import type { DisconnectWatch } from "../http/disconnect_watch.ts";
+import type { Next, Step } from "./compose.ts";
+import type { RequestContext } from "./context.ts";
+
+/** Watches `disconnects` while a request with a body is handled; reads JSON within `limits`. */
+export function body(
+  disconnects: Pick<DisconnectWatch, "watch">,
+  limits: BodyLimits,
+): Step<RequestContext> {
+  return (ctx, next) => {
+    // Only requests with a body pay for AbortSignal.any and the watch (several µs).
+    if (ctx.request.body !== null) return watched(ctx, next, disconnects, limits);
+    return ctx.endpoint.json ? read(ctx, next, limits) : next(ctx);
+  };
+}
+
+async function watched(
+  ctx: RequestContext,
+  next: Next<RequestContext>,
+  disconnects: Pick<DisconnectWatch, "watch">,
+  limits: BodyLimits,
+): Promise<Response> {
+  const left = new AbortController();
+  ctx.signal = AbortSignal.any([ctx.request.signal, left.signal]);
+  const unwatch = disconnects.watch(ctx.remote, () => left.abort());
+  try {
+    return ctx.endpoint.json ? await read(ctx, next, limits) : await next(ctx);
+  } finally {
+    unwatch();
+  }
+}
+
+/** A request without a body still gets the body's 400 (no Content-Type, or empty). */
+async function read(
+  ctx: RequestContext,
+  next: Next<RequestContext>,
+  limits: BodyLimits,
+): Promise<Response> {
+  ctx.body = await readJsonObject(ctx.request, limits);
+  return await next(ctx);
+}

@@ -1,0 +1,33 @@
+/**
+ * The request log (DESIGN §9) as a settle hook: one record per request, written when it
+ * settles, so a stream's record has its final status, duration and usage.
+ */
+import type { Logger } from "../log/logger.ts";
+import type { LogRecord } from "../log/record.ts";
+import type { SettleHook } from "./settle.ts";
+
+/** Writes each settled request's record to `logger`, with its content when `includeContent`
+ * (`logs.include_content`). */
+export function logRecord(logger: Logger, includeContent: boolean): SettleHook {
+  return (ctx, { status, error, usage, ms }) => {
+    const { principal } = ctx;
+    const record: LogRecord = {
+      ts: logger.timestamp(ctx.arrived),
+      request_id: ctx.requestId,
+      method: ctx.request.method,
+      path: ctx.url.pathname,
+      status,
+      ms,
+      ip: ctx.ip,
+      key_id: principal.kind === "key" ? principal.key.id : null,
+      model: ctx.model,
+      provider: ctx.provider,
+      prompt_tokens: usage === null ? null : usage.input,
+      completion_tokens: usage === null ? null : usage.output,
+      error,
+    };
+    if (ctx.stream) record.stream = true;
+    if (includeContent && ctx.content !== undefined) record.content = ctx.content;
+    logger.request(record);
+  };
+}

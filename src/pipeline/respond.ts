@@ -1,0 +1,33 @@
+/**
+ * The response as the client gets it: a thrown error answered as its JSON error body (an
+ * unexpected one as a 500 that names only the request id), with the rate-limit headers of the
+ * window the request was admitted in.
+ */
+import { ApiError, internalError } from "../errors.ts";
+import { errorResponse } from "../http/response.ts";
+import { setRateLimitHeaders } from "../limits/windows.ts";
+import type { Logger } from "../log/logger.ts";
+import type { Step } from "./compose.ts";
+import type { RequestContext } from "./context.ts";
+
+/** Answers errors of the steps after it and adds the rate-limit headers. */
+export function respond(logger: Logger): Step<RequestContext> {
+  return async (ctx, next) => {
+    let response: Response;
+    try {
+      response = await next(ctx);
+    } catch (e) {
+      const error = e instanceof ApiError ? e : unexpected(ctx, e, logger);
+      ctx.error = error.code ?? error.type;
+      response = errorResponse(error);
+    }
+    if (ctx.window) setRateLimitHeaders(response.headers, ctx.window, ctx.admittedAt);
+    return response;
+  };
+}
+
+/** A bug: written to stderr, answered as a 500 without its details. */
+function unexpected(ctx: RequestContext, e: unknown, logger: Logger): ApiError {
+  logger.error(`unhandled error in ${ctx.request.method} ${ctx.url.pathname}`, e, ctx.requestId);
+  return internalError(ctx.requestId);
+}

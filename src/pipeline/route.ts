@@ -1,0 +1,94 @@
+/**
+ * The route step: which endpoint answers the request. A CORS preflight, an unknown path (404)
+ * and a wrong method (405) reach no route's handler: their endpoints answer after admission, so
+ * that they count against the caller's IP in the `other` scope (a wrong method on a route that
+ * is not limited, like `/healthz`, counts against nothing).
+ */
+import type { LimitScope } from "../config.ts";
+import { methodNotAllowed, routeNotFound } from "../errors.ts";
+import type { Cors } from "../http/cors.ts";
+import { Router } from "../http/router.ts";
+import type { Step } from "./compose.ts";
+import type { Endpoint, Handler, RequestContext } from "./context.ts";
+import { preflightEndpoint } from "./cors.ts";
+
+/** A route of the app: its handlers and the rate-limit scope it counts against. */
+export interface Route {
+  path: string;
+  methods: Partial<Record<string, Handler>>;
+  /** Rate-limit scope, or `null` for routes that are not limited (health, admin). */
+  scope: LimitScope | null;
+  /** Admin routes need the admin token instead of an API key. */
+  admin?: boolean;
+  /** Its handlers take a JSON object body (read for them by the body step). */
+  json?: boolean;
+}
+
+/** A route's endpoints, built once: one per method, and the one for any other method. */
+interface RouteEndpoints {
+  path: string;
+  methods: Partial<Record<string, Endpoint>>;
+  otherMethod: Endpoint;
+}
+
+/** The endpoint of a path no route has. */
+const NOT_FOUND: Endpoint = {
+  handler: (ctx) => {
+    throw routeNotFound(ctx.request.method, ctx.url.pathname);
+  },
+  scope: "other",
+  auth: "none",
+  json: false,
+};
+
+/** Chooses the endpoint of each request among `routes`, CORS preflights answered by `cors`. */
+export function route(routes: readonly Route[], cors: Cors): Step<RequestContext> {
+  const router = new Router<Endpoint, RouteEndpoints>(routes.map(endpointsOf));
+  const preflight = preflightEndpoint(cors);
+  return (ctx, next) => {
+    const { request } = ctx;
+    if (cors.isPreflight(request)) {
+      ctx.endpoint = preflight;
+      return next(ctx);
+    }
+    const match = router.match(ctx.url.pathname);
+    if (!match) {
+      ctx.endpoint = NOT_FOUND;
+      return next(ctx);
+    }
+    const { methods, otherMethod } = match.route;
+    ctx.endpoint = methods[request.method] ??
+      (request.method === "HEAD" ? methods.GET : undefined) ?? otherMethod;
+    ctx.params = match.params;
+    return next(ctx);
+  };
+}
+
+function endpointsOf(route: Route): RouteEndpoints {
+  const auth = route.admin ? "admin" : route.scope === null ? "none" : "key";
+  const methods: Partial<Record<string, Endpoint>> = {};
+  for (const [method, handler] of Object.entries(route.methods)) {
+    if (handler) methods[method] = { handler, scope: route.scope, auth, json: route.json ?? false };
+  }
+  const allow = [...Object.keys(route.methods), "OPTIONS"];
+  return {
+    path: route.path,
+    methods,
+    otherMethod: {
+      handler: (ctx) => otherMethod(ctx, allow),
+      scope: route.scope !== null || route.admin ? "other" : null,
+      // An admin route tells its methods only to the admin.
+      auth: route.admin ? "admin" : "none",
+      json: false,
+    },
+  };
+}
+
+/** `OPTIONS` (not a preflight): 204 with `Allow`; any other method: 405. */
+function otherMethod(ctx: RequestContext, allow: readonly string[]): Response {
+  const { method } = ctx.request;
+  if (method === "OPTIONS") {
+    return new Response(null, { status: 204, headers: { allow: allow.join(", ") } });
+  }
+  throw methodNotAllowed(method, ctx.url.pathname, allow);
+}
