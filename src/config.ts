@@ -1,4 +1,6 @@
 import { quote } from "./quote.ts";
+import { ValidationError } from "./validation/error.ts";
+import { type ArrayRules, OPTIONAL, type Reader, readJson } from "./validation/reader.ts";
 
 /** Provider API styles that Switchyard can speak. */
 export const PROVIDER_STYLES = ["openai", "anthropic", "simulator"] as const;
@@ -166,167 +168,24 @@ export class ConfigError extends Error {
   }
 }
 
-type Json = unknown;
-type Obj = Record<string, Json>;
+/** A config string: non-empty, at most 256 characters (a record must fit a KV value). */
+const TEXT = { nonEmpty: true, maxLength: 256 } as const;
+const OPTIONAL_TEXT = { ...TEXT, optional: true } as const;
+/** A count that may be left out. */
+const COUNT = { optional: true, min: 1 } as const;
+/** A count that may be left out, or `null` for none (unlimited, unknown). */
+const NULLABLE_COUNT = { optional: true, nullable: true, min: 1 } as const;
+/** A string list: at most 64 items. */
+const STRINGS = { optional: true, maxItems: 64 } as const;
 
-/** A validation error at a field path (`models[2].provider`); callers add the source. */
-export class FieldError extends Error {
-  constructor(readonly path: string, message: string) {
-    super(message);
-  }
+/** A list of config strings, or `undefined` when absent. */
+function readStrings(r: Reader, rules: ArrayRules = STRINGS): string[] | undefined {
+  return r.array({ ...rules, optional: true })?.map((item) => item.string(TEXT));
 }
 
-/** A short description of a JSON value for error messages. */
-export function describe(value: Json): string {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "an array";
-  if (typeof value === "string") return `the string ${quote(value)}`;
-  if (typeof value === "object") return "an object";
-  return `${typeof value} ${quote(value)}`;
-}
-
-function isObject(value: Json): value is Obj {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function join(path: string, key: string | number): string {
-  if (typeof key === "number") return `${path}[${key}]`;
-  return path === "" ? key : `${path}.${key}`;
-}
-
-/** Items of a string array at most. */
-const MAX_STRINGS = 64;
-
-/** Reads one JSON object field by field, rejecting unknown keys. */
-export class Fields {
-  readonly #seen = new Set<string>();
-  constructor(readonly obj: Obj, readonly path: string) {}
-
-  static of(value: Json, path: string): Fields {
-    if (!isObject(value)) {
-      throw new FieldError(path || "(root)", `must be an object, not ${describe(value)}`);
-    }
-    return new Fields(value, path);
-  }
-
-  at(key: string): string {
-    return join(this.path, key);
-  }
-
-  raw(key: string): Json {
-    this.#seen.add(key);
-    return this.obj[key];
-  }
-
-  has(key: string): boolean {
-    return this.obj[key] !== undefined;
-  }
-
-  /** A non-empty string of at most `maxLength` characters (a record must fit a KV value). */
-  string(key: string, fallback?: string, maxLength = 256): string {
-    const v = this.raw(key);
-    if (v === undefined && fallback !== undefined) return fallback;
-    if (typeof v !== "string" || v === "") {
-      throw new FieldError(
-        this.at(key),
-        v === undefined ? "is required" : `must be a non-empty string, not ${describe(v)}`,
-      );
-    }
-    if (v.length > maxLength) {
-      throw new FieldError(
-        this.at(key),
-        `must be at most ${maxLength} characters, not ${v.length}`,
-      );
-    }
-    return v;
-  }
-
-  nullableString(key: string, fallback: string | null): string | null {
-    const v = this.raw(key);
-    if (v === undefined) return fallback;
-    if (v === null) return null;
-    if (typeof v !== "string" || v === "") {
-      throw new FieldError(this.at(key), `must be a non-empty string or null, not ${describe(v)}`);
-    }
-    return v;
-  }
-
-  bool(key: string, fallback: boolean): boolean {
-    const v = this.raw(key);
-    if (v === undefined) return fallback;
-    if (typeof v !== "boolean") {
-      throw new FieldError(this.at(key), `must be true or false, not ${describe(v)}`);
-    }
-    return v;
-  }
-
-  int(key: string, fallback: number, min = 1, max = Number.MAX_SAFE_INTEGER): number {
-    const v = this.raw(key);
-    if (v === undefined) return fallback;
-    return checkInt(v, this.at(key), min, max);
-  }
-
-  nullableInt(key: string, fallback: number | null, min = 1): number | null {
-    const v = this.raw(key);
-    if (v === undefined) return fallback;
-    if (v === null) return null;
-    return checkInt(v, this.at(key), min, Number.MAX_SAFE_INTEGER);
-  }
-
-  oneOf<T extends string>(key: string, allowed: readonly T[], fallback?: T): T {
-    const v = this.raw(key);
-    if (v === undefined && fallback !== undefined) return fallback;
-    if (typeof v !== "string" || !allowed.includes(v as T)) {
-      const what = v === undefined ? "is required" : `unknown value ${quote(v)}`;
-      throw new FieldError(
-        this.at(key),
-        `${what}; expected one of ${allowed.map((a) => `"${a}"`).join(", ")}`,
-      );
-    }
-    return v as T;
-  }
-
-  /** An array of at most 64 non-empty strings of at most 256 characters each. */
-  strings(key: string, fallback: string[]): string[] {
-    const v = this.raw(key);
-    if (v === undefined) return fallback;
-    if (!Array.isArray(v)) {
-      throw new FieldError(this.at(key), `must be an array of strings, not ${describe(v)}`);
-    }
-    if (v.length > MAX_STRINGS) {
-      throw new FieldError(this.at(key), `must have at most ${MAX_STRINGS} items, not ${v.length}`);
-    }
-    return v.map((item, i) => {
-      if (typeof item !== "string" || item === "" || item.length > 256) {
-        throw new FieldError(
-          join(this.at(key), i),
-          `must be a non-empty string of at most 256 characters, not ${describe(item)}`,
-        );
-      }
-      return item;
-    });
-  }
-
-  /** Throws on any key that was never read: a typo in the config. */
-  done(): void {
-    for (const key of Object.keys(this.obj)) {
-      if (!this.#seen.has(key)) throw new FieldError(this.at(key), "unknown field");
-    }
-  }
-}
-
-function checkInt(v: Json, path: string, min: number, max: number): number {
-  if (typeof v !== "number" || !Number.isInteger(v)) {
-    throw new FieldError(path, `must be an integer, not ${describe(v)}`);
-  }
-  if (v < min) {
-    throw new FieldError(
-      path,
-      min === 1 ? `must be positive, not ${v}` : `must be at least ${min}, not ${v}`,
-    );
-  }
-  if (v > max) throw new FieldError(path, `must be at most ${max}, not ${v}`);
-  return v;
+/** An optional object field as a reader of `{}` when absent or `null` (its defaults). */
+function orEmpty(r: Reader): Reader {
+  return r.value === undefined || r.value === null ? r.with({}) : r;
 }
 
 const SIZE_PATTERN = /^([1-9][0-9]{1,4})x([1-9][0-9]{1,4})$/;
@@ -368,30 +227,38 @@ const DEFAULT_LIMITS: LimitsConfig = {
   },
 };
 
-function readServer(value: Json): ServerConfig {
-  const f = Fields.of(value ?? {}, "server");
-  const trust = f.raw("trust_proxy");
-  let trustProxy = 0;
-  if (trust === true) trustProxy = 1;
-  else if (trust === undefined || trust === false) trustProxy = 0;
-  else trustProxy = checkInt(trust, f.at("trust_proxy"), 1, 32);
+const ORIGIN = /^https?:\/\/[^/\s]+$/;
+
+function readServer(r: Reader): ServerConfig {
+  const f = orEmpty(r).object();
+  const trust = f.get("trust_proxy");
   const server: ServerConfig = {
-    hostname: f.string("hostname", "0.0.0.0"),
-    port: f.int("port", 8000, 0, 65535),
-    trust_proxy: trustProxy,
-    max_body_bytes: f.int("max_body_bytes", 20 * 1024 * 1024),
-    cors_origins: f.strings("cors_origins", ["*"]),
-    shutdown_grace_seconds: f.int("shutdown_grace_seconds", 10, 0),
-    body_timeout_ms: f.int("body_timeout_ms", 30_000, 100, 3_600_000),
+    hostname: f.string("hostname", OPTIONAL_TEXT) ?? "0.0.0.0",
+    port: f.integer("port", { optional: true, min: 0, max: 65535 }) ?? 8000,
+    trust_proxy: trust.value === true
+      ? 1
+      : trust.value === undefined || trust.value === false
+      ? 0
+      : trust.integer({ min: 1, max: 32, expected: "a boolean or an integer" }),
+    max_body_bytes: f.integer("max_body_bytes", COUNT) ?? 20 * 1024 * 1024,
+    cors_origins: ["*"],
+    shutdown_grace_seconds: f.integer("shutdown_grace_seconds", { optional: true, min: 0 }) ??
+      10,
+    body_timeout_ms: f.integer("body_timeout_ms", { optional: true, min: 100, max: 3_600_000 }) ??
+      30_000,
   };
-  server.cors_origins.forEach((origin, i) => {
-    if (origin !== "*" && !/^https?:\/\/[^/\s]+$/.test(origin)) {
-      throw new FieldError(
-        join(f.at("cors_origins"), i),
-        `must be "*" or an origin like "https://app.example.com", not ${quote(origin)}`,
-      );
-    }
-  });
+  const origins = f.array("cors_origins", STRINGS);
+  if (origins !== undefined) {
+    server.cors_origins = origins.map((item) => {
+      const origin = item.string(TEXT);
+      if (origin !== "*" && !ORIGIN.test(origin)) {
+        throw item.invalid(
+          `expected "*" or an origin like "https://app.example.com", but got ${quote(origin)}`,
+        );
+      }
+      return origin;
+    });
+  }
   f.done();
   return server;
 }
@@ -402,177 +269,155 @@ const DEFAULT_BASE_URL: Record<ProviderStyle, string> = {
   simulator: "",
 };
 
-function readProvider(value: Json, path: string): ProviderConfig {
-  const f = Fields.of(value, path);
-  const id = f.string("id");
+function readProvider(r: Reader): ProviderConfig {
+  const f = r.object();
+  const id = f.string("id", TEXT);
   const style = f.oneOf("style", PROVIDER_STYLES);
   const remote = style !== "simulator";
   const provider: ProviderConfig = {
     id,
     style,
-    base_url: remote ? f.string("base_url", DEFAULT_BASE_URL[style], 2048) : "",
-    api_key_env: remote ? f.nullableString("api_key_env", null) : null,
-    timeout_ms: f.int("timeout_ms", 120_000),
-    max_retries: f.int("max_retries", 2, 0, 10),
+    base_url: "",
+    api_key_env: null,
+    timeout_ms: f.integer("timeout_ms", COUNT) ?? 120_000,
+    max_retries: f.integer("max_retries", { optional: true, min: 0, max: 10 }) ?? 2,
     headers: {},
-    token_delay_ms: style === "simulator" ? f.int("token_delay_ms", 0, 0, 60_000) : 0,
+    token_delay_ms: style === "simulator"
+      ? f.integer("token_delay_ms", { optional: true, min: 0, max: 60_000 }) ?? 0
+      : 0,
     anthropic_version: style === "anthropic"
-      ? f.string("anthropic_version", "2023-06-01")
+      ? f.string("anthropic_version", OPTIONAL_TEXT) ?? "2023-06-01"
       : "2023-06-01",
-    max_response_bytes: f.int("max_response_bytes", 64 * 1024 * 1024, 1024),
-    max_event_bytes: f.int("max_event_bytes", 8 * 1024 * 1024, 1024),
+    max_response_bytes: f.integer("max_response_bytes", { optional: true, min: 1024 }) ??
+      64 * 1024 * 1024,
+    max_event_bytes: f.integer("max_event_bytes", { optional: true, min: 1024 }) ??
+      8 * 1024 * 1024,
   };
   if (remote) {
-    let url: URL | undefined;
-    try {
-      url = new URL(provider.base_url);
-    } catch {
-      url = undefined;
+    const base = f.get("base_url");
+    const url = base.string({ ...OPTIONAL_TEXT, maxLength: 2048 }) ?? DEFAULT_BASE_URL[style];
+    if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
+      throw base.invalid(`expected an http(s) URL, but got ${quote(url)}`);
     }
-    if (!url || (url.protocol !== "http:" && url.protocol !== "https:")) {
-      throw new FieldError(
-        f.at("base_url"),
-        `must be an http(s) URL, not ${quote(provider.base_url)}`,
-      );
-    }
-    provider.base_url = provider.base_url.replace(/\/+$/, "");
-    const headers = f.raw("headers");
-    if (headers !== undefined) {
-      const h = Fields.of(headers, f.at("headers"));
-      for (const name of Object.keys(h.obj)) provider.headers[name] = h.string(name);
-      h.done();
+    provider.base_url = url.replace(/\/+$/, "");
+    provider.api_key_env =
+      f.string("api_key_env", { optional: true, nullable: true, nonEmpty: true }) ??
+        null;
+    for (const [name, value] of f.object("headers", OPTIONAL)?.entries() ?? []) {
+      provider.headers[name] = value.string(TEXT);
     }
   }
   f.done();
   return provider;
 }
 
-function readImageGeneration(value: Json, path: string): ImageGenerationConfig {
-  const f = Fields.of(value, path);
-  const sizes = f.strings("sizes", ["1024x1024"]);
-  if (sizes.length === 0) throw new FieldError(f.at("sizes"), "must list at least one size");
-  sizes.forEach((size, i) => {
+function readImageGeneration(r: Reader): ImageGenerationConfig {
+  const f = r.object();
+  const sizes = f.get("sizes");
+  const image: ImageGenerationConfig = {
+    sizes: readStrings(sizes, { ...STRINGS, minItems: 1 }) ?? ["1024x1024"],
+    max_n: f.integer("max_n", { optional: true, min: 1, max: 10 }) ?? 1,
+    guidance_scale: f.boolean("guidance_scale", OPTIONAL) ?? false,
+    num_inference_steps: f.boolean("num_inference_steps", OPTIONAL) ?? false,
+  };
+  image.sizes.forEach((size, i) => {
     if (!parseSize(size)) {
-      throw new FieldError(
-        join(f.at("sizes"), i),
-        `malformed size ${
+      throw sizes.child(i, size).invalid(
+        `expected WIDTHxHEIGHT with 16–8192 pixels a side, like "1024x1024", but got ${
           quote(size)
-        }; expected WIDTHxHEIGHT with 16–8192 pixels a side, like "1024x1024"`,
+        }`,
       );
     }
   });
-  const image: ImageGenerationConfig = {
-    sizes,
-    max_n: f.int("max_n", 1, 1, 10),
-    guidance_scale: f.bool("guidance_scale", false),
-    num_inference_steps: f.bool("num_inference_steps", false),
-  };
   f.done();
   return image;
 }
 
-function readThresholds(value: Json, path: string): Partial<Record<ModerationCategory, number>> {
-  if (value === undefined) return {};
-  const f = Fields.of(value, path);
+const THRESHOLD = { optional: true, min: 0, max: 1 } as const;
+
+/** Score thresholds by moderation category; other keys are unknown parameters. */
+function readThresholds(r: Reader): Partial<Record<ModerationCategory, number>> {
+  const f = r.object(OPTIONAL);
   const out: Partial<Record<ModerationCategory, number>> = {};
-  for (const [key, v] of Object.entries(f.obj)) {
-    if (!(MODERATION_CATEGORIES as readonly string[]).includes(key)) {
-      throw new FieldError(f.at(key), "unknown moderation category");
-    }
-    if (typeof v !== "number" || !(v >= 0 && v <= 1)) {
-      throw new FieldError(f.at(key), `must be a number from 0 to 1, not ${describe(v)}`);
-    }
-    out[key as ModerationCategory] = v;
+  if (f === undefined) return out;
+  for (const category of MODERATION_CATEGORIES) {
+    const threshold = f.number(category, THRESHOLD);
+    if (threshold !== undefined) out[category] = threshold;
   }
+  f.done();
   return out;
 }
 
+const MODEL_ID = {
+  pattern: /^[A-Za-z0-9][A-Za-z0-9._:\/-]{0,127}$/,
+  format:
+    "a model id of letters, digits and . _ : / - (at most 128, starting with a letter or digit)",
+} as const;
+const MODERATION_MODES = ["native", "guard"] as const;
+const CAPABILITIES = ["chat_completions", "moderation", "image_input", "function_calling"] as const;
+
 /** Validates one model entry; `providers` resolves its provider id. */
 export function readModel(
-  value: Json,
-  path: string,
+  r: Reader,
   providers: ReadonlyMap<string, ProviderConfig>,
 ): ModelConfig {
-  const f = Fields.of(value, path);
-  const id = f.string("id");
-  if (!/^[A-Za-z0-9][A-Za-z0-9._:\/-]{0,127}$/.test(id)) {
-    throw new FieldError(
-      f.at("id"),
-      `invalid model id ${quote(id)}: use letters, digits and . _ : / - (at most 128)`,
-    );
-  }
-  const providerId = f.string("provider");
+  const f = r.object();
+  const id = f.string("id", MODEL_ID);
+  const providerField = f.get("provider");
+  const providerId = providerField.string(TEXT);
   const provider = providers.get(providerId);
   if (!provider) {
     const known = [...providers.keys()].map((p) => `"${p}"`).join(", ");
-    throw new FieldError(
-      f.at("provider"),
-      `unknown provider ${quote(providerId)} (known: ${known})`,
-    );
+    throw providerField.invalid(`unknown provider ${quote(providerId)} (known: ${known})`);
   }
-  const imageRaw = f.raw("image_generation");
+  const image = f.get("image_generation");
   const model: ModelConfig = {
     id,
     provider: providerId,
-    upstream_model: f.string("upstream_model", id),
-    owned_by: f.string("owned_by", providerId),
-    created: f.nullableInt("created", null),
-    chat_completions: f.bool("chat_completions", false),
-    moderation: f.bool("moderation", false),
-    image_input: f.bool("image_input", false),
-    function_calling: f.bool("function_calling", false),
-    image_generation: imageRaw === undefined || imageRaw === null || imageRaw === false
+    upstream_model: f.string("upstream_model", OPTIONAL_TEXT) ?? id,
+    owned_by: f.string("owned_by", OPTIONAL_TEXT) ?? providerId,
+    created: f.integer("created", NULLABLE_COUNT) ?? null,
+    chat_completions: f.boolean("chat_completions", OPTIONAL) ?? false,
+    moderation: f.boolean("moderation", OPTIONAL) ?? false,
+    image_input: f.boolean("image_input", OPTIONAL) ?? false,
+    function_calling: f.boolean("function_calling", OPTIONAL) ?? false,
+    image_generation: image.value === undefined || image.value === null || image.value === false
       ? null
-      : readImageGeneration(imageRaw === true ? {} : imageRaw, f.at("image_generation")),
-    access: f.oneOf("access", ACCESS_LEVELS, "public"),
-    featured: f.bool("featured", false),
-    labels: f.strings("labels", []),
-    context_length: f.nullableInt("context_length", null),
-    default_max_tokens: f.nullableInt("default_max_tokens", null),
-    default_moderation: f.bool("default_moderation", false),
-    moderation_mode: f.oneOf(
-      "moderation_mode",
-      ["native", "guard"] as const,
-      provider.style === "anthropic" ? "guard" : "native",
-    ),
-    moderation_thresholds: readThresholds(
-      f.raw("moderation_thresholds"),
-      f.at("moderation_thresholds"),
-    ),
-    enabled: f.bool("enabled", true),
+      : readImageGeneration(image.value === true ? image.with({}) : image),
+    access: f.oneOf("access", ACCESS_LEVELS, OPTIONAL) ?? "public",
+    featured: f.boolean("featured", OPTIONAL) ?? false,
+    labels: readStrings(f.get("labels")) ?? [],
+    context_length: f.integer("context_length", NULLABLE_COUNT) ?? null,
+    default_max_tokens: f.integer("default_max_tokens", NULLABLE_COUNT) ?? null,
+    default_moderation: f.boolean("default_moderation", OPTIONAL) ?? false,
+    moderation_mode: f.oneOf("moderation_mode", MODERATION_MODES, OPTIONAL) ??
+      (provider.style === "anthropic" ? "guard" : "native"),
+    moderation_thresholds: readThresholds(f.get("moderation_thresholds")),
+    enabled: f.boolean("enabled", OPTIONAL) ?? true,
   };
   const can = STYLE_CAPABILITIES[provider.style];
-  for (
-    const cap of ["chat_completions", "moderation", "image_input", "function_calling"] as const
-  ) {
+  for (const cap of CAPABILITIES) {
     if (model[cap] && !can.has(cap)) {
-      throw new FieldError(
-        f.at(cap),
+      throw f.get(cap).invalid(
         `provider "${providerId}" (style ${provider.style}) cannot serve ${cap}`,
       );
     }
   }
   if (model.image_generation && !can.has("image_generation")) {
-    throw new FieldError(
-      f.at("image_generation"),
+    throw image.invalid(
       `provider "${providerId}" (style ${provider.style}) cannot generate images`,
     );
   }
   if (model.moderation_mode === "native" && model.moderation && provider.style === "anthropic") {
-    throw new FieldError(
-      f.at("moderation_mode"),
-      `style anthropic has no moderation API; use "guard"`,
-    );
+    throw f.get("moderation_mode").invalid(`style anthropic has no moderation API; use "guard"`);
   }
   if (model.default_moderation && !model.moderation) {
-    throw new FieldError(
-      f.at("default_moderation"),
+    throw f.get("default_moderation").invalid(
       "only a model with moderation: true can be the default",
     );
   }
   if (!model.chat_completions && !model.moderation && !model.image_generation) {
-    throw new FieldError(
-      path,
+    throw r.invalid(
       `model "${id}" serves nothing: set chat_completions, moderation or image_generation`,
     );
   }
@@ -580,101 +425,85 @@ export function readModel(
   return model;
 }
 
-function readWindow(value: Json, path: string, fallback: WindowLimit): WindowLimit {
-  if (value === undefined) return fallback;
-  const f = Fields.of(value, path);
-  const window: WindowLimit = {
-    per_minute: f.nullableInt("per_minute", fallback.per_minute),
-    per_day: f.nullableInt("per_day", fallback.per_day),
-  };
+/** The per-minute and per-day limits of one scope; absent ones keep `fallback`'s. */
+function readWindow(r: Reader, fallback: WindowLimit): WindowLimit {
+  const f = r.object(OPTIONAL);
+  if (f === undefined) return fallback;
+  const perMinute = f.integer("per_minute", NULLABLE_COUNT);
+  const perDay = f.integer("per_day", NULLABLE_COUNT);
   f.done();
-  return window;
+  return {
+    per_minute: perMinute === undefined ? fallback.per_minute : perMinute,
+    per_day: perDay === undefined ? fallback.per_day : perDay,
+  };
 }
 
-function readScopes(value: Json, path: string, fallback: ScopeLimits): ScopeLimits {
-  if (value === undefined) return fallback;
-  const f = Fields.of(value, path);
+function readScopes(r: Reader, fallback: ScopeLimits): ScopeLimits {
+  const f = r.object(OPTIONAL);
+  if (f === undefined) return fallback;
   const out = {} as ScopeLimits;
-  for (const scope of LIMIT_SCOPES) {
-    out[scope] = readWindow(f.raw(scope), f.at(scope), fallback[scope]);
-  }
+  for (const scope of LIMIT_SCOPES) out[scope] = readWindow(f.get(scope), fallback[scope]);
   f.done();
   return out;
 }
 
-function readLimits(value: Json): LimitsConfig {
-  if (value === undefined) return structuredClone(DEFAULT_LIMITS);
-  const f = Fields.of(value, "limits");
+function readLimits(r: Reader): LimitsConfig {
+  const f = r.object(OPTIONAL);
+  if (f === undefined) return structuredClone(DEFAULT_LIMITS);
   const limits: LimitsConfig = {
-    anonymous: readScopes(f.raw("anonymous"), f.at("anonymous"), DEFAULT_LIMITS.anonymous),
-    key: readScopes(f.raw("key"), f.at("key"), DEFAULT_LIMITS.key),
-    max_image_pixels: f.int("max_image_pixels", DEFAULT_LIMITS.max_image_pixels),
-    max_image_bytes: f.int("max_image_bytes", DEFAULT_LIMITS.max_image_bytes),
-    max_request_image_pixels: f.int(
-      "max_request_image_pixels",
+    anonymous: readScopes(f.get("anonymous"), DEFAULT_LIMITS.anonymous),
+    key: readScopes(f.get("key"), DEFAULT_LIMITS.key),
+    max_image_pixels: f.integer("max_image_pixels", COUNT) ?? DEFAULT_LIMITS.max_image_pixels,
+    max_image_bytes: f.integer("max_image_bytes", COUNT) ?? DEFAULT_LIMITS.max_image_bytes,
+    max_request_image_pixels: f.integer("max_request_image_pixels", COUNT) ??
       DEFAULT_LIMITS.max_request_image_pixels,
-    ),
-    max_request_image_bytes: f.int(
-      "max_request_image_bytes",
+    max_request_image_bytes: f.integer("max_request_image_bytes", COUNT) ??
       DEFAULT_LIMITS.max_request_image_bytes,
-    ),
   };
   f.done();
   return structuredClone(limits);
 }
 
-function readLogs(value: Json): LogsConfig {
-  const f = Fields.of(value ?? {}, "logs");
+function readLogs(r: Reader): LogsConfig {
+  const f = orEmpty(r).object();
   const logs: LogsConfig = {
-    retention_days: f.int("retention_days", 7, 1, 3650),
-    include_content: f.bool("include_content", false),
-    max_records_per_minute: f.int("max_records_per_minute", 6_000),
+    retention_days: f.integer("retention_days", { optional: true, min: 1, max: 3650 }) ?? 7,
+    include_content: f.boolean("include_content", OPTIONAL) ?? false,
+    max_records_per_minute: f.integer("max_records_per_minute", COUNT) ?? 6_000,
   };
   f.done();
   return logs;
 }
 
-function validate(raw: Json): Config {
-  const root = Fields.of(raw, "");
-  const server = readServer(root.raw("server"));
-  const kvField = Fields.of(root.raw("kv") ?? {}, "kv");
-  const kv = { path: kvField.nullableString("path", null) };
-  kvField.done();
-
-  const providersRaw = root.raw("providers");
-  if (!Array.isArray(providersRaw) || providersRaw.length === 0) {
-    throw new FieldError("providers", "must be a non-empty array");
-  }
+function readProviders(r: Reader): Map<string, ProviderConfig> {
   const providers = new Map<string, ProviderConfig>();
-  providersRaw.forEach((p, i) => {
-    const provider = readProvider(p, `providers[${i}]`);
+  for (const item of r.array({ minItems: 1 })) {
+    const provider = readProvider(item);
     if (providers.has(provider.id)) {
-      throw new FieldError(
-        `providers[${i}].id`,
+      throw item.child("id", provider.id).invalid(
         `duplicate provider id ${quote(provider.id)}`,
       );
     }
     providers.set(provider.id, provider);
-  });
+  }
+  return providers;
+}
 
-  const modelsRaw = root.raw("models") ?? [];
-  if (!Array.isArray(modelsRaw)) throw new FieldError("models", "must be an array");
+function readModels(r: Reader, providers: ReadonlyMap<string, ProviderConfig>): ModelConfig[] {
   const models: ModelConfig[] = [];
   const ids = new Map<string, number>();
   let defaultModeration = -1;
-  modelsRaw.forEach((m, i) => {
-    const model = readModel(m, `models[${i}]`, providers);
+  (r.array({ optional: true, nullable: true }) ?? []).forEach((item, i) => {
+    const model = readModel(item, providers);
     const first = ids.get(model.id);
     if (first !== undefined) {
-      throw new FieldError(
-        `models[${i}].id`,
+      throw item.child("id", model.id).invalid(
         `duplicate model id ${quote(model.id)} (also models[${first}])`,
       );
     }
     if (model.default_moderation) {
       if (defaultModeration >= 0) {
-        throw new FieldError(
-          `models[${i}].default_moderation`,
+        throw item.child("default_moderation", true).invalid(
           `only one model can be the default moderation model (also models[${defaultModeration}])`,
         );
       }
@@ -683,16 +512,25 @@ function validate(raw: Json): Config {
     ids.set(model.id, i);
     models.push(model);
   });
+  return models;
+}
 
+function validate(raw: unknown): Config {
+  const root = readJson(raw).object();
+  const server = readServer(root.get("server"));
+  const kv = orEmpty(root.get("kv")).object();
+  const kvPath = kv.string("path", { optional: true, nullable: true, nonEmpty: true }) ?? null;
+  kv.done();
+  const providers = readProviders(root.get("providers"));
   const config: Config = {
     server,
-    kv,
+    kv: { path: kvPath },
     providers: [...providers.values()],
-    models,
-    limits: readLimits(root.raw("limits")),
-    logs: readLogs(root.raw("logs")),
+    models: readModels(root.get("models"), providers),
+    limits: readLimits(root.get("limits")),
+    logs: readLogs(root.get("logs")),
   };
-  root.raw("$schema");
+  root.get("$schema"); // editors' hint; allowed, not used
   root.done();
   return config;
 }
@@ -702,7 +540,7 @@ export function parseConfig(raw: unknown, source: string): Config {
   try {
     return validate(raw);
   } catch (e) {
-    if (e instanceof FieldError) throw new ConfigError(`${source}: ${e.path}: ${e.message}`);
+    if (e instanceof ValidationError) throw new ConfigError(`${source}: ${e.fieldMessage()}`);
     throw e;
   }
 }

@@ -46,7 +46,7 @@ Deno.test("each kind of config error names the file and the field path", () => {
     [
       "unknown provider style",
       (r) => (r.providers = [SIM, { id: "g", style: "gemini" }]),
-      'switchyard.json: providers[1].style: unknown value "gemini"; expected one of "openai", "anthropic", "simulator"',
+      'switchyard.json: providers[1].style: expected "openai", "anthropic" or "simulator", but got "gemini"',
     ],
     [
       "duplicate model id",
@@ -75,37 +75,37 @@ Deno.test("each kind of config error names the file and the field path", () => {
         provider: "sim",
         image_generation: { sizes: ["1024*1024"] },
       }]),
-      'switchyard.json: models[1].image_generation.sizes[0]: malformed size "1024*1024"',
+      'switchyard.json: models[1].image_generation.sizes[0]: expected WIDTHxHEIGHT with 16–8192 pixels a side, like "1024x1024", but got "1024*1024"',
     ],
     [
       "non-positive limit",
       (r) => (r.limits = { anonymous: { chat: { per_minute: 0 } } }),
-      "switchyard.json: limits.anonymous.chat.per_minute: must be positive, not 0",
+      "switchyard.json: limits.anonymous.chat.per_minute: expected an integer of at least 1, but got 0",
     ],
     [
       "negative body limit",
       (r) => (r.server = { max_body_bytes: -5 }),
-      "switchyard.json: server.max_body_bytes: must be positive, not -5",
+      "switchyard.json: server.max_body_bytes: expected an integer of at least 1, but got -5",
     ],
     [
       "unknown key (typo) at the top",
       (r) => (r.modles = []),
-      "switchyard.json: modles: unknown field",
+      "switchyard.json: modles: unknown parameter",
     ],
     [
       "unknown key (typo) in a model",
       (r) => (r.models = [{ ...CHAT, chat_completion: true }]),
-      "switchyard.json: models[0].chat_completion: unknown field",
+      "switchyard.json: models[0].chat_completion: unknown parameter",
     ],
     [
       "wrong type",
       (r) => (r.models = [{ ...CHAT, image_input: "yes" }]),
-      'switchyard.json: models[0].image_input: must be true or false, not the string "yes"',
+      "switchyard.json: models[0].image_input: expected a boolean, but got a string",
     ],
     [
       "missing required field",
       (r) => (r.models = [{ provider: "sim", chat_completions: true }]),
-      "switchyard.json: models[0].id: is required",
+      "switchyard.json: models[0].id: missing required parameter",
     ],
     [
       "a model that serves nothing",
@@ -135,27 +135,52 @@ Deno.test("each kind of config error names the file and the field path", () => {
         moderation: true,
         moderation_thresholds: { gore: 0.5 },
       }]),
-      "switchyard.json: models[0].moderation_thresholds.gore: unknown moderation category",
+      "switchyard.json: models[0].moderation_thresholds.gore: unknown parameter",
     ],
     [
       "bad base_url",
       (r) => (r.providers = [SIM, { id: "o", style: "openai", base_url: "ftp://x" }]),
-      'switchyard.json: providers[1].base_url: must be an http(s) URL, not "ftp://x"',
+      'switchyard.json: providers[1].base_url: expected an http(s) URL, but got "ftp://x"',
     ],
     [
       "bad CORS origin",
       (r) => (r.server = { cors_origins: ["example.com/"] }),
-      'switchyard.json: server.cors_origins[0]: must be "*" or an origin',
+      'switchyard.json: server.cors_origins[0]: expected "*" or an origin like "https://app.example.com", but got "example.com/"',
     ],
     [
       "no providers",
       (r) => (r.providers = []),
-      "switchyard.json: providers: must be a non-empty array",
+      "switchyard.json: providers: expected at least 1 item, but got 0",
+    ],
+    [
+      "providers left out",
+      (r) => delete r.providers,
+      "switchyard.json: providers: missing required parameter",
+    ],
+    [
+      "a model id that cannot be one",
+      (r) => (r.models = [{ ...CHAT, id: "bad id" }]),
+      'switchyard.json: models[0].id: expected a model id of letters, digits and . _ : / - (at most 128, starting with a letter or digit), but got "bad id"',
+    ],
+    [
+      "a threshold out of range",
+      (r) => (r.models = [{
+        id: "a",
+        provider: "sim",
+        moderation: true,
+        moderation_thresholds: { hate: 2 },
+      }]),
+      "switchyard.json: models[0].moderation_thresholds.hate: expected a number from 0 to 1, but got 2",
+    ],
+    [
+      "a string list too long",
+      (r) => (r.server = { cors_origins: new Array(65).fill("*") }),
+      "switchyard.json: server.cors_origins: expected at most 64 items, but got 65",
     ],
     [
       "port out of range",
       (r) => (r.server = { port: 70000 }),
-      "switchyard.json: server.port: must be at most 65535, not 70000",
+      "switchyard.json: server.port: expected an integer from 0 to 65535, but got 70000",
     ],
   ];
   for (const [name, patch, expected] of cases) {
@@ -170,7 +195,7 @@ Deno.test("each kind of config error names the file and the field path", () => {
 });
 
 Deno.test("a root that is not an object is a config error", () => {
-  assert.equal(configError([]), "switchyard.json: (root): must be an object, not an array");
+  assert.equal(configError([]), "switchyard.json: (root): expected an object, but got an array");
 });
 
 Deno.test("--config, --config= and SWITCHYARD_CONFIG name the file, in that order", () => {

@@ -18,10 +18,12 @@ import { zodResponseFormat } from "openai/helpers/zod";
 import { NotFoundError } from "openai";
 import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions";
 import type { FakeUpstream } from "./support/fake_upstream.ts";
+import { ADMIN_TOKEN } from "./support/admin.ts";
 import {
   askDirectly,
   assembleMessage,
   chunksOf,
+  deadline,
   deltasOf,
   droppedParams,
   finishOf,
@@ -419,8 +421,19 @@ Deno.test("models: GET /v1/models/{id} answers a visible model and 404s the rest
   assert.equal(keyed.id, "sim-keyed");
 });
 
-/** Bad requests to each endpoint, each answered with a 4xx. */
-const BAD: { path: string; body: unknown; why: string }[] = [
+/** A bad request: `POST /v1/<path>` with `body`, unless it says otherwise (`method`; `url` from
+ * the server's root; `admin` sends the admin token). */
+interface Bad {
+  path?: string;
+  url?: string;
+  method?: string;
+  body?: unknown;
+  admin?: boolean;
+  why: string;
+}
+
+/** Bad requests to each endpoint and the admin API, each answered with a 4xx. */
+const BAD: Bad[] = [
   { path: "chat/completions", body: "{not json", why: "malformed JSON" },
   { path: "chat/completions", body: "", why: "an empty body" },
   { path: "chat/completions", body: [], why: "an array body" },
@@ -474,15 +487,66 @@ const BAD: { path: string; body: unknown; why: string }[] = [
     body: { model: "sim-chat", prompt: "a cat" },
     why: "a chat model",
   },
+  { url: "/v1/models/nope", method: "GET", why: "an unknown model" },
+  { url: "/v1/models/sim-image", method: "GET", why: "a preview model, anonymously" },
+  { url: "/v1/models", body: {}, why: "a POST" },
+  { url: "/v1/nothing-here", method: "GET", why: "an unknown path" },
+  { url: "/admin/keys", method: "GET", why: "no admin token" },
+  { url: "/admin/keys", admin: true, body: {}, why: "no name" },
+  { url: "/admin/keys", admin: true, body: { name: 5 }, why: "a number name" },
+  { url: "/admin/keys", admin: true, body: { name: "a", colour: "red" }, why: "an unknown field" },
+  { url: "/admin/keys", admin: true, body: "{oops", why: "malformed JSON" },
+  { url: "/admin/keys/key_nope", method: "PATCH", admin: true, body: {}, why: "nothing to change" },
+  {
+    url: "/admin/keys/key_nope",
+    method: "PATCH",
+    admin: true,
+    body: { name: "x" },
+    why: "an unknown key",
+  },
+  {
+    url: "/admin/models/sim-x",
+    method: "PUT",
+    admin: true,
+    body: { provider: "nope", chat_completions: true },
+    why: "an unknown provider",
+  },
+  {
+    url: "/admin/models/sim-x",
+    method: "PUT",
+    admin: true,
+    body: { provider: "sim" },
+    why: "a model that serves nothing",
+  },
+  { url: "/admin/models/nope", method: "GET", admin: true, why: "an unknown model" },
+  { url: "/admin/logs?limit=0", method: "GET", admin: true, why: "a zero limit" },
+  { url: "/admin/logs?sort=asc", method: "GET", admin: true, why: "an unknown parameter" },
+  { url: "/admin/usage?day=today", method: "GET", admin: true, why: "a bad day" },
 ];
 
-Deno.test("errors: every 4xx from chat, moderations and images has a string code and a param key", async () => {
+/** Sends a {@link Bad} request. */
+function send(gateway: SdkGateway, bad: Bad): Promise<Response> {
+  const { method = "POST", body, admin = false } = bad;
+  const url = bad.url === undefined
+    ? `${gateway.baseURL}/${bad.path}`
+    : gateway.server.url + bad.url;
+  const headers: Record<string, string> = admin ? { authorization: `Bearer ${ADMIN_TOKEN}` } : {};
+  if (body !== undefined) headers["content-type"] = "application/json";
+  return fetch(url, {
+    method,
+    headers,
+    body: body === undefined ? null : typeof body === "string" ? body : JSON.stringify(body),
+    signal: deadline(),
+  });
+}
+
+Deno.test("errors: every 4xx from chat, moderations, images, models and admin has a string code and a param key", async () => {
   await using gateway = await startSdkGateway();
   const problems: string[] = [];
-  for (const { path, body, why } of BAD) {
-    const res = await post(gateway, path, body);
+  for (const bad of BAD) {
+    const res = await send(gateway, bad);
     const text = await res.text();
-    const at = `${path} with ${why} (${res.status})`;
+    const at = `${bad.method ?? "POST"} ${bad.path ?? bad.url} with ${bad.why} (${res.status})`;
     if (res.status < 400 || res.status > 499) {
       problems.push(`${at}: status is not 4xx: ${text}`);
       continue;
@@ -541,18 +605,57 @@ Deno.test("errors: the same mistake gets the same code and wording on every endp
     { path: "moderations", body: { model: 5, input: "hi" } },
     { path: "images/generations", body: { model: 5, prompt: "a cat" } },
   ]);
+  const empty = await sameMistake(gateway, [
+    { path: "chat/completions", body: { model: "", messages: HELLO } },
+    { path: "moderations", body: { model: "", input: "hi" } },
+    { path: "images/generations", body: { model: "", prompt: "a cat" } },
+  ]);
   for (
-    const [what, answers, code] of [
-      ["a missing model", missing, "missing_required_parameter"],
-      ["model: 5", number, "invalid_type"],
+    const [what, answers, code, message] of [
+      [
+        "a missing model",
+        missing,
+        "missing_required_parameter",
+        "Missing required parameter: 'model'.",
+      ],
+      [
+        "model: 5",
+        number,
+        "invalid_type",
+        "Invalid type for 'model': expected a string, but got a number.",
+      ],
+      [
+        'model: ""',
+        empty,
+        "invalid_value",
+        `Invalid value for 'model': expected a non-empty string, but got "".`,
+      ],
     ] as const
   ) {
     const [first, ...rest] = answers;
     assert.equal(first!.status, 400, `${what}: ${JSON.stringify(answers)}`);
-    assert.equal(first!.error.code, code, `${what}: ${JSON.stringify(answers)}`);
-    assert.equal(first!.error.param, "model", `${what}: ${JSON.stringify(answers)}`);
+    assert.deepEqual(
+      first!.error,
+      { message, type: "invalid_request_error", code, param: "model" },
+      `${what}: ${JSON.stringify(answers)}`,
+    );
     for (const other of rest) {
       assert.deepEqual(other, first, `${what}: the same answer everywhere`);
     }
   }
+  // The admin API words a mistake as the public endpoints do; the config file shows the same
+  // reason after the field (tests/config_test.ts).
+  const res = await fetch(`${gateway.server.url}/admin/keys`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+    body: JSON.stringify({ name: 5 }),
+  });
+  assert.deepEqual(await res.json(), {
+    error: {
+      message: "Invalid type for 'name': expected a string, but got a number.",
+      type: "invalid_request_error",
+      code: "invalid_type",
+      param: "name",
+    },
+  });
 });

@@ -9,13 +9,13 @@ import type { KeyRecord } from "../auth/principal.ts";
 import { systemClock } from "../clock.ts";
 import {
   ConfigError,
-  FieldError,
   LIMIT_SCOPES,
   type LimitScope,
   loadConfig,
   type WindowLimit,
 } from "../config.ts";
 import { processOutput } from "../log/logger.ts";
+import { ValidationError } from "../validation/error.ts";
 
 const USAGE = `Usage: deno task keys <command> [options]
 
@@ -152,7 +152,7 @@ function validate<T>(read: () => T): T {
   try {
     return read();
   } catch (e) {
-    if (e instanceof FieldError) throw new UsageError(`${e.path}: ${e.message}`);
+    if (e instanceof ValidationError) throw new UsageError(e.fieldMessage());
     throw e;
   }
 }

@@ -1,8 +1,8 @@
-import { invalidRequest } from "../errors.ts";
-import { quote } from "../quote.ts";
 import { DEFAULT_IMAGE_CAPS } from "../config.ts";
 import { type ImageCaps, type ImageField, parseRequestImages } from "../http/image_data_url.ts";
-import { invalidValue, optionalField, typeName, wrongType } from "./params.ts";
+import { invalidValue } from "../validation/error.ts";
+import { type Reader, readRequest } from "../validation/reader.ts";
+import { count } from "../validation/wording.ts";
 
 /** Bounds on moderation requests (spec §8.4 leaves them open). */
 export const MODERATION_LIMITS = {
@@ -21,25 +21,22 @@ export interface ModerationInput {
   images: string[];
 }
 
+const MODEL = { optional: true, nonEmpty: true } as const;
+const TEXT = { maxLength: MODERATION_LIMITS.textChars } as const;
+const BATCH = {
+  minItems: 1,
+  maxItems: MODERATION_LIMITS.inputs,
+  expected: "a string or an array of strings",
+} as const;
+const BATCH_TEXT = { ...TEXT, expected: "a string like the other items" } as const;
+const PART = { expected: "a content part object like the other items" } as const;
+const PART_TYPES = ["text", "image_url"] as const;
+const IMAGE_URL = { expected: "a string (a base64 image data URL)" } as const;
+const IMAGES = { optional: true, expected: "an array of strings" } as const;
+
 /** The requested model id, or `null` for the default moderation model. */
 export function moderationModelId(body: Record<string, unknown>): string | null {
-  const model = optionalField(body, "model");
-  if (model === undefined) return null;
-  if (typeof model !== "string") throw wrongType("model", "a string", model);
-  if (model === "") {
-    throw invalidValue("'model' must not be empty; omit it for the default.", "model");
-  }
-  return model;
-}
-
-function checkText(text: string, param: string): string {
-  if (text.length > MODERATION_LIMITS.textChars) {
-    throw invalidValue(
-      `'${param}' is ${text.length} characters long; the limit is ${MODERATION_LIMITS.textChars}.`,
-      param,
-    );
-  }
-  return text;
+  return readRequest(body).string("model", MODEL) ?? null;
 }
 
 /** The texts of a request, and its image fields (not yet decoded). */
@@ -52,38 +49,27 @@ interface Unchecked {
  * OpenAI's multimodal form: an array of `{type: "text", text}` and
  * `{type: "image_url", image_url: {url}}` parts, moderated together as one input.
  */
-function readParts(parts: unknown[]): Unchecked {
+function readParts(input: Reader, parts: Reader[]): Unchecked {
   const texts: string[] = [];
   const images: ImageField[] = [];
-  parts.forEach((part, i) => {
-    const param = `input[${i}]`;
-    if (typeof part !== "object" || part === null || Array.isArray(part)) {
-      throw invalidValue(
-        `Invalid '${param}': every item must be a string, or every item a content part object; got ${
-          typeName(part)
-        }.`,
-        param,
-      );
-    }
-    const p = part as Record<string, unknown>;
-    if (p.type === "text") {
-      if (typeof p.text !== "string") throw wrongType(`${param}.text`, "a string", p.text);
-      texts.push(p.text);
-    } else if (p.type === "image_url") {
-      const image = p.image_url as Record<string, unknown> | undefined;
-      const url = typeof image === "object" && image !== null ? image.url : undefined;
-      if (typeof url !== "string") {
-        throw wrongType(`${param}.image_url.url`, "a string (a base64 image data URL)", url);
-      }
-      images.push({ url, param: `${param}.image_url.url` });
+  for (const item of parts) {
+    const part = item.object(PART);
+    if (part.oneOf("type", PART_TYPES) === "text") {
+      texts.push(part.string("text"));
     } else {
-      throw invalidValue(
-        `Invalid '${param}.type': expected "text" or "image_url", got ${quote(p.type)}.`,
-        `${param}.type`,
-      );
+      const image = part.object("image_url");
+      images.push({ url: image.string("url", IMAGE_URL), param: image.get("url").path });
     }
-  });
-  return { input: [checkText(texts.join("\n"), "input")], images };
+  }
+  const text = texts.join("\n");
+  if (text.length > MODERATION_LIMITS.textChars) {
+    throw input.invalid(
+      `expected at most ${
+        count(MODERATION_LIMITS.textChars, "character")
+      } of text in all, but got ${text.length}`,
+    );
+  }
+  return { input: [text], images };
 }
 
 /**
@@ -95,53 +81,27 @@ export function readModerationInput(
   body: Record<string, unknown>,
   caps: Readonly<ImageCaps> = DEFAULT_IMAGE_CAPS,
 ): ModerationInput {
-  const raw = body.input;
+  const f = readRequest(body);
+  const input = f.get("input");
   let result: Unchecked;
-  if (raw === undefined || raw === null) {
-    throw invalidRequest(
-      "Missing required parameter: 'input'.",
-      "input",
-      "missing_required_parameter",
-    );
-  } else if (typeof raw === "string") {
-    result = { input: [checkText(raw, "input")], images: [] };
-  } else if (Array.isArray(raw)) {
-    if (raw.length === 0) throw invalidValue("'input' must not be an empty array.", "input");
-    if (raw.length > MODERATION_LIMITS.inputs) {
-      throw invalidValue(
-        `'input' has ${raw.length} items; the limit is ${MODERATION_LIMITS.inputs} per request.`,
-        "input",
-      );
-    }
-    if (typeof raw[0] === "string") {
-      const input = raw.map((item, i) => {
-        if (typeof item !== "string") {
-          throw invalidValue(
-            `Invalid 'input[${i}]': expected a string like the other items, got ${typeName(item)}.`,
-            `input[${i}]`,
-          );
-        }
-        return checkText(item, `input[${i}]`);
-      });
-      result = { input, images: [] };
-    } else result = readParts(raw);
-  } else throw wrongType("input", "a string or an array of strings", raw);
-
-  const images = optionalField(body, "input_images");
-  if (images !== undefined) {
-    if (!Array.isArray(images)) throw wrongType("input_images", "an array of strings", images);
-    images.forEach((url, i) => {
-      const param = `input_images[${i}]`;
-      if (typeof url !== "string") {
-        throw wrongType(param, "a string (a base64 image data URL)", url);
-      }
-      result.images.push({ url, param });
-    });
+  if (typeof input.value === "string") {
+    result = { input: [input.string(TEXT)], images: [] };
+  } else {
+    const items = input.array(BATCH);
+    result = typeof items[0]!.value === "string"
+      ? { input: items.map((item) => item.string(BATCH_TEXT)), images: [] }
+      : readParts(input, items);
+  }
+  const images = f.array("input_images", IMAGES);
+  for (const image of images ?? []) {
+    result.images.push({ url: image.string(IMAGE_URL), param: image.path });
   }
   if (result.images.length > MODERATION_LIMITS.images) {
     throw invalidValue(
-      `This request has ${result.images.length} images; the limit is ${MODERATION_LIMITS.images}.`,
       "input_images",
+      `expected at most ${
+        count(MODERATION_LIMITS.images, "image")
+      } in a request (content parts and input_images together), but got ${result.images.length}`,
     );
   }
   parseRequestImages(result.images, caps);

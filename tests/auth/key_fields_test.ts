@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { keyView, readKeyFields } from "../../src/auth/key_fields.ts";
-import { FieldError } from "../../src/config.ts";
+import { ValidationError } from "../../src/validation/error.ts";
 
-function fieldError(value: unknown, mode: "create" | "update"): { path: string; message: string } {
+function fieldError(value: unknown, mode: "create" | "update"): ValidationError {
   try {
     readKeyFields(value, mode as "update");
   } catch (e) {
-    if (e instanceof FieldError) return { path: e.path, message: e.message };
+    if (e instanceof ValidationError) return e;
     throw e;
   }
   throw new Error("no error");
@@ -53,6 +53,48 @@ Deno.test("key fields to create: name required, the rest optional and checked", 
   assert.equal(fieldError({ name: "a", key: "sk-sy-x" }, "create").path, "key");
 });
 
+Deno.test("key field errors read as every other 400 does", () => {
+  const wording: [unknown, string, string][] = [
+    [{}, "missing_required_parameter", "Missing required parameter: 'name'."],
+    [{ name: 5 }, "invalid_type", "Invalid type for 'name': expected a string, but got a number."],
+    [
+      { name: "x".repeat(201) },
+      "invalid_value",
+      "Invalid value for 'name': expected at most 200 characters, but got 201.",
+    ],
+    [
+      { name: "a", models: ["ok", "bad id!"] },
+      "invalid_value",
+      "Invalid value for 'models[1]': expected a model id or a glob with * (letters, digits, . _ : / - *), but got \"bad id!\".",
+    ],
+    [
+      { name: "a", models: "sim-chat" },
+      "invalid_type",
+      "Invalid type for 'models': expected an array of model ids or globs or null, but got a string.",
+    ],
+    [
+      { name: "a", limits: { chat: { per_day: 0 } } },
+      "invalid_value",
+      "Invalid value for 'limits.chat.per_day': expected an integer of at least 1, but got 0.",
+    ],
+    [{ name: "a", disabled: true }, "unknown_parameter", "Unknown parameter: 'disabled'."],
+  ];
+  for (const [value, code, message] of wording) {
+    const e = fieldError(value, "create");
+    assert.deepEqual([e.status, e.type, e.code, e.message], [
+      400,
+      "invalid_request_error",
+      code,
+      message,
+    ]);
+  }
+  // The CLI shows the same mistake as `path: reason`.
+  assert.equal(
+    fieldError({ name: 5 }, "create").fieldMessage(),
+    "name: expected a string, but got a number",
+  );
+});
+
 Deno.test("key fields to change: any subset, at least one, disabled allowed", () => {
   assert.deepEqual(readKeyFields({ disabled: true }, "update"), { disabled: true });
   assert.deepEqual(readKeyFields({ models: ["a"], name: "n" }, "update"), {
@@ -60,10 +102,11 @@ Deno.test("key fields to change: any subset, at least one, disabled allowed", ()
     models: ["a"],
   });
   const empty = fieldError({}, "update");
-  assert.equal(empty.path, "(root)");
-  assert.match(empty.message, /nothing to change/);
+  assert.equal(empty.path, "");
+  assert.equal(empty.param, null);
+  assert.match(empty.message, /^Invalid value for the request body: nothing to change/);
   assert.equal(fieldError({ disabled: 1 }, "update").path, "disabled");
-  assert.equal(fieldError([], "update").path, "(root)");
+  assert.equal(fieldError([], "update").param, null);
 });
 
 Deno.test("the public view of a key has no hash and ISO times", () => {

@@ -143,7 +143,7 @@ Deno.test("keys: usage errors exit 2 with a message; failures exit 1", async () 
         /--chat-per-minute: expected a positive integer/,
       ],
       [["create", "--name", "x", "--chat-per-minute", "default"], /--chat-per-minute/],
-      [["create", "--name", "x", "--models", "bad id!"], /models\[0\]: must be a model id/],
+      [["create", "--name", "x", "--models", "bad id!"], /models\[0\]: expected a model id/],
       [["create", "--name", "x", "--colour", "red"], /unknown option --colour/],
       [["create", "--name", "x", "--json"], /create does not take --json/],
       [["show"], /show takes one key id/],

@@ -1,17 +1,32 @@
 import type { ImagePart, RefusalPart, TextPart } from "../../canonical/conversation.ts";
+import { type Fields, OPTIONAL, type Reader } from "../../validation/reader.ts";
 import { parseCacheControl } from "./cache_control.ts";
-import { invalidType, isObject, kindOf, missing, notThis } from "./checks.ts";
-import { invalidValue } from "../../routes/params.ts";
 import { parseImagePart, type PendingImages } from "./images.ts";
 
 /** The content part types a role may send: `image_url` only from users, `refusal` only from
  * the assistant (OpenAI's rules). */
 type PartKinds = "text" | "text+image" | "text+refusal";
 
-const ALLOWED: Record<PartKinds, string[]> = {
+type PartType = "text" | "image_url" | "refusal";
+
+const ALLOWED: Record<PartKinds, readonly PartType[]> = {
   "text": ["text"],
   "text+image": ["text", "image_url"],
   "text+refusal": ["text", "refusal"],
+};
+
+/** The array rules of each kind of content. */
+type ContentRules = { readonly minItems: 1; readonly expected: string };
+const ARRAY_RULES: Record<PartKinds, ContentRules> = {
+  "text": { minItems: 1, expected: "a string or an array of text content parts" },
+  "text+image": {
+    minItems: 1,
+    expected: "a string or an array of text or image_url content parts",
+  },
+  "text+refusal": {
+    minItems: 1,
+    expected: "a string or an array of text or refusal content parts",
+  },
 };
 
 /** What {@link parseContent} makes of each kind. */
@@ -25,75 +40,36 @@ type PartOf<K extends PartKinds> = K extends "text+image" ? TextPart | ImagePart
  * `pending`.
  */
 export function parseContent<K extends PartKinds>(
-  value: unknown,
-  path: string,
+  r: Reader,
   kinds: K,
   role: string,
   pending: PendingImages,
 ): PartOf<K>[] {
-  if (typeof value === "string") return [{ type: "text", text: value } as PartOf<K>];
-  const allowed = ALLOWED[kinds];
-  const listed = allowed.join(" or ");
-  if (value === undefined || value === null) {
-    throw missing(
-      `\`${path}\` is required: a string or an array of ${listed} content parts.`,
-      path,
-    );
-  }
-  if (!Array.isArray(value)) {
-    throw invalidType(
-      `\`${path}\` must be a string or an array of ${listed} content parts, not ${kindOf(value)}.`,
-      path,
-    );
-  }
-  if (value.length === 0) throw invalidValue(`\`${path}\` must not be an empty array.`, path);
-  return value.map((raw, j) => {
-    const at = `${path}[${j}]`;
-    if (!isObject(raw)) {
-      throw invalidType(
-        `\`${at}\` must be a content part object with a \`type\`, not ${kindOf(raw)}.`,
-        at,
-      );
-    }
-    const type = raw.type;
-    if (typeof type !== "string" || !allowed.includes(type)) {
-      if (type === undefined) {
-        throw missing(
-          `\`${at}.type\`: must be ${allowed.map((t) => `"${t}"`).join(" or ")} (it is missing).`,
-          `${at}.type`,
-        );
-      }
-      const why = type === "image_url"
-        ? `image_url parts are only allowed in user messages, not in ${role} messages`
-        : type === "refusal"
-        ? `refusal parts are only allowed in assistant messages, not in ${role} messages`
-        : `must be ${allowed.map((t) => `"${t}"`).join(" or ")}${notThis(type)}`;
-      throw invalidValue(`\`${at}.type\`: ${why}.`, `${at}.type`);
-    }
-    const part = type === "image_url"
-      ? parseImagePart(raw, at, pending)
+  if (typeof r.value === "string") return [{ type: "text", text: r.value } as PartOf<K>];
+  const rules: ContentRules = ARRAY_RULES[kinds];
+  return r.array(rules).map((item) => {
+    const p = item.object();
+    const type = partType(p, ALLOWED[kinds], role);
+    const part: TextPart | ImagePart | RefusalPart = type === "image_url"
+      ? parseImagePart(p, pending)
       : type === "refusal"
-      ? refusalPart(raw, at)
-      : textPart(raw, at);
-    const cache = parseCacheControl(raw.cache_control, `${at}.cache_control`);
+      ? { type: "refusal", text: p.string("refusal") }
+      : { type: "text", text: p.string("text") };
+    const cache = parseCacheControl(p.object("cache_control", OPTIONAL));
     if (cache && part.type !== "refusal") part.cache = cache;
     return part as PartOf<K>;
   });
 }
 
-function textPart(raw: Record<string, unknown>, at: string): TextPart {
-  if (typeof raw.text !== "string") {
-    throw invalidType(`\`${at}.text\` must be a string, not ${kindOf(raw.text)}.`, `${at}.text`);
-  }
-  return { type: "text", text: raw.text };
-}
-
-function refusalPart(raw: Record<string, unknown>, at: string): RefusalPart {
-  if (typeof raw.refusal !== "string") {
-    throw invalidType(
-      `\`${at}.refusal\` must be a string, not ${kindOf(raw.refusal)}.`,
-      `${at}.refusal`,
+/** A part's `type`, one of `allowed`; a type that only another role may send says so. */
+function partType(p: Fields, allowed: readonly PartType[], role: string): PartType {
+  const type = p.get("type");
+  const value = type.value;
+  if ((value === "image_url" || value === "refusal") && !allowed.includes(value)) {
+    const owner = value === "image_url" ? "user" : "assistant";
+    throw type.invalid(
+      `${value} parts are only allowed in ${owner} messages, not in ${role} messages`,
     );
   }
-  return { type: "refusal", text: raw.refusal };
+  return type.oneOf(allowed);
 }

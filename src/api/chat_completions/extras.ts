@@ -1,5 +1,5 @@
 import type { Extras } from "../../canonical/conversation.ts";
-import { isObject } from "./checks.ts";
+import { isObject } from "../../validation/reader.ts";
 
 /** Keys never copied from an upstream's object (they would reach the prototype). */
 const UNSAFE = new Set(["__proto__", "constructor", "prototype"]);

@@ -1,9 +1,8 @@
 import type { ImagePart } from "../../canonical/conversation.ts";
-import { invalidRequest } from "../../errors.ts";
 import { type ImageCaps, type ImageField, parseRequestImages } from "../../http/image_data_url.ts";
-import { absent, invalidType, isObject, kindOf, type Obj } from "./checks.ts";
-import { invalidValue } from "../../routes/params.ts";
 import { quote } from "../../quote.ts";
+import { invalidValue } from "../../validation/error.ts";
+import { type Fields, OPTIONAL } from "../../validation/reader.ts";
 
 /** The image data URLs of a request met while parsing it, with the parts they belong in: they
  * are decoded together once the whole request is checked, so that the per-request caps see
@@ -14,49 +13,29 @@ export interface PendingImages {
 }
 
 const HTTPS = /^https:\/\//i;
+const DETAILS = ["auto", "low", "high"] as const;
+const URL_RULES = { expected: "a string (a base64 image data URL or an https:// URL)" } as const;
 
 /**
  * An `image_url` content part: an `https://` URL becomes an image by URL (the gateway never
  * fetches it; back ends that cannot pass URLs on say so), anything else must be a base64 image
  * data URL, decoded later by {@link decodeImages}.
  */
-export function parseImagePart(raw: Obj, at: string, pending: PendingImages): ImagePart {
-  const image = raw.image_url;
-  if (!isObject(image)) {
-    throw invalidType(
-      `\`${at}.image_url\` must be an object with a \`url\` (a base64 image data URL or an https:// URL), not ${
-        kindOf(image)
-      }.`,
-      `${at}.image_url`,
-    );
-  }
-  const param = `${at}.image_url.url`;
-  const url = image.url;
-  if (typeof url !== "string") {
-    throw invalidType(
-      `\`${param}\` must be a string (a base64 image data URL or an https:// URL), not ${
-        kindOf(url)
-      }.`,
-      param,
-    );
-  }
+export function parseImagePart(p: Fields, pending: PendingImages): ImagePart {
+  const image = p.object("image_url");
+  const url = image.string("url", URL_RULES);
   const part: ImagePart = { type: "image", source: { kind: "url", url } };
-  const detail = image.detail;
-  if (!absent(detail)) {
-    if (detail !== "auto" && detail !== "low" && detail !== "high") {
-      throw invalidValue(
-        `\`${at}.image_url.detail\` must be "auto", "low" or "high", not ${quote(detail)}.`,
-        `${at}.image_url.detail`,
-      );
-    }
-    part.detail = detail;
-  }
+  const detail = image.oneOf("detail", DETAILS, OPTIONAL);
+  if (detail !== undefined) part.detail = detail;
   if (HTTPS.test(url)) {
     if (!URL.canParse(url)) {
-      throw invalidRequest(`${param} is not a valid URL.`, param, "invalid_image");
+      throw image.get("url").invalid(
+        `expected a valid URL, but got ${quote(url)}`,
+        "invalid_image",
+      );
     }
   } else {
-    pending.fields.push({ url, param });
+    pending.fields.push({ url, param: image.get("url").path });
     pending.parts.push(part);
   }
   return part;
@@ -67,9 +46,9 @@ export function parseImagePart(raw: Obj, at: string, pending: PendingImages): Im
 export function decodeImages(pending: PendingImages, caps: Readonly<ImageCaps>): void {
   for (const { url, param } of pending.fields) {
     if (/^http:/i.test(url)) {
-      throw invalidRequest(
-        `${param} must be a base64 image data URL or an https:// URL; plain http:// URLs are not accepted.`,
+      throw invalidValue(
         param,
+        "expected a base64 image data URL or an https:// URL, but got a plain http:// URL",
         "invalid_image",
       );
     }

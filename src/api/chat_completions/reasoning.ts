@@ -1,18 +1,9 @@
 import type { ReasoningOptions } from "../../canonical/conversation.ts";
 import { quote } from "../../quote.ts";
-import { invalidValue } from "../../routes/params.ts";
-import {
-  absent,
-  invalidType,
-  isObject,
-  kindOf,
-  type Obj,
-  optionalBoolean,
-  optionalInteger,
-} from "./checks.ts";
+import { type Fields, isObject, OPTIONAL } from "../../validation/reader.ts";
 
 const EFFORTS = ["minimal", "low", "medium", "high"] as const;
-type Effort = typeof EFFORTS[number];
+const BUDGET = { optional: true, min: 1 } as const;
 
 /**
  * How much the model may think: OpenAI's `reasoning_effort`, or OpenRouter's `reasoning`
@@ -20,60 +11,42 @@ type Effort = typeof EFFORTS[number];
  * `enabled: true` alone asks for OpenRouter's default, medium effort. `undefined` when the
  * caller said nothing about reasoning.
  */
-export function parseReasoning(body: Obj): ReasoningOptions | undefined {
-  const effort = parseEffort(body.reasoning_effort, "reasoning_effort");
-  const raw = body.reasoning;
-  if (absent(raw)) return effort === undefined ? undefined : { effort };
-  if (!isObject(raw)) {
-    throw invalidType(
-      `\`reasoning\` must be an object like {"effort": "low"}, not ${kindOf(raw)}.`,
-      "reasoning",
-    );
-  }
-  const inner = parseEffort(raw.effort, "reasoning.effort");
+export function parseReasoning(body: Fields): ReasoningOptions | undefined {
+  const effort = body.oneOf("reasoning_effort", EFFORTS, OPTIONAL);
+  const reasoning = body.object("reasoning", OPTIONAL);
+  if (reasoning === undefined) return effort === undefined ? undefined : { effort };
+  const inner = reasoning.oneOf("effort", EFFORTS, OPTIONAL);
   if (effort !== undefined && inner !== undefined && effort !== inner) {
-    throw invalidValue(
-      `\`reasoning_effort\` (${quote(effort)}) and \`reasoning.effort\` (${
+    throw reasoning.get("effort").invalid(
+      `expected the same effort as 'reasoning_effort' (${quote(effort)}), but got ${
         quote(inner)
-      }) disagree; send one of them.`,
-      "reasoning.effort",
+      }; send one of them`,
     );
   }
-  const budget = optionalInteger(raw, "max_tokens", 1, "reasoning.max_tokens");
+  const budget = reasoning.integer("max_tokens", BUDGET);
   const chosen = effort ?? inner;
-  if (chosen !== undefined && budget !== null) {
-    throw invalidValue(
-      "`reasoning` takes either an effort or `max_tokens`, not both.",
-      "reasoning.max_tokens",
+  if (chosen !== undefined && budget !== undefined) {
+    throw reasoning.get("max_tokens").invalid(
+      "'reasoning' takes either an effort or 'max_tokens', not both",
     );
   }
-  optionalBoolean(raw, "exclude", "reasoning.exclude");
-  const enabled = optionalBoolean(raw, "enabled", "reasoning.enabled");
+  reasoning.boolean("exclude", OPTIONAL);
+  const enabled = reasoning.boolean("enabled", OPTIONAL);
   if (enabled === false) {
-    if (chosen !== undefined || budget !== null) {
-      throw invalidValue(
-        "`reasoning.enabled` is false, but an effort or `max_tokens` was given.",
-        "reasoning.enabled",
+    if (chosen !== undefined || budget !== undefined) {
+      throw reasoning.get("enabled").invalid(
+        "expected true when an effort or 'max_tokens' is given, but got false",
       );
     }
     return { disabled: true };
   }
-  if (budget !== null) return { budgetTokens: budget };
+  if (budget !== undefined) return { budgetTokens: budget };
   if (chosen !== undefined) return { effort: chosen };
   return enabled === true ? { effort: "medium" } : undefined;
 }
 
 /** Whether the caller asked for reasoning to be used but left out of the answer (OpenRouter's
  * `reasoning.exclude`); the body has passed {@link parseReasoning}. */
-export function reasoningExcluded(body: Obj): boolean {
+export function reasoningExcluded(body: Record<string, unknown>): boolean {
   return isObject(body.reasoning) && body.reasoning.exclude === true;
-}
-
-function parseEffort(value: unknown, param: string): Effort | undefined {
-  if (absent(value)) return undefined;
-  if (EFFORTS.includes(value as Effort)) return value as Effort;
-  const message = `\`${param}\` must be ${EFFORTS.map((e) => `"${e}"`).join(", ")}, not ${
-    kindOf(value)
-  }.`;
-  throw typeof value === "string" ? invalidValue(message, param) : invalidType(message, param);
 }

@@ -16,7 +16,7 @@ import type { FinishReason, Usage } from "../../canonical/result.ts";
 import { type ApiError, upstreamError } from "../../errors.ts";
 import { doneEvent, encodeEvent, encodeEvents } from "../../http/sse.ts";
 import type { StreamRenderer } from "../../http/sse_response.ts";
-import { isObject } from "./checks.ts";
+import { isObject } from "../../validation/reader.ts";
 import { fillIn, openAIFields } from "./extras.ts";
 import { renderFinish } from "./finish.ts";
 import { completionId, thinkingBlock } from "./response.ts";

@@ -1,6 +1,6 @@
 import type { Message } from "../../canonical/conversation.ts";
 import { quote } from "../../quote.ts";
-import { invalidValue } from "../../routes/params.ts";
+import { invalidValue } from "../../validation/error.ts";
 
 /** One assistant message's tool calls and which of them have been answered. */
 interface OpenCalls {
@@ -19,16 +19,14 @@ export class ToolCallPairing {
 
   /** Takes the next message (`messages[index]`); throws the 400 for a broken pairing. */
   add(message: Message, index: number): void {
-    const path = `messages[${index}]`;
     if (message.role === "tool") {
-      this.#answer(message, path);
+      this.#answer(message, `messages[${index}]`);
       return;
     }
     this.end();
+    if (message.role !== "assistant") return;
     const ids = message.parts.flatMap((p) => p.type === "tool_call" ? [p.id] : []);
-    if (message.role === "assistant" && ids.length > 0) {
-      this.#open = { path, ids, answered: new Set() };
-    }
+    if (ids.length > 0) this.#open = { path: `messages[${index}]`, ids, answered: new Set() };
   }
 
   /** Checks that the last assistant message's tool calls were all answered. */
@@ -38,12 +36,11 @@ export class ToolCallPairing {
     if (!open) return;
     const j = open.ids.findIndex((id) => !open.answered.has(id));
     if (j < 0) return;
-    const param = `${open.path}.tool_calls[${j}].id`;
     throw invalidValue(
-      `The tool call ${
+      `${open.path}.tool_calls[${j}].id`,
+      `the tool call ${
         quote(open.ids[j])
-      } (\`${param}\`) has no tool message answering it; an assistant message with \`tool_calls\` must be followed by one tool message per call.`,
-      param,
+      } has no tool message answering it; an assistant message with 'tool_calls' must be followed by one tool message per call`,
     );
   }
 
@@ -52,25 +49,23 @@ export class ToolCallPairing {
     const param = `${path}.tool_call_id`;
     if (open === null) {
       throw invalidValue(
-        `\`${path}\` is a tool message but does not follow an assistant message with \`tool_calls\`; a tool message must answer one of the tool calls of the assistant message before it.`,
         param,
+        "this tool message does not follow an assistant message with 'tool_calls'; a tool message must answer one of the tool calls of the assistant message before it",
       );
     }
     const result = message.parts[0];
     const id = result?.type === "tool_result" ? result.callId : "";
     if (!open.ids.includes(id)) {
+      const ids = open.ids.slice(0, 5).map((i) => quote(i)).join(", ");
       throw invalidValue(
-        `\`${param}\` is ${quote(id)}, which is not the id of any tool call in ${open.path} (ids: ${
-          open.ids.slice(0, 5).map((i) => quote(i)).join(", ") + (open.ids.length > 5 ? ", …" : "")
-        }).`,
         param,
+        `expected the id of a tool call in ${open.path} (${ids}${
+          open.ids.length > 5 ? ", …" : ""
+        }), but got ${quote(id)}`,
       );
     }
     if (open.answered.has(id)) {
-      throw invalidValue(
-        `\`${param}\`: the tool call ${quote(id)} has already been answered.`,
-        param,
-      );
+      throw invalidValue(param, `the tool call ${quote(id)} has already been answered`);
     }
     open.answered.add(id);
   }

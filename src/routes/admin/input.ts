@@ -1,26 +1,13 @@
-import { FieldError } from "../../config.ts";
 import type { RequestContext } from "../../pipeline/context.ts";
-import { ApiError, invalidRequest } from "../../errors.ts";
+import { ApiError } from "../../errors.ts";
 import { readJsonObject } from "../../http/body.ts";
-import { clipMiddle, quote } from "../../quote.ts";
+import { quote } from "../../quote.ts";
+import { invalidValue } from "../../validation/error.ts";
+import { type Fields, OPTIONAL, readJson } from "../../validation/reader.ts";
 
 /** The JSON object body of an admin request. */
 export function readBody(ctx: RequestContext): Promise<Record<string, unknown>> {
   return readJsonObject(ctx.request, ctx.services.config.server);
-}
-
-/** Runs a validator and turns its {@link FieldError} into a 400 naming the field. */
-export function validated<T>(read: () => T): T {
-  try {
-    return read();
-  } catch (e) {
-    if (e instanceof FieldError) {
-      const param = e.path === "(root)" || e.path === "" ? null : e.path;
-      const where = param === null ? "" : `${clipMiddle(param, 200)}: `;
-      throw invalidRequest(`${where}${e.message}`, param);
-    }
-    throw e;
-  }
 }
 
 /** 404 for an admin resource that does not exist. */
@@ -31,27 +18,26 @@ export function notFound(what: string, id: string, code: string): ApiError {
   });
 }
 
-/** The query parameters of an admin request, rejecting names not in `allowed` (typos). */
-export function queryParams(ctx: RequestContext, allowed: readonly string[]): URLSearchParams {
-  const params = ctx.url.searchParams;
-  for (const name of params.keys()) {
-    if (!allowed.includes(name)) {
-      throw invalidRequest(
-        `Unknown query parameter ${quote(name)}; allowed: ${allowed.join(", ")}.`,
-        name,
-      );
-    }
+/** The query parameters of an admin request (each name's first value) as fields: a handler
+ * reads the ones it takes, then `done()` rejects the others (typos). */
+export function queryFields(ctx: RequestContext): Fields {
+  const values: Record<string, string> = Object.create(null);
+  for (const [name, value] of ctx.url.searchParams) {
+    if (!(name in values)) values[name] = value;
   }
-  return params;
+  return readJson(values).object();
 }
 
-/** A Unix-ms time from an ISO 8601 string or a number of milliseconds; 400 naming `param`. */
-export function parseTime(value: string, param: string): number {
-  const ms = /^\d+$/.test(value) ? Number(value) : Date.parse(value);
+/** The query parameter `name` as a Unix-ms time (an ISO 8601 time or Unix milliseconds), or
+ * `null` when absent. */
+export function readTime(query: Fields, name: string): number | null {
+  const text = query.string(name, OPTIONAL);
+  if (text === undefined) return null;
+  const ms = /^\d+$/.test(text) ? Number(text) : Date.parse(text);
   if (!Number.isFinite(ms)) {
-    throw invalidRequest(
-      `${param}: expected an ISO 8601 time or Unix milliseconds, not ${quote(value)}.`,
-      param,
+    throw invalidValue(
+      name,
+      `expected an ISO 8601 time or Unix milliseconds, but got ${quote(text)}`,
     );
   }
   return ms;

@@ -1,12 +1,12 @@
 import { keyView, readKeyFields } from "../../auth/key_fields.ts";
 import type { RequestContext } from "../../pipeline/context.ts";
 import { json } from "../../http/response.ts";
-import { notFound, readBody, validated } from "./input.ts";
+import { notFound, readBody } from "./input.ts";
 
 /** `POST /admin/keys`: creates a key; the answer is the only time the key is shown. */
 export async function createKey(ctx: RequestContext): Promise<Response> {
   const body = await readBody(ctx);
-  const fields = validated(() => readKeyFields(body, "create"));
+  const fields = readKeyFields(body, "create");
   const { key, record } = await ctx.services.keys.create(fields);
   const { id, ...rest } = keyView(record);
   return json({ id, key, ...rest }, 201);
@@ -30,7 +30,7 @@ export async function getKey(ctx: RequestContext): Promise<Response> {
 export async function updateKey(ctx: RequestContext): Promise<Response> {
   const id = ctx.params.id!;
   const body = await readBody(ctx);
-  const fields = validated(() => readKeyFields(body, "update"));
+  const fields = readKeyFields(body, "update");
   const record = await ctx.services.keys.update(id, fields);
   if (record === null) throw notFound("API key", id, "key_not_found");
   return json(keyView(record));

@@ -1,12 +1,12 @@
 import type { RequestContext } from "../../pipeline/context.ts";
-import { invalidRequest } from "../../errors.ts";
 import { json } from "../../http/response.ts";
 import { LOG_PREFIX, logBucket, type LogRow, rowRecords } from "../../log/kv_sink.ts";
 import type { LogRecord } from "../../log/record.ts";
-import { parseTime, queryParams } from "./input.ts";
+import { queryFields, readTime } from "./input.ts";
 import { quote } from "../../quote.ts";
+import { invalidValue } from "../../validation/error.ts";
+import { OPTIONAL } from "../../validation/reader.ts";
 
-const PARAMS = ["since", "until", "status", "model", "key_id", "path", "limit", "cursor"];
 const DEFAULT_LIMIT = 100;
 const MAX_LIMIT = 1000;
 
@@ -19,25 +19,17 @@ const MAX_LIMIT = 1000;
  * shift the pages).
  */
 export async function listLogs(ctx: RequestContext): Promise<Response> {
-  const q = queryParams(ctx, PARAMS);
-  const since = q.has("since") ? parseTime(q.get("since")!, "since") : null;
-  const until = q.has("until") ? parseTime(q.get("until")!, "until") : null;
-  const status = q.get("status");
-  const matchStatus = status === null ? null : statusMatcher(status);
-  const model = q.get("model");
-  const keyId = q.get("key_id");
-  const path = q.get("path");
-  let limit = DEFAULT_LIMIT;
-  if (q.has("limit")) {
-    const raw = q.get("limit")!;
-    limit = /^\d+$/.test(raw) ? Number(raw) : NaN;
-    if (!(limit >= 1 && limit <= MAX_LIMIT)) {
-      throw invalidRequest(
-        `limit: must be an integer from 1 to ${MAX_LIMIT}, not ${quote(raw)}.`,
-        "limit",
-      );
-    }
-  }
+  const q = queryFields(ctx);
+  const since = readTime(q, "since");
+  const until = readTime(q, "until");
+  const status = q.string("status", OPTIONAL);
+  const matchStatus = status === undefined ? null : statusMatcher(status);
+  const model = q.string("model", OPTIONAL) ?? null;
+  const keyId = q.string("key_id", OPTIONAL) ?? null;
+  const path = q.string("path", OPTIONAL) ?? null;
+  const limit = readLimit(q.string("limit", OPTIONAL));
+  const cursor = q.string("cursor", OPTIONAL);
+  q.done();
   const matches = (record: LogRecord): boolean => {
     const ts = Date.parse(record.ts);
     if (since !== null && ts < since) return false;
@@ -48,7 +40,7 @@ export async function listLogs(ctx: RequestContext): Promise<Response> {
     if (path !== null && record.path !== path) return false;
     return true;
   };
-  const position = q.has("cursor") ? readCursor(q.get("cursor")!) : null;
+  const position = cursor === undefined ? null : readCursor(cursor);
 
   // Rows are keyed by the second their records arrived in; walk the seconds newest first,
   // merging the rows of each second so that its records come out newest first too.
@@ -125,9 +117,24 @@ function isAfter(record: LogRecord, cursor: Cursor): boolean {
   return ms < cursor.ms || (ms === cursor.ms && record.request_id < cursor.requestId);
 }
 
+/** `limit`: 1 to 1000 records, 100 when absent. */
+function readLimit(text: string | undefined): number {
+  if (text === undefined) return DEFAULT_LIMIT;
+  const limit = /^\d+$/.test(text) ? Number(text) : NaN;
+  if (!(limit >= 1 && limit <= MAX_LIMIT)) {
+    throw invalidValue(
+      "limit",
+      `expected an integer from 1 to ${MAX_LIMIT}, but got ${quote(text)}`,
+    );
+  }
+  return limit;
+}
+
 function readCursor(text: string): Cursor {
   const m = /^(\d{1,16})\.([A-Za-z0-9_-]{1,128})$/.exec(text);
-  if (!m) throw invalidRequest("cursor: not a cursor from this listing.", "cursor");
+  if (!m) {
+    throw invalidValue("cursor", `expected a next_cursor of this listing, but got ${quote(text)}`);
+  }
   const ms = Number(m[1]);
   return { ms, requestId: m[2]!, bucket: logBucket(ms) };
 }
@@ -141,8 +148,8 @@ function statusMatcher(value: string): (status: number) => boolean {
     const hundreds = Number(value[0]);
     return (status) => Math.floor(status / 100) === hundreds;
   }
-  throw invalidRequest(
-    `status: expected a status code like 429 or a class like 4xx, not ${quote(value)}.`,
+  throw invalidValue(
     "status",
+    `expected a status code like 429 or a class like 4xx, but got ${quote(value)}`,
   );
 }

@@ -2,10 +2,11 @@ import { isServed } from "../../catalogue/access.ts";
 import type { ModelRecord } from "../../catalogue/model.ts";
 import { readModel } from "../../config.ts";
 import type { RequestContext } from "../../pipeline/context.ts";
-import { invalidRequest } from "../../errors.ts";
 import { json } from "../../http/response.ts";
-import { notFound, readBody, validated } from "./input.ts";
+import { notFound, readBody } from "./input.ts";
 import { quote } from "../../quote.ts";
+import { invalidValue } from "../../validation/error.ts";
+import { readJson } from "../../validation/reader.ts";
 
 /** A catalogue record as the admin API shows it: everything stored, plus whether its provider
  * is available here and whether it is served (enabled and available). */
@@ -41,19 +42,19 @@ export async function putAdminModel(ctx: RequestContext): Promise<Response> {
   const { catalogue, config, clock } = ctx.services;
   const body = await readBody(ctx);
   if (body.id !== undefined && body.id !== id) {
-    throw invalidRequest(
-      `id: the body's id ${quote(body.id)} differs from the path's ${quote(id)}.`,
+    throw invalidValue(
       "id",
+      `expected the id in the path, ${quote(id)}, but got ${quote(body.id)}`,
     );
   }
   const providers = new Map(config.providers.map((p) => [p.id, p]));
-  const model = validated(() => readModel({ ...body, id }, "", providers));
+  const model = readModel(readJson({ ...body, id }), providers);
   if (model.default_moderation) {
     const other = catalogue.all().find((m) => m.default_moderation && m.id !== id);
     if (other) {
-      throw invalidRequest(
-        `default_moderation: "${other.id}" is already the default moderation model; unset it there first.`,
+      throw invalidValue(
         "default_moderation",
+        `"${other.id}" is already the default moderation model; unset it there first`,
       );
     }
   }

@@ -1,9 +1,10 @@
 import type { RequestContext } from "../../pipeline/context.ts";
-import { invalidRequest } from "../../errors.ts";
 import { json } from "../../http/response.ts";
 import { readUsage } from "../../log/usage.ts";
-import { queryParams } from "./input.ts";
+import { queryFields } from "./input.ts";
 import { quote } from "../../quote.ts";
+import { invalidValue } from "../../validation/error.ts";
+import { OPTIONAL } from "../../validation/reader.ts";
 
 /**
  * `GET /admin/usage?day=YYYY-MM-DD` (default: today, UTC): requests, errors and tokens per
@@ -12,14 +13,13 @@ import { quote } from "../../quote.ts";
  * is counted exactly once.
  */
 export async function getUsage(ctx: RequestContext): Promise<Response> {
-  const q = queryParams(ctx, ["day"]);
-  const day = q.get("day") ?? new Date(ctx.services.clock.now()).toISOString().slice(0, 10);
+  const q = queryFields(ctx);
+  const day = q.string("day", OPTIONAL) ??
+    new Date(ctx.services.clock.now()).toISOString().slice(0, 10);
+  q.done();
   const ms = /^\d{4}-\d{2}-\d{2}$/.test(day) ? Date.parse(`${day}T00:00:00Z`) : NaN;
   if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== day) {
-    throw invalidRequest(
-      `day: expected a UTC date like 2026-01-15, not ${quote(day)}.`,
-      "day",
-    );
+    throw invalidValue("day", `expected a UTC date like 2026-01-15, but got ${quote(day)}`);
   }
   const [rows, keys] = await Promise.all([
     readUsage(ctx.services.kv, day),

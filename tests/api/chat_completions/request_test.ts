@@ -282,19 +282,19 @@ Deno.test("assistant messages keep refusals, reasoning and thinking blocks as se
   rejects(
     assistant({ thinking_blocks: [{ type: "thought" }] }),
     "messages[0].thinking_blocks[0].type",
-    /"thinking" or "redacted_thinking", not "thought"/,
+    /expected "thinking" or "redacted_thinking", but got "thought"/,
     "invalid_value",
   );
   rejects(
     assistant({ thinking_blocks: [{ type: "thinking", signature: "s" }] }),
     "messages[0].thinking_blocks[0].thinking",
-    /must be a string/,
+    /^Missing required parameter: 'messages\[0\]\.thinking_blocks\[0\]\.thinking'\.$/,
     "missing_required_parameter",
   );
   rejects(
     assistant({ thinking_blocks: [{ type: "redacted_thinking", data: 1 }] }),
     "messages[0].thinking_blocks[0].data",
-    /must be a string/,
+    /expected a string, but got a number/,
     "invalid_type",
   );
   rejects(
@@ -352,7 +352,7 @@ Deno.test("cache_control marks parts, a message's last part, and tools", () => {
     /"ephemeral"/,
     "invalid_value",
   );
-  rejects(user1({}), "messages[0].cache_control.type", /it is missing/);
+  rejects(user1({}), "messages[0].cache_control.type", /Missing required parameter/);
   rejects(user1({ type: "ephemeral", ttl: "2h" }), "messages[0].cache_control.ttl", /"5m" or "1h"/);
   rejects(
     body({ tools: [{ type: "function", function: { name: "a" }, cache_control: 1 }] }),
@@ -388,28 +388,36 @@ Deno.test("reasoning_effort and OpenRouter's reasoning object become reasoning o
   rejects(
     body({ reasoning_effort: "max" }),
     "reasoning_effort",
-    /"minimal", "low", "medium", "high"/,
+    /expected "minimal", "low", "medium" or "high", but got "max"/,
     "invalid_value",
   );
-  rejects(body({ reasoning_effort: 2 }), "reasoning_effort", /not the number 2/, "invalid_type");
+  rejects(body({ reasoning_effort: 2 }), "reasoning_effort", /but got a number/, "invalid_type");
   rejects(body({ reasoning: "high" }), "reasoning", /object/, "invalid_type");
   rejects(body({ reasoning: { effort: "huge" } }), "reasoning.effort", /"medium"/);
   rejects(
     body({ reasoning_effort: "low", reasoning: { effort: "high" } }),
     "reasoning.effort",
-    /disagree/,
+    /same effort as 'reasoning_effort'/,
   );
   rejects(
     body({ reasoning: { effort: "low", max_tokens: 100 } }),
     "reasoning.max_tokens",
     /not both/,
   );
-  rejects(body({ reasoning: { max_tokens: 0 } }), "reasoning.max_tokens", /positive integer/);
-  rejects(body({ reasoning: { exclude: "yes" } }), "reasoning.exclude", /true or false/);
+  rejects(
+    body({ reasoning: { max_tokens: 0 } }),
+    "reasoning.max_tokens",
+    /an integer of at least 1, but got 0/,
+  );
+  rejects(
+    body({ reasoning: { exclude: "yes" } }),
+    "reasoning.exclude",
+    /expected a boolean, but got a string/,
+  );
   rejects(
     body({ reasoning: { enabled: false, effort: "low" } }),
     "reasoning.enabled",
-    /is false/,
+    /expected true when an effort/,
   );
 });
 
@@ -434,13 +442,13 @@ Deno.test("response_format becomes the output format, json_schema checked", () =
   });
   const spec = (s: Record<string, unknown>) =>
     body({ response_format: { type: "json_schema", json_schema: { name: "x", ...s } } });
-  rejects(spec({ strict: "yes" }), "response_format.json_schema.strict", /true or false/);
+  rejects(spec({ strict: "yes" }), "response_format.json_schema.strict", /expected a boolean/);
   rejects(spec({ description: 5 }), "response_format.json_schema.description", /string/);
   rejects(spec({ name: "has space" }), "response_format.json_schema.name", /letters, digits/);
   rejects(
     body({ response_format: { type: "json_schema", json_schema: { schema: {} } } }),
     "response_format.json_schema.name",
-    /letters/,
+    /Missing required parameter/,
     "missing_required_parameter",
   );
 });
@@ -462,46 +470,61 @@ Deno.test("parseChatRequest rejects a bad model or messages, naming the field", 
   rejects(
     body({ messages: undefined }),
     "messages",
-    /must provide `messages`/,
+    /^Missing required parameter: 'messages'\.$/,
     "missing_required_parameter",
   );
-  rejects(body({ messages: "hi" }), "messages", /must be an array/, "invalid_type");
-  rejects(body({ messages: [] }), "messages", /at least one message/, "invalid_value");
-  rejects(body({ messages: ["hi"] }), "messages[0]", /must be an object/, "invalid_type");
+  rejects(
+    body({ messages: "hi" }),
+    "messages",
+    /^Invalid type for 'messages': expected an array, but got a string\.$/,
+    "invalid_type",
+  );
+  rejects(
+    body({ messages: [] }),
+    "messages",
+    /expected at least 1 item, but got 0/,
+    "invalid_value",
+  );
+  rejects(
+    body({ messages: ["hi"] }),
+    "messages[0]",
+    /expected an object, but got a string/,
+    "invalid_type",
+  );
   rejects(
     body({ messages: [{ content: "x" }] }),
     "messages[0].role",
-    /it is missing/,
+    /^Missing required parameter: 'messages\[0\]\.role'\.$/,
     "missing_required_parameter",
   );
   rejects(
     body({ messages: [{ role: "bot", content: "x" }] }),
     "messages[0].role",
-    /not "bot"/,
+    /expected "system", "developer", "user", "assistant" or "tool", but got "bot"/,
     "invalid_value",
   );
   rejects(
     body({ messages: [{ role: "user" }] }),
     "messages[0].content",
-    /is required/,
+    /^Missing required parameter: 'messages\[0\]\.content'\.$/,
     "missing_required_parameter",
   );
   rejects(
     body({ messages: [{ role: "user", content: 5 }] }),
     "messages[0].content",
-    /not the number 5/,
+    /but got a number/,
     "invalid_type",
   );
   rejects(
     body({ messages: [{ role: "user", content: [] }] }),
     "messages[0].content",
-    /empty array/,
+    /expected at least 1 item, but got 0/,
     "invalid_value",
   );
   rejects(
     body({ messages: [{ role: "user", content: "a", name: 3 }] }),
     "messages[0].name",
-    /must be a string/,
+    /expected a string, but got a number/,
     "invalid_type",
   );
   rejects(
@@ -512,7 +535,7 @@ Deno.test("parseChatRequest rejects a bad model or messages, naming the field", 
   rejects(
     body({ messages: [{ role: "assistant" }] }),
     "messages[0].content",
-    /unless the assistant/,
+    /needs 'content' unless it has 'tool_calls' or a 'refusal'/,
     "missing_required_parameter",
   );
 });
@@ -520,24 +543,44 @@ Deno.test("parseChatRequest rejects a bad model or messages, naming the field", 
 Deno.test("parseChatRequest rejects bad content parts and images, naming the part", () => {
   const user = (content: unknown) =>
     body({ messages: [{ role: "user", content: "x" }, { role: "user", content }] });
-  rejects(user(["hi"]), "messages[1].content[0]", /content part object/, "invalid_type");
-  rejects(user([{ type: "text" }]), "messages[1].content[0].text", /must be a string/);
+  rejects(
+    user(["hi"]),
+    "messages[1].content[0]",
+    /expected an object, but got a string/,
+    "invalid_type",
+  );
+  rejects(user([{ type: "text" }]), "messages[1].content[0].text", /Missing required parameter/);
   rejects(
     user([{ type: "input_audio" }]),
     "messages[1].content[0].type",
-    /"text" or "image_url", not "input_audio"/,
+    /expected "text" or "image_url", but got "input_audio"/,
+    "invalid_value",
+  );
+  // A caller's type is never used as a key: not a nested array, not an Object.prototype name.
+  let nested: unknown = "text";
+  for (let i = 0; i < 5000; i++) nested = [nested];
+  rejects(
+    user([{ type: nested }]),
+    "messages[1].content[0].type",
+    /but got an array/,
+    "invalid_type",
+  );
+  rejects(
+    user([{ type: "constructor" }]),
+    "messages[1].content[0].type",
+    /expected "text" or "image_url", but got "constructor"/,
     "invalid_value",
   );
   rejects(
     user([{ text: "x" }]),
     "messages[1].content[0].type",
-    /it is missing/,
+    /Missing required parameter/,
     "missing_required_parameter",
   );
   rejects(
     user([{ type: "image_url" }]),
     "messages[1].content[0].image_url",
-    /must be an object with a `url`/,
+    /Missing required parameter/,
   );
   rejects(
     user([{ type: "image_url", image_url: "x" }]),
@@ -547,14 +590,14 @@ Deno.test("parseChatRequest rejects bad content parts and images, naming the par
   const url = "messages[1].content[1].image_url.url";
   const image = (u: unknown) =>
     user([{ type: "text", text: "see" }, { type: "image_url", image_url: { url: u } }]);
-  rejects(image(undefined), url, /must be a string/);
+  rejects(image(undefined), url, /Missing required parameter/);
   rejects(
     image("http://example.com/cat.png"),
     url,
-    /https:\/\/ URL; plain http:\/\//,
+    /https:\/\/ URL, but got a plain http:\/\/ URL/,
     "invalid_image",
   );
-  rejects(image("https://exa mple.com/%"), url, /not a valid URL/, "invalid_image");
+  rejects(image("https://exa mple.com/%"), url, /expected a valid URL/, "invalid_image");
   rejects(image("data:image/png;base64,%%%"), url, /valid base64/, "invalid_image");
   rejects(
     image(`data:image/png;base64,${btoa("not an image, just some text")}`),
@@ -640,8 +683,16 @@ Deno.test("parseChatRequest checks tool calls and that tool messages answer them
   };
   // deno-lint-ignore no-explicit-any
   const calls = (m: Record<string, unknown>[]) => m[1]!.tool_calls as any[];
-  rejects(change((m) => (m[1]!.tool_calls = {})), "messages[1].tool_calls", /array of tool calls/);
-  rejects(change((m) => (calls(m)[0].id = 7)), "messages[1].tool_calls[0].id", /non-empty string/);
+  rejects(
+    change((m) => (m[1]!.tool_calls = {})),
+    "messages[1].tool_calls",
+    /expected an array, but got an object/,
+  );
+  rejects(
+    change((m) => (calls(m)[0].id = 7)),
+    "messages[1].tool_calls[0].id",
+    /expected a string, but got a number/,
+  );
   rejects(
     change((m) => (calls(m)[1].id = "call_1")),
     "messages[1].tool_calls[1].id",
@@ -656,7 +707,7 @@ Deno.test("parseChatRequest checks tool calls and that tool messages answer them
   rejects(
     change((m) => (calls(m)[0].function = null)),
     "messages[1].tool_calls[0].function",
-    /object/,
+    /Missing required parameter/,
   );
   rejects(
     change((m) => (calls(m)[0].function.name = "bad name")),
@@ -672,13 +723,13 @@ Deno.test("parseChatRequest checks tool calls and that tool messages answer them
   rejects(
     change((m) => delete m[2]!.tool_call_id),
     "messages[2].tool_call_id",
-    /it is missing/,
+    /Missing required parameter/,
     "missing_required_parameter",
   );
   rejects(
     change((m) => (m[2]!.tool_call_id = "call_9")),
     "messages[2].tool_call_id",
-    /not the id of any tool call in messages\[1\]/,
+    /expected the id of a tool call in messages\[1\]/,
     "invalid_value",
   );
   rejects(
@@ -699,7 +750,7 @@ Deno.test("parseChatRequest checks tool calls and that tool messages answer them
   rejects(
     change((m) => m.splice(1, 1)),
     "messages[1].tool_call_id",
-    /does not follow an assistant message with `tool_calls`/,
+    /does not follow an assistant message with 'tool_calls'/,
   );
   rejects(
     change((m) => (m[2]!.content = [{ type: "image_url", image_url: { url: PNG } }])),
@@ -709,54 +760,87 @@ Deno.test("parseChatRequest checks tool calls and that tool messages answer them
 });
 
 Deno.test("parseChatRequest rejects bad sampling and streaming parameters", () => {
-  rejects(body({ temperature: "hot" }), "temperature", /must be a number/, "invalid_type");
-  rejects(body({ temperature: 2.5 }), "temperature", /between 0 and 2, not 2.5/, "invalid_value");
-  rejects(body({ temperature: -0.1 }), "temperature", /between 0 and 2/);
-  rejects(body({ max_tokens: 0 }), "max_tokens", /positive integer/, "invalid_value");
+  rejects(
+    body({ temperature: "hot" }),
+    "temperature",
+    /^Invalid type for 'temperature': expected a number, but got a string\.$/,
+    "invalid_type",
+  );
+  rejects(
+    body({ temperature: 2.5 }),
+    "temperature",
+    /expected a number from 0 to 2, but got 2\.5/,
+    "invalid_value",
+  );
+  rejects(body({ temperature: -0.1 }), "temperature", /from 0 to 2/);
+  rejects(
+    body({ max_tokens: 0 }),
+    "max_tokens",
+    /expected an integer of at least 1, but got 0/,
+    "invalid_value",
+  );
   rejects(body({ max_tokens: 1.5 }), "max_tokens", /integer/, "invalid_type");
   rejects(body({ max_tokens: "10" }), "max_tokens", /integer/);
-  rejects(body({ max_completion_tokens: -3 }), "max_completion_tokens", /positive/);
-  rejects(body({ max_tokens: 5, max_completion_tokens: 6 }), "max_completion_tokens", /disagree/);
-  rejects(body({ stream: "yes" }), "stream", /true or false/, "invalid_type");
+  rejects(body({ max_completion_tokens: -3 }), "max_completion_tokens", /at least 1/);
+  rejects(
+    body({ max_tokens: 5, max_completion_tokens: 6 }),
+    "max_completion_tokens",
+    /expected the same as 'max_tokens' \(5\), but got 6/,
+  );
+  rejects(
+    body({ stream: "yes" }),
+    "stream",
+    /expected a boolean, but got a string/,
+    "invalid_type",
+  );
   rejects(
     body({ stream_options: { include_usage: true } }),
     "stream_options",
-    /only allowed when `stream` is true/,
+    /only allowed when 'stream' is true/,
     "invalid_value",
   );
-  rejects(body({ stream: true, stream_options: [] }), "stream_options", /must be an object/);
+  rejects(
+    body({ stream: true, stream_options: [] }),
+    "stream_options",
+    /expected an object, but got an array/,
+  );
   rejects(
     body({ stream: true, stream_options: { include_usage: 1 } }),
     "stream_options.include_usage",
-    /true or false/,
+    /expected a boolean/,
   );
   rejects(body({ stop: 5 }), "stop", /string or an array/);
   rejects(body({ stop: ["a", "b", "c", "d", "e"] }), "stop", /at most 4/);
-  rejects(body({ stop: ["a", 3] }), "stop[1]", /must be a string/);
+  rejects(body({ stop: ["a", 3] }), "stop[1]", /expected a string, but got a number/);
   rejects(body({ stop: "" }), "stop", /empty/);
-  rejects(body({ n: 2 }), "n", /must be 1/, "invalid_value");
-  rejects(body({ top_p: 1.5 }), "top_p", /between 0 and 1/);
+  rejects(body({ n: 2 }), "n", /expected 1/, "invalid_value");
+  rejects(body({ top_p: 1.5 }), "top_p", /from 0 to 1/);
   rejects(body({ seed: 1.5 }), "seed", /integer/);
-  rejects(body({ presence_penalty: 3 }), "presence_penalty", /between -2 and 2/);
+  rejects(body({ presence_penalty: 3 }), "presence_penalty", /from -2 to 2/);
   rejects(body({ frequency_penalty: "x" }), "frequency_penalty", /number/);
   rejects(body({ user: 1 }), "user", /string/, "invalid_type");
-  rejects(body({ parallel_tool_calls: "no" }), "parallel_tool_calls", /true or false/);
+  rejects(body({ parallel_tool_calls: "no" }), "parallel_tool_calls", /expected a boolean/);
   rejects(body({ metadata: [] }), "metadata", /object/, "invalid_type");
-  rejects(body({ metadata: { a: 1 } }), "metadata.a", /must be a string/, "invalid_type");
+  rejects(
+    body({ metadata: { a: 1 } }),
+    "metadata.a",
+    /expected a string, but got a number/,
+    "invalid_type",
+  );
   rejects(body({ metadata: { a: "x".repeat(513) } }), "metadata.a", /at most 512/);
   rejects(
     body({ metadata: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, "v"])) }),
     "metadata",
     /at most 16 pairs/,
   );
-  rejects(body({ logit_bias: { abc: 1 } }), "logit_bias.abc", /token ids/);
+  rejects(body({ logit_bias: { abc: 1 } }), "logit_bias.abc", /expected a token id as the key/);
   rejects(body({ logit_bias: { "12": 101 } }), "logit_bias.12", /-100 to 100/);
   rejects(body({ response_format: "json" }), "response_format", /object/);
   rejects(body({ response_format: { type: "xml" } }), "response_format.type", /"json_schema"/);
   rejects(
     body({ response_format: { type: "json_schema" } }),
     "response_format.json_schema",
-    /name/,
+    /Missing required parameter/,
   );
   rejects(
     body({ response_format: { type: "json_schema", json_schema: { name: "x", schema: 1 } } }),
@@ -767,22 +851,31 @@ Deno.test("parseChatRequest rejects bad sampling and streaming parameters", () =
 
 Deno.test("parseChatRequest checks tools and tool_choice", () => {
   const fn = (f: unknown) => body({ tools: [{ type: "function", function: f }] });
-  rejects(body({ tools: {} }), "tools", /array of tools/, "invalid_type");
+  rejects(body({ tools: {} }), "tools", /expected an array, but got an object/, "invalid_type");
   rejects(
     body({ tools: Array(129).fill({ type: "function", function: { name: "a" } }) }),
     "tools",
     /at most 128/,
     "invalid_value",
   );
-  rejects(body({ tools: ["x"] }), "tools[0]", /must be an object/);
+  rejects(body({ tools: ["x"] }), "tools[0]", /expected an object/);
   rejects(
     body({ tools: [{ function: { name: "a" } }] }),
     "tools[0].type",
-    /"function" \(it is missing\)/,
+    /Missing required parameter: 'tools\[0\]\.type'/,
     "missing_required_parameter",
   );
-  rejects(body({ tools: [{ type: "function" }] }), "tools[0].function", /must be an object/);
-  rejects(fn({}), "tools[0].function.name", /letters, digits/, "missing_required_parameter");
+  rejects(
+    body({ tools: [{ type: "function" }] }),
+    "tools[0].function",
+    /Missing required parameter/,
+  );
+  rejects(
+    fn({}),
+    "tools[0].function.name",
+    /Missing required parameter/,
+    "missing_required_parameter",
+  );
   rejects(fn({ name: "has space" }), "tools[0].function.name", /"has space"/, "invalid_value");
   rejects(fn({ name: "x".repeat(65) }), "tools[0].function.name", /1 to 64/);
   rejects(fn({ name: "a", description: 1 }), "tools[0].function.description", /string/);
@@ -806,7 +899,7 @@ Deno.test("parseChatRequest checks tools and tool_choice", () => {
     "tools[0].function.parameters.required",
     /array/,
   );
-  rejects(fn({ name: "a", strict: "yes" }), "tools[0].function.strict", /true or false/);
+  rejects(fn({ name: "a", strict: "yes" }), "tools[0].function.strict", /expected a boolean/);
   rejects(
     body({
       tools: [{ type: "function", function: { name: "a" } }, {
@@ -815,22 +908,30 @@ Deno.test("parseChatRequest checks tools and tool_choice", () => {
       }],
     }),
     "tools[1].function.name",
-    /already used by tools\[0\]/,
+    /a name no other tool has, but got "a" \(also tools\[0\]\)/,
   );
   const tools = [{ type: "function", function: { name: "a" } }];
-  rejects(body({ tool_choice: "required" }), "tool_choice", /needs `tools`/);
-  rejects(body({ tools, tool_choice: "always" }), "tool_choice", /"none", "auto", "required"/);
+  rejects(body({ tool_choice: "required" }), "tool_choice", /"required" needs tools/);
+  rejects(
+    body({ tools, tool_choice: "always" }),
+    "tool_choice",
+    /expected "none", "auto" or "required", but got "always"/,
+  );
   rejects(body({ tools, tool_choice: 3 }), "tool_choice", /"none"/, "invalid_type");
   rejects(
     body({ tools, tool_choice: { type: "allowed_tools" } }),
     "tool_choice.type",
     /"function"/,
   );
-  rejects(body({ tools, tool_choice: { type: "function" } }), "tool_choice.function", /object/);
+  rejects(
+    body({ tools, tool_choice: { type: "function" } }),
+    "tool_choice.function",
+    /Missing required parameter/,
+  );
   rejects(
     body({ tools, tool_choice: { type: "function", function: { name: "b" } } }),
     "tool_choice.function.name",
-    /not the name of any tool/,
+    /expected the name of one of the tools/,
   );
   assert.deepEqual(parseChatRequest(body({ tools: [] })).options.tools, []);
   assert.equal(parseChatRequest(body({ tool_choice: "none" })).options.toolChoice, "none");
