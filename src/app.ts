@@ -268,9 +268,13 @@ export async function createApp(deps: AppDeps): Promise<App> {
     const { requestId, url } = ctx;
     let unwatch: (() => void) | undefined;
     if (request.body !== null) {
+      // One controller fed by both sources: `AbortSignal.any` cost ~10 µs a request.
       const left = new AbortController();
-      ctx.signal = AbortSignal.any([request.signal, left.signal]);
-      unwatch = disconnects.watch(info.remoteAddr, () => left.abort());
+      const abort = () => left.abort();
+      if (request.signal.aborted) abort();
+      else request.signal.addEventListener("abort", abort, { once: true });
+      ctx.signal = left.signal;
+      unwatch = disconnects.watch(info.remoteAddr, abort);
     }
     let response: Response;
     let errorCode: string | null = null;
