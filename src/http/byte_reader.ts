@@ -71,13 +71,16 @@ export async function readText(
   maxBytes: number,
 ): Promise<TextPrefix> {
   if (stream === null) return { text: "", complete: true };
-  const reader = new ByteReader(stream);
+  // A default reader: a body read once is short-lived, and setting up a BYOB reader cost more
+  // (~6% of a non-streamed request's CPU) than its reused buffer saves.
+  const reader = stream.getReader();
   const decoder = new TextDecoder();
   let text = "";
   let left = maxBytes;
-  for (let bytes = await reader.read(); bytes !== null; bytes = await reader.read()) {
+  for (let read = await reader.read(); !read.done; read = await reader.read()) {
+    const bytes = read.value;
     if (bytes.byteLength > left) {
-      reader.cancel();
+      reader.cancel().catch(() => {});
       return { text: text + decoder.decode(bytes.subarray(0, left)), complete: false };
     }
     left -= bytes.byteLength;

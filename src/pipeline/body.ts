@@ -15,7 +15,7 @@ export function body(
   limits: BodyLimits,
 ): Step<RequestContext> {
   return (ctx, next) => {
-    // Only requests with a body pay for AbortSignal.any and the watch (several µs).
+    // Only requests with a body pay for the abort controller and the watch.
     if (ctx.request.body !== null) return watched(ctx, next, disconnects, limits);
     return ctx.endpoint.json ? read(ctx, next, limits) : next(ctx);
   };
@@ -27,9 +27,14 @@ async function watched(
   disconnects: Pick<DisconnectWatch, "watch">,
   limits: BodyLimits,
 ): Promise<Response> {
+  // One controller fed by both sources: `AbortSignal.any` cost ~10 µs a request.
   const left = new AbortController();
-  ctx.signal = AbortSignal.any([ctx.request.signal, left.signal]);
-  const unwatch = disconnects.watch(ctx.remote, () => left.abort());
+  const abort = () => left.abort();
+  const { signal } = ctx.request;
+  if (signal.aborted) abort();
+  else signal.addEventListener("abort", abort, { once: true });
+  ctx.signal = left.signal;
+  const unwatch = disconnects.watch(ctx.remote, abort);
   try {
     return ctx.endpoint.json ? await read(ctx, next, limits) : await next(ctx);
   } finally {

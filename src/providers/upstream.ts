@@ -560,12 +560,14 @@ export class UpstreamResponse {
    * further than that), is a 502. */
   async json(): Promise<unknown> {
     const { maxBytes } = this.#reading;
-    if (Number(this.response.headers.get("content-length")) > maxBytes) {
-      throw this.#reading.tooLarge("answer");
-    }
+    const declared = this.response.headers.get("content-length");
+    if (Number(declared) > maxBytes) throw this.#reading.tooLarge("answer");
     let body: TextPrefix;
     try {
-      body = await readText(this.response.body, maxBytes);
+      // A declared length is what fetch holds the body to: read it in one piece.
+      body = declared !== null
+        ? { text: await this.response.text(), complete: true }
+        : await readText(this.response.body, maxBytes);
     } catch (e) {
       throw this.#reading.readFailure(e);
     }

@@ -66,3 +66,28 @@ Deno.test("DisconnectWatch gives up for good when the table cannot be read", asy
   unwatch();
   watch.close();
 });
+
+Deno.test("DisconnectWatch does not read the table while every watched request is younger than the interval", async () => {
+  let reads = 0;
+  const watch = new DisconnectWatch({
+    intervalMs: 40,
+    readTables: () => {
+      reads++;
+      return Promise.resolve([HEADER]);
+    },
+  });
+  const remote = { transport: "tcp", hostname: "127.0.0.1", port: 5000 } as const;
+  // Quick requests, each done well within the interval: the table is never needed.
+  for (let i = 0; i < 10; i++) {
+    const unwatch = watch.watch(remote, () => {});
+    await new Promise((r) => setTimeout(r, 10));
+    unwatch();
+  }
+  assert.equal(reads, 0);
+  // A request that runs on: now the table is read.
+  const unwatch = watch.watch(remote, () => {});
+  await new Promise((r) => setTimeout(r, 120));
+  assert.ok(reads > 0);
+  unwatch();
+  watch.close();
+});

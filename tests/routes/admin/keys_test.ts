@@ -135,3 +135,27 @@ Deno.test("DELETE /admin/keys/{id} revokes at once: 204, then the key is a 401",
   assert.equal((await admin(server, "DELETE", `/admin/keys/${created.id}`)).status, 404);
   assert.deepEqual((await admin(server, "GET", "/admin/keys")).body.data, []);
 });
+
+Deno.test("admin input that could not fit KV is refused with a 4xx, never a 500", async () => {
+  await using server = await startAdminServer();
+  const longId = `key_${"a".repeat(2040)}`;
+  for (const method of ["GET", "DELETE"]) {
+    assert.equal((await admin(server, method, `/admin/keys/${longId}`)).status, 404, method);
+  }
+  assert.equal((await admin(server, "PATCH", `/admin/keys/${longId}`, { name: "k" })).status, 404);
+  assert.equal((await admin(server, "DELETE", `/admin/models/${"m".repeat(2040)}`)).status, 404);
+  const tooMany = await admin(server, "POST", "/admin/keys", {
+    name: "k",
+    models: new Array(257).fill("sim-chat"),
+  });
+  assert.equal(tooMany.status, 400);
+  assert.equal(tooMany.body.error.param, "models");
+  const huge = await admin(server, "PUT", "/admin/models/m", {
+    provider: "sim",
+    chat_completions: true,
+    owned_by: "a".repeat(65_400),
+  });
+  assert.equal(huge.status, 400);
+  assert.equal(huge.body.error.param, "owned_by");
+  assert.ok(huge.body.error.message.length < 200);
+});
