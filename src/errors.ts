@@ -52,11 +52,12 @@ export class ApiError extends Error {
   }
 }
 
-/** 400 `invalid_request_error`; `param` names the offending field. */
+/** 400 `invalid_request_error`; `param` names the offending field, `code` says what is wrong
+ * (`invalid_value` unless given: every error carries a string code, DESIGN §7). */
 export function invalidRequest(
   message: string,
   param: string | null = null,
-  code: string | null = null,
+  code = "invalid_value",
 ): ApiError {
   return new ApiError(400, "invalid_request_error", message, { param, code });
 }
