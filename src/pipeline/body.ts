@@ -15,8 +15,10 @@ export function body(
   limits: BodyLimits,
 ): Step<RequestContext> {
   return (ctx, next) => {
-    // Only requests with a body pay for the abort controller and the watch.
-    if (ctx.request.body !== null) return watched(ctx, next, disconnects, limits);
+    // Only requests that may have a body pay for the abort controller and the watch (by
+    // method: `request.body !== null` would make the body's stream, which costs more).
+    const { method } = ctx.request;
+    if (method !== "GET" && method !== "HEAD") return watched(ctx, next, disconnects, limits);
     return ctx.endpoint.json ? read(ctx, next, limits) : next(ctx);
   };
 }

@@ -67,11 +67,14 @@ Deno.test("readJsonObject names bad UTF-8 and bad JSON as invalid_json", async (
   await assert.rejects(readJsonObject(post(["{1}"], 3), within(100)), /parse the JSON body/);
 });
 
-/** A POST whose body sends `first` and then nothing more, or fails with `failure`. */
-function stalled(first: string, failure?: Error): Request {
+/** A POST whose body sends `first` and then nothing more, or fails with `failure`; with
+ * `declared`, it says that Content-Length. */
+function stalled(first: string, failure?: Error, declared?: number): Request {
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (declared !== undefined) headers["content-length"] = String(declared);
   return new Request("http://localhost/v1/chat/completions", {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    headers,
     body: new ReadableStream<Uint8Array>({
       start(controller) {
         controller.enqueue(encoder.encode(first));
@@ -81,24 +84,30 @@ function stalled(first: string, failure?: Error): Request {
   });
 }
 
-Deno.test("readJsonObject cuts a body that does not arrive in time with 408", async () => {
-  await assert.rejects(
-    readJsonObject(stalled('{"model":'), { max_body_bytes: 1000, body_timeout_ms: 100 }),
-    (e) => {
-      assert.ok(e instanceof ApiError);
-      assert.equal(e.status, 408);
-      assert.equal(e.code, "request_timeout");
-      return true;
-    },
-  );
-});
-
-Deno.test("readJsonObject answers an upload the client abandoned with 499", async () => {
-  const gone = stalled('{"model":', new TypeError("connection reset"));
-  await assert.rejects(readJsonObject(gone, within(1000)), (e) => {
-    assert.ok(e instanceof ApiError);
-    assert.equal(e.status, 499);
-    assert.equal(e.code, "client_disconnected");
-    return true;
+for (const declared of [undefined, 100, 200_000]) {
+  const how = declared === undefined ? "chunked" : `declaring ${declared} bytes`;
+  Deno.test(`readJsonObject cuts a body that does not arrive in time with 408 (${how})`, async () => {
+    await assert.rejects(
+      readJsonObject(stalled('{"model":', undefined, declared), {
+        max_body_bytes: 1_000_000,
+        body_timeout_ms: 100,
+      }),
+      (e) => {
+        assert.ok(e instanceof ApiError);
+        assert.equal(e.status, 408);
+        assert.equal(e.code, "request_timeout");
+        return true;
+      },
+    );
   });
-});
+
+  Deno.test(`readJsonObject answers an upload the client abandoned with 499 (${how})`, async () => {
+    const gone = stalled('{"model":', new TypeError("connection reset"), declared);
+    await assert.rejects(readJsonObject(gone, within(1_000_000)), (e) => {
+      assert.ok(e instanceof ApiError);
+      assert.equal(e.status, 499);
+      assert.equal(e.code, "client_disconnected");
+      return true;
+    });
+  });
+}
