@@ -24,19 +24,19 @@ import { settle, Settler } from "./pipeline/settle.ts";
 import { StoreGuard } from "./pipeline/store_guard.ts";
 import { createProviders } from "./providers/registry.ts";
 import type { Provider } from "./providers/types.ts";
-import { createKey, getKey, listKeys, revokeKey, updateKey } from "./routes/admin/keys.ts";
-import { listLogs } from "./routes/admin/logs.ts";
+import { createKey, getKey, listKeys, revokeKey, updateKey } from "./api/admin/keys.ts";
+import { listLogs } from "./api/admin/logs.ts";
 import {
   deleteAdminModel,
   getAdminModel,
   listAdminModels,
   putAdminModel,
-} from "./routes/admin/models.ts";
-import { getUsage } from "./routes/admin/usage.ts";
-import { health } from "./routes/health.ts";
-import { generateImages } from "./routes/images.ts";
-import { listModels, retrieveModel } from "./routes/models.ts";
-import { createModeration } from "./routes/moderations.ts";
+} from "./api/admin/models.ts";
+import { getUsage } from "./api/admin/usage.ts";
+import { health } from "./api/health/route.ts";
+import { generateImages } from "./api/images/route.ts";
+import { listModels, retrieveModel } from "./api/models/route.ts";
+import { createModeration } from "./api/moderations/route.ts";
 
 /** The public API's route table. */
 const ROUTES: readonly Route[] = [

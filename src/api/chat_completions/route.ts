@@ -11,7 +11,7 @@ import { eventStreamResponse } from "../../http/sse_response.ts";
 import type { RequestContext } from "../../pipeline/context.ts";
 import { resolve } from "../../pipeline/resolve.ts";
 import type { CallContext } from "../../providers/types.ts";
-import { modelCall } from "../../routes/model_call.ts";
+import { modelCall } from "../model_call.ts";
 import { loggedMessages, StreamedParts } from "./log_content.ts";
 import { reasoningExcluded } from "./reasoning.ts";
 import { DEFAULT_MAX_TOKENS, parseChatRequest } from "./request.ts";

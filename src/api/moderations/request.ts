@@ -1,8 +1,8 @@
-import { DEFAULT_IMAGE_CAPS } from "../config.ts";
-import { type ImageCaps, type ImageField, parseRequestImages } from "../http/image_data_url.ts";
-import { invalidValue } from "../validation/error.ts";
-import { type Reader, readRequest } from "../validation/reader.ts";
-import { count } from "../validation/wording.ts";
+import { DEFAULT_IMAGE_CAPS } from "../../config.ts";
+import { type ImageCaps, type ImageField, parseRequestImages } from "../../http/image_data_url.ts";
+import { invalidValue } from "../../validation/error.ts";
+import { type Reader, readRequest } from "../../validation/reader.ts";
+import { count } from "../../validation/wording.ts";
 
 /** Bounds on moderation requests (spec §8.4 leaves them open). */
 export const MODERATION_LIMITS = {

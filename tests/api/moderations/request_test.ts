@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
-import { ApiError } from "../../src/errors.ts";
-import { moderationModelId, readModerationInput } from "../../src/routes/moderation_request.ts";
-import { DEFAULT_IMAGE_CAPS } from "../../src/config.ts";
-import { pngUrl } from "../support/image_fixtures.ts";
-import { dataUrl, pngBytes } from "../support/images.ts";
+import { ApiError } from "../../../src/errors.ts";
+import { moderationModelId, readModerationInput } from "../../../src/api/moderations/request.ts";
+import { DEFAULT_IMAGE_CAPS } from "../../../src/config.ts";
+import { pngUrl } from "../../support/image_fixtures.ts";
+import { dataUrl, pngBytes } from "../../support/images.ts";
 
 const param = (f: () => unknown) => {
   try {

@@ -4,17 +4,17 @@
  * dropped-params header, the model's default max_tokens, and the log.
  */
 import assert from "node:assert/strict";
-import type { CanonicalRequest } from "../../src/canonical/conversation.ts";
-import type { CanonicalEvent } from "../../src/canonical/events.ts";
-import type { CanonicalResult } from "../../src/canonical/result.ts";
-import { ApiError } from "../../src/errors.ts";
-import { SseDecoderStream } from "../../src/http/sse.ts";
-import type { CallContext, Provider } from "../../src/providers/types.ts";
-import { logRecord, postChat } from "../support/client.ts";
-import { textEvents } from "../support/events.ts";
-import { dataUrl, pngBytes } from "../support/images.ts";
-import { startServer, testConfig } from "../support/server.ts";
-import { waitFor } from "../support/wait.ts";
+import type { CanonicalRequest } from "../../../src/canonical/conversation.ts";
+import type { CanonicalEvent } from "../../../src/canonical/events.ts";
+import type { CanonicalResult } from "../../../src/canonical/result.ts";
+import { ApiError } from "../../../src/errors.ts";
+import { SseDecoderStream } from "../../../src/http/sse.ts";
+import type { CallContext, Provider } from "../../../src/providers/types.ts";
+import { logRecord, postChat } from "../../support/client.ts";
+import { textEvents } from "../../support/events.ts";
+import { dataUrl, pngBytes } from "../../support/images.ts";
+import { startServer, testConfig } from "../../support/server.ts";
+import { waitFor } from "../../support/wait.ts";
 
 type Script = {
   chat?: (req: CanonicalRequest, ctx: CallContext) => Promise<CanonicalResult>;

@@ -1,10 +1,10 @@
-import { viewerOf } from "../auth/principal.ts";
-import { canSee, isServed, visibleModels } from "../catalogue/access.ts";
-import { toApiModel } from "../catalogue/model.ts";
-import type { RequestContext } from "../pipeline/context.ts";
-import { modelNotFound } from "../errors.ts";
-import { json } from "../http/response.ts";
-import type { ModelList } from "../types/openai.ts";
+import { viewerOf } from "../../auth/principal.ts";
+import { canSee, isServed, visibleModels } from "../../catalogue/access.ts";
+import { toApiModel } from "../../catalogue/model.ts";
+import type { RequestContext } from "../../pipeline/context.ts";
+import { modelNotFound } from "../../errors.ts";
+import { json } from "../../http/response.ts";
+import type { ModelList } from "../../types/openai.ts";
 
 /** `GET /v1/models`: the models this caller may see (spec §4.1). */
 export function listModels(ctx: RequestContext): Response {

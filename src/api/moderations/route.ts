@@ -1,14 +1,14 @@
-import { isServed } from "../catalogue/access.ts";
-import type { ModelRecord } from "../catalogue/model.ts";
-import { ApiError, invalidRequest, unsupportedCapability, upstreamError } from "../errors.ts";
-import { json } from "../http/response.ts";
-import { guardModerate } from "../moderation/guard.ts";
-import { finalizeResult } from "../moderation/result.ts";
-import type { RequestContext } from "../pipeline/context.ts";
-import { resolve } from "../pipeline/resolve.ts";
-import type { ModerationRequest, ModerationResponse } from "../types/openai.ts";
-import { modelCall } from "./model_call.ts";
-import { moderationModelId, readModerationInput } from "./moderation_request.ts";
+import { isServed } from "../../catalogue/access.ts";
+import type { ModelRecord } from "../../catalogue/model.ts";
+import { ApiError, invalidRequest, unsupportedCapability, upstreamError } from "../../errors.ts";
+import { json } from "../../http/response.ts";
+import { guardModerate } from "../../moderation/guard.ts";
+import { finalizeResult } from "../../moderation/result.ts";
+import type { RequestContext } from "../../pipeline/context.ts";
+import { resolve } from "../../pipeline/resolve.ts";
+import type { ModerationRequest, ModerationResponse } from "../../types/openai.ts";
+import { modelCall } from "../model_call.ts";
+import { moderationModelId, readModerationInput } from "./request.ts";
 
 /**
  * The default moderation model (spec §4.3 rule 2), or a 400 saying that none is configured or

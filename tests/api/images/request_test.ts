@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import type { ModelRecord } from "../../src/catalogue/model.ts";
-import type { ImageGenerationConfig } from "../../src/config.ts";
-import { ApiError } from "../../src/errors.ts";
-import { imageModelId, readImageRequest } from "../../src/routes/image_request.ts";
+import type { ModelRecord } from "../../../src/catalogue/model.ts";
+import type { ImageGenerationConfig } from "../../../src/config.ts";
+import { ApiError } from "../../../src/errors.ts";
+import { imageModelId, readImageRequest } from "../../../src/api/images/request.ts";
 
 const FULL: ImageGenerationConfig = {
   sizes: ["1024x1024", "1024x1792", "1792x1024"],

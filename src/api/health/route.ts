@@ -1,5 +1,5 @@
-import type { RequestContext } from "../pipeline/context.ts";
-import { json } from "../http/response.ts";
+import type { RequestContext } from "../../pipeline/context.ts";
+import { json } from "../../http/response.ts";
 
 /** `GET /healthz`: 200 when KV answers reads and writes and is still the store this process
  * opened, 503 with the reason otherwise (for load balancers). Also how many request records

@@ -1,10 +1,10 @@
-import { ApiError, unsupportedCapability, upstreamError } from "../errors.ts";
-import { json } from "../http/response.ts";
-import type { RequestContext } from "../pipeline/context.ts";
-import { resolve } from "../pipeline/resolve.ts";
-import type { ImageResponse } from "../types/openai.ts";
-import { imageModelId, readImageRequest } from "./image_request.ts";
-import { modelCall } from "./model_call.ts";
+import { ApiError, unsupportedCapability, upstreamError } from "../../errors.ts";
+import { json } from "../../http/response.ts";
+import type { RequestContext } from "../../pipeline/context.ts";
+import { resolve } from "../../pipeline/resolve.ts";
+import type { ImageResponse } from "../../types/openai.ts";
+import { imageModelId, readImageRequest } from "./request.ts";
+import { modelCall } from "../model_call.ts";
 
 const JPEG_DATA_URL = "data:image/jpeg;base64,";
 

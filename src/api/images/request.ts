@@ -1,9 +1,9 @@
-import type { ModelRecord } from "../catalogue/model.ts";
-import { type ImageGenerationConfig, parseSize } from "../config.ts";
-import type { ImageRequest } from "../types/openai.ts";
-import { invalidValue, unsupportedParameter } from "../validation/error.ts";
-import { type Fields, OPTIONAL, readRequest } from "../validation/reader.ts";
-import { count } from "../validation/wording.ts";
+import type { ModelRecord } from "../../catalogue/model.ts";
+import { type ImageGenerationConfig, parseSize } from "../../config.ts";
+import type { ImageRequest } from "../../types/openai.ts";
+import { invalidValue, unsupportedParameter } from "../../validation/error.ts";
+import { type Fields, OPTIONAL, readRequest } from "../../validation/reader.ts";
+import { count } from "../../validation/wording.ts";
 
 /** Bounds on image requests (spec §8.4 leaves them open). */
 export const IMAGE_LIMITS = {
