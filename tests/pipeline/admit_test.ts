@@ -1,55 +1,29 @@
 import assert from "node:assert/strict";
 import { ANONYMOUS_CALLER } from "../../src/auth/authenticate.ts";
-import { KeyStore } from "../../src/auth/keys.ts";
 import { parseConfig } from "../../src/config.ts";
-import { KvHealth } from "../../src/kv/health.ts";
 import { RateLimiter } from "../../src/limits/limiter.ts";
-import { Logger } from "../../src/log/logger.ts";
 import { admit } from "../../src/pipeline/admit.ts";
 import { compose } from "../../src/pipeline/compose.ts";
 import type { RequestContext } from "../../src/pipeline/context.ts";
-import { StoreGuard } from "../../src/pipeline/store_guard.ts";
-import { endpoint, testContext } from "../support/pipeline.ts";
-import { CapturedOutput, FakeClock } from "../support/server.ts";
+import { answerOf, endpoint, storeFixture, testContext } from "../support/pipeline.ts";
 
 /** The admit step over a fresh in-memory KV; anonymous chat is 2 a minute. */
 async function setup() {
-  const kv = await Deno.openKv(":memory:");
-  const clock = new FakeClock();
-  const keys = new KeyStore(kv, clock);
+  const fixture = await storeFixture();
+  const { kv, clock, keys, store } = fixture;
   const config = parseConfig({
     providers: [{ id: "sim", style: "simulator" }],
     limits: { anonymous: { chat: { per_minute: 2, per_day: 100 } } },
   }, "test");
   const limiter = new RateLimiter({ kv, clock, limits: config.limits, keys });
-  const health = new KvHealth({ kv, clock, path: null });
-  const output = new CapturedOutput();
-  const store = new StoreGuard(health, new Logger({ clock, output }));
   let handled = 0;
   const run = compose<RequestContext>([admit(limiter, store, clock)], () => {
     handled++;
     return new Response("ok");
   });
-  const send = async (scope: "chat" | null) => {
-    const ctx = testContext(undefined, { endpoint: endpoint({ scope }) });
-    const answer = await Promise.resolve().then(() => run(ctx)).catch((e: unknown) => e);
-    return { ctx, answer };
-  };
-  let open = true;
-  /** Closes the KV under the step, so that its next operation fails. */
-  const breakStore = () => {
-    open = false;
-    kv.close();
-  };
-  return {
-    clock,
-    health,
-    output,
-    send,
-    handled: () => handled,
-    breakStore,
-    [Symbol.dispose]: () => open && kv.close(),
-  };
+  const send = (scope: "chat" | null) =>
+    answerOf(run, testContext(undefined, { endpoint: endpoint({ scope }) }));
+  return { ...fixture, send, handled: () => handled };
 }
 
 Deno.test("admit: a limited endpoint's request is counted; its window and time are kept for the headers", async () => {

@@ -1,49 +1,27 @@
 import assert from "node:assert/strict";
 import { AdminToken } from "../../src/auth/admin_token.ts";
-import { KeyStore } from "../../src/auth/keys.ts";
-import { KvHealth } from "../../src/kv/health.ts";
-import { Logger } from "../../src/log/logger.ts";
 import { auth } from "../../src/pipeline/auth.ts";
 import { compose } from "../../src/pipeline/compose.ts";
 import type { RequestContext } from "../../src/pipeline/context.ts";
-import { StoreGuard } from "../../src/pipeline/store_guard.ts";
-import { endpoint, testContext } from "../support/pipeline.ts";
-import { CapturedOutput, FakeClock } from "../support/server.ts";
+import { answerOf, endpoint, storeFixture, testContext } from "../support/pipeline.ts";
 
 /** The auth step over a fresh in-memory KV, with the admin token `admin-token`. */
 async function setup() {
-  const kv = await Deno.openKv(":memory:");
-  const clock = new FakeClock();
-  const keys = new KeyStore(kv, clock);
-  const health = new KvHealth({ kv, clock, path: null });
-  const output = new CapturedOutput();
-  const store = new StoreGuard(health, new Logger({ clock, output }));
+  const fixture = await storeFixture();
   const run = compose<RequestContext>(
-    [auth(new AdminToken("admin-token"), keys, store)],
+    [auth(new AdminToken("admin-token"), fixture.keys, fixture.store)],
     (ctx) => ctx.endpoint.handler(ctx),
   );
-  const send = async (mode: "key" | "admin" | "none", authorization?: string) => {
+  const send = (mode: "key" | "admin" | "none", authorization?: string) => {
     const headers: Record<string, string> = authorization ? { authorization } : {};
-    const ctx = testContext(new Request("http://localhost/", { headers }), {
-      endpoint: endpoint({ auth: mode, scope: mode === "key" ? "chat" : null }),
-    });
-    const answer = await Promise.resolve().then(() => run(ctx)).catch((e: unknown) => e);
-    return { ctx, answer };
+    return answerOf(
+      run,
+      testContext(new Request("http://localhost/", { headers }), {
+        endpoint: endpoint({ auth: mode, scope: mode === "key" ? "chat" : null }),
+      }),
+    );
   };
-  let open = true;
-  /** Closes the KV under the step, so that its next operation fails. */
-  const breakStore = () => {
-    open = false;
-    kv.close();
-  };
-  return {
-    keys,
-    health,
-    output,
-    send,
-    breakStore,
-    [Symbol.dispose]: () => open && kv.close(),
-  };
+  return { ...fixture, send };
 }
 
 Deno.test("auth: by key, no header is the anonymous caller and a known key its caller", async () => {

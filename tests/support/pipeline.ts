@@ -9,6 +9,10 @@ import {
   type SettleRunner,
 } from "../../src/pipeline/context.ts";
 import { type Settlement, Settler } from "../../src/pipeline/settle.ts";
+import { KeyStore } from "../../src/auth/keys.ts";
+import { KvHealth } from "../../src/kv/health.ts";
+import { StoreGuard } from "../../src/pipeline/store_guard.ts";
+import type { Next } from "../../src/pipeline/compose.ts";
 
 /** The connection address tests' requests come from. */
 export const REMOTE: Deno.NetAddr = { transport: "tcp", hostname: "127.0.0.1", port: 40000 };
@@ -62,4 +66,38 @@ export function recordingSettler(): {
     settled.push({ requestId: ctx.requestId, status, error, usage });
   };
   return { settler: new Settler([hook], logger), settled, logger, output };
+}
+
+/** What the steps that use KV are built over: a fresh in-memory store, its health and guard,
+ * and a way to break it (close the KV, so that its next operation fails). */
+export async function storeFixture() {
+  const kv = await Deno.openKv(":memory:");
+  const clock = new FakeClock();
+  const keys = new KeyStore(kv, clock);
+  const health = new KvHealth({ kv, clock, path: null });
+  const output = new CapturedOutput();
+  const store = new StoreGuard(health, new Logger({ clock, output }));
+  let open = true;
+  return {
+    kv,
+    clock,
+    keys,
+    health,
+    output,
+    store,
+    breakStore: () => {
+      open = false;
+      kv.close();
+    },
+    [Symbol.dispose]: () => open && kv.close(),
+  };
+}
+
+/** Runs a composed pipeline on `ctx`: its response, or what it threw. */
+export async function answerOf(
+  run: Next<RequestContext>,
+  ctx: RequestContext,
+): Promise<{ ctx: RequestContext; answer: unknown }> {
+  const answer = await Promise.resolve().then(() => run(ctx)).catch((e: unknown) => e);
+  return { ctx, answer };
 }
