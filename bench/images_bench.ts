@@ -8,7 +8,7 @@ import { decodePng } from "../src/images/png.ts";
 import { pngToJpeg } from "../src/images/transcode.ts";
 import { paintScene } from "../src/providers/simulator/painter.ts";
 import { planScene } from "../src/providers/simulator/scene.ts";
-import { PNG } from "pngjs";
+import { PNG } from "npm:pngjs@7.0.0";
 
 const OPTIONS = { guidanceScale: 3.5, steps: 30 };
 

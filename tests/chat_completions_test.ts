@@ -4,12 +4,12 @@
  */
 import assert from "node:assert/strict";
 import { inlineImageWork } from "../src/images/work.ts";
-import OpenAI, { APIError } from "openai";
+import OpenAI, { APIError } from "npm:openai@7.55.0";
 import type {
   ChatCompletionChunk,
   ChatCompletionMessageParam,
   ChatCompletionTool,
-} from "openai/resources/chat/completions";
+} from "npm:openai@7.55.0/resources/chat/completions";
 import { SseDecoderStream } from "../src/http/sse.ts";
 import type { Provider } from "../src/providers/types.ts";
 import { SimulatorProvider } from "../src/providers/simulator/provider.ts";

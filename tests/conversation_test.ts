@@ -7,14 +7,14 @@
  * spec's fields.
  */
 import assert from "node:assert/strict";
-import type OpenAI from "openai";
+import type OpenAI from "npm:openai@7.55.0";
 import type {
   ChatCompletion,
   ChatCompletionChunk,
   ChatCompletionCreateParamsNonStreaming,
   ChatCompletionMessageParam,
   ChatCompletionTool,
-} from "openai/resources/chat/completions";
+} from "npm:openai@7.55.0/resources/chat/completions";
 import { openaiClient } from "./support/client.ts";
 import { type Gateway, startGateway } from "./support/gateway.ts";
 import { dataUrl, pngBytes } from "./support/images.ts";

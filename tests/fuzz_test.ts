@@ -28,7 +28,7 @@
  * and lists each distinct failure (fast-check reports only the first of a property);
  * `FUZZ_VERBOSE=1` logs every request with its time.
  */
-import fc from "fast-check";
+import fc from "npm:fast-check@4.10.2";
 
 /** How long one request may take, its whole body included. */
 const REQUEST_TIMEOUT_MS = 10_000;

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import OpenAI from "openai";
+import OpenAI from "npm:openai@7.55.0";
 import { checkJpeg, jpegFromDataUrl } from "./support/jpeg_check.ts";
 import { expectError, postJson } from "./support/http.ts";
 import { GENEROUS_LIMITS } from "./support/limits.ts";

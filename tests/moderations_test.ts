@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import OpenAI from "openai";
+import OpenAI from "npm:openai@7.55.0";
 import { MODERATION_CATEGORIES } from "../src/config.ts";
 import { ApiError } from "../src/errors.ts";
 import type { Provider } from "../src/providers/types.ts";

@@ -13,10 +13,10 @@
  * bodies of chat, moderations and images.
  */
 import assert from "node:assert/strict";
-import { z } from "zod";
-import { zodResponseFormat } from "openai/helpers/zod";
-import { NotFoundError } from "openai";
-import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions";
+import { z } from "npm:zod@4.6.7";
+import { zodResponseFormat } from "npm:openai@7.55.0/helpers/zod";
+import { NotFoundError } from "npm:openai@7.55.0";
+import type { ChatCompletionCreateParamsNonStreaming } from "npm:openai@7.55.0/resources/chat/completions";
 import type { FakeUpstream } from "./support/fake_upstream.ts";
 import { ADMIN_TOKEN } from "./support/admin.ts";
 import {

@@ -14,9 +14,9 @@
  * rejects schema keywords outside Anthropic's subset.
  */
 import assert from "node:assert/strict";
-import { z } from "zod";
-import { zodResponseFormat } from "openai/helpers/zod";
-import { generateObject, generateText, stepCountIs, tool } from "ai";
+import { z } from "npm:zod@4.6.7";
+import { zodResponseFormat } from "npm:openai@7.55.0/helpers/zod";
+import { generateObject, generateText, stepCountIs, tool } from "npm:ai@7.0.173";
 import {
   aiSdkProvider,
   ANTHROPIC_NATIVE,

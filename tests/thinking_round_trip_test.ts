@@ -11,12 +11,12 @@
  * and not.
  */
 import assert from "node:assert/strict";
-import { BadRequestError } from "openai";
+import { BadRequestError } from "npm:openai@7.55.0";
 import type {
   ChatCompletionCreateParamsNonStreaming,
   ChatCompletionMessageParam,
   ChatCompletionTool,
-} from "openai/resources/chat/completions";
+} from "npm:openai@7.55.0/resources/chat/completions";
 import {
   askDirectly,
   assembleMessage,

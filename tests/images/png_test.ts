@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
-import { PNG } from "pngjs";
+import { PNG } from "npm:pngjs@7.0.0";
 import { crc32, decodePng, inflate, PngError } from "../../src/images/png.ts";
 import { deflatedZeros, measured, pngDeclaring } from "../support/bombs.ts";
 import { chunkBytes, concat, deflate, type PngSpec, writePng } from "../support/png_writer.ts";

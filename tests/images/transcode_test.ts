@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
-import { PNG } from "pngjs";
+import { PNG } from "npm:pngjs@7.0.0";
 import { PngError } from "../../src/images/png.ts";
 import { flattenOnWhite, pngToJpeg, pngToJpegDataUrl } from "../../src/images/transcode.ts";
 import { checkJpeg, jpegFromDataUrl } from "../support/jpeg_check.ts";

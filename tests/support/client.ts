@@ -1,4 +1,4 @@
-import OpenAI from "openai";
+import OpenAI from "npm:openai@7.55.0";
 import { waitFor } from "./wait.ts";
 import type { TestServer } from "./server.ts";
 

@@ -9,7 +9,7 @@
  * compatible server for diffusion models: any WIDTHxHEIGHT, n ≤ 10, and it also takes
  * `guidance_scale` and `num_inference_steps`, which OpenAI's models reject.
  */
-import { PNG } from "pngjs";
+import { PNG } from "npm:pngjs@7.0.0";
 import { checkOpenAIHeaders, CREATED, isObj } from "./fake_openai.ts";
 import type { Answer, FakeRoute } from "./fake_upstream.ts";
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import jpeg from "jpeg-js";
+import jpeg from "npm:jpeg-js@0.4.4";
 
 /** The marker structure of a JPEG file, read segment by segment. */
 export interface JpegStructure {

@@ -1,4 +1,4 @@
-import { APIError } from "openai";
+import { APIError } from "npm:openai@7.55.0";
 import { ApiError } from "../../src/errors.ts";
 
 /** Runs `run` expecting it to throw a `type`; returns that error. Other errors propagate. */

@@ -9,9 +9,9 @@
  * hanging the run.
  */
 import assert from "node:assert/strict";
-import OpenAI from "openai";
-import { createOpenAI } from "@ai-sdk/openai";
-import { ChatOpenAI } from "@langchain/openai";
+import OpenAI from "npm:openai@7.55.0";
+import { createOpenAI } from "npm:@ai-sdk/openai@4.0.118";
+import { ChatOpenAI } from "npm:@langchain/openai@1.6.0";
 import { type FakeAnthropic, startFakeAnthropic } from "./fake_anthropic.ts";
 import { type FakeOpenAI, startFakeOpenAI } from "./fake_openai.ts";
 import type { FakeUpstream } from "./fake_upstream.ts";

@@ -5,10 +5,10 @@
  * pass both a JSON-schema check and the client's own zod parse.
  */
 import assert from "node:assert/strict";
-import { toJsonSchema } from "@langchain/core/utils/json_schema";
-import { zodSchema } from "ai";
-import { zodFunction, zodResponseFormat } from "openai/helpers/zod";
-import { z } from "zod";
+import { toJsonSchema } from "npm:@langchain/core@1.4.0/utils/json_schema";
+import { zodSchema } from "npm:ai@7.0.173";
+import { zodFunction, zodResponseFormat } from "npm:openai@7.55.0/helpers/zod";
+import { z } from "npm:zod@4.6.7";
 import type { CanonicalResult } from "../../../src/canonical/result.ts";
 import { inlineImageWork } from "../../../src/images/work.ts";
 import { simulateChat } from "../../../src/providers/simulator/chat.ts";
