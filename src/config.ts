@@ -83,6 +83,9 @@ export interface ProviderConfig {
   token_delay_ms: number;
   /** Anthropic only: the `anthropic-version` header. */
   anthropic_version: string;
+  /** OpenAI style only: whether the upstream has the Responses API (`/v1/responses`), so that
+   * Responses requests pass through to it rather than through chat completions. */
+  responses_api: boolean;
   /** Bytes an upstream answer (a JSON body, or a whole stream) may have; past it the call ends
    * with 502 or an SSE error event. */
   max_response_bytes: number;
@@ -288,6 +291,7 @@ function readProvider(r: Reader): ProviderConfig {
     anthropic_version: style === "anthropic"
       ? f.string("anthropic_version", OPTIONAL_TEXT) ?? "2023-06-01"
       : "2023-06-01",
+    responses_api: style === "openai" ? f.boolean("responses_api", OPTIONAL) ?? false : false,
     max_response_bytes: f.integer("max_response_bytes", { optional: true, min: 1024 }) ??
       64 * 1024 * 1024,
     max_event_bytes: f.integer("max_event_bytes", { optional: true, min: 1024 }) ??

@@ -10,6 +10,30 @@ export interface ErrorBody {
   };
 }
 
+/** Anthropic's error body (the Messages API's front door answers in it). */
+export interface AnthropicErrorBody {
+  type: "error";
+  error: { type: string; message: string };
+  request_id?: string;
+}
+
+/** Which protocol's error shape a front door answers in. */
+export type ErrorStyle = "openai" | "anthropic";
+
+/** Anthropic's error type for each status it documents; other statuses map by class. */
+const ANTHROPIC_TYPES: Readonly<Record<number, string>> = {
+  400: "invalid_request_error",
+  401: "authentication_error",
+  402: "billing_error",
+  403: "permission_error",
+  404: "not_found_error",
+  413: "request_too_large",
+  429: "rate_limit_error",
+  500: "api_error",
+  504: "timeout_error",
+  529: "overloaded_error",
+};
+
 /** Options for an {@link ApiError} beyond status, type and message. */
 export interface ApiErrorOptions {
   code?: string | null;
@@ -49,6 +73,22 @@ export class ApiError extends Error {
     return {
       error: { message: this.message, type: this.type, code: this.code, param: this.param },
     };
+  }
+
+  /** The error in Anthropic's shape: its type by status, and the field's path (dotted, as
+   * Anthropic writes it: `messages.0.content`) leading the message. */
+  toAnthropicBody(requestId?: string): AnthropicErrorBody {
+    const type = ANTHROPIC_TYPES[this.status] ??
+      (this.status === 503
+        ? "overloaded_error"
+        : this.status >= 500
+        ? "api_error"
+        : "invalid_request_error");
+    const path = this.param?.replace(/\[(\d+)\]/g, ".$1");
+    const message = path ? `${path}: ${this.message}` : this.message;
+    const body: AnthropicErrorBody = { type: "error", error: { type, message } };
+    if (requestId !== undefined) body.request_id = requestId;
+    return body;
   }
 }
 

@@ -30,17 +30,25 @@ export function bearerToken(header: string): string | null {
   return /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header)?.[1] ?? null;
 }
 
-/** Resolves the `Authorization` header to a caller (spec §5): none → anonymous; a valid
- * key → that key; anything else (malformed, unknown, revoked, disabled) → 401. */
-export async function authenticate(request: Request, keys: KeyStore): Promise<Caller> {
+/** The API key a request carries: `Authorization: Bearer <key>`, else Anthropic's
+ * `x-api-key: <key>`; `null` for none; a 401 for a malformed `Authorization` header. */
+function requestKey(request: Request): string | null {
   const header = request.headers.get("authorization");
-  if (header === null) return ANONYMOUS_CALLER;
+  if (header === null) return request.headers.get("x-api-key")?.trim() ?? null;
   const key = bearerToken(header);
   if (key === null) {
     throw unauthorized(
       'Malformed Authorization header: expected "Authorization: Bearer <API key>".',
     );
   }
+  return key;
+}
+
+/** Resolves the request's API key to a caller (spec §5): none → anonymous; a valid key → that
+ * key; anything else (malformed, unknown, revoked, disabled) → 401. */
+export async function authenticate(request: Request, keys: KeyStore): Promise<Caller> {
+  const key = requestKey(request);
+  if (key === null) return ANONYMOUS_CALLER;
   if (!isKeyShaped(key)) throw unknownKey();
   const hash = hashKey(key);
   const cached = keys.cached(hash);

@@ -1,4 +1,4 @@
-import type { ApiError } from "../errors.ts";
+import type { ApiError, ErrorStyle } from "../errors.ts";
 
 const JSON_HEADERS = { "content-type": "application/json" } as const;
 
@@ -17,7 +17,12 @@ export function jsonText(text: string, status = 200): Response {
   return new Response(text, { status, headers: JSON_HEADERS });
 }
 
-/** The JSON error response for an {@link ApiError}. */
-export function errorResponse(error: ApiError): Response {
-  return json(error.toBody(), error.status, error.headers);
+/** The JSON error response for an {@link ApiError}, in the front door's protocol's shape. */
+export function errorResponse(
+  error: ApiError,
+  style: ErrorStyle = "openai",
+  requestId?: string,
+): Response {
+  const body = style === "anthropic" ? error.toAnthropicBody(requestId) : error.toBody();
+  return json(body, error.status, error.headers);
 }

@@ -9,6 +9,7 @@ import type { Usage } from "../canonical/result.ts";
 import type { Catalogue } from "../catalogue/store.ts";
 import type { Clock } from "../clock.ts";
 import type { Config, LimitScope } from "../config.ts";
+import type { ErrorStyle } from "../errors.ts";
 import type { KvHealth } from "../kv/health.ts";
 import type { WindowState } from "../limits/windows.ts";
 import type { Logger } from "../log/logger.ts";
@@ -42,6 +43,8 @@ export interface Endpoint {
   readonly auth: AuthMode;
   /** Whether the body step reads a JSON object body for the handler. */
   readonly json: boolean;
+  /** The error shape its errors are answered in (OpenAI's unless said). */
+  readonly errors?: ErrorStyle;
 }
 
 /** Runs the settle hooks of a request (see settle.ts). */

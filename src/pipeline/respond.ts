@@ -1,5 +1,6 @@
 /**
- * The response as the client gets it: a thrown error answered as its JSON error body (an
+ * The response as the client gets it: a thrown error answered as its JSON error body in the
+ * endpoint's protocol's shape (an
  * unexpected one as a 500 that names only the request id), with the rate-limit headers of the
  * window the request was admitted in.
  */
@@ -19,7 +20,7 @@ export function respond(logger: Logger): Step<RequestContext> {
     } catch (e) {
       const error = e instanceof ApiError ? e : unexpected(ctx, e, logger);
       ctx.error = error.code ?? error.type;
-      response = errorResponse(error);
+      response = errorResponse(error, ctx.endpoint?.errors ?? "openai", ctx.requestId);
     }
     if (ctx.window) setRateLimitHeaders(response.headers, ctx.window, ctx.admittedAt);
     return response;

@@ -5,7 +5,7 @@
  * is not limited, like `/healthz`, counts against nothing).
  */
 import type { LimitScope } from "../config.ts";
-import { methodNotAllowed, routeNotFound } from "../errors.ts";
+import { type ErrorStyle, methodNotAllowed, routeNotFound } from "../errors.ts";
 import type { Cors } from "../http/cors.ts";
 import { Router } from "../http/router.ts";
 import type { Step } from "./compose.ts";
@@ -22,6 +22,8 @@ export interface Route {
   admin?: boolean;
   /** Its handlers take a JSON object body (read for them by the body step). */
   json?: boolean;
+  /** The error shape of its protocol (OpenAI's unless said). */
+  errors?: ErrorStyle;
 }
 
 /** A route's endpoints, built once: one per method, and the one for any other method. */
@@ -66,9 +68,12 @@ export function route(routes: readonly Route[], cors: Cors): Step<RequestContext
 
 function endpointsOf(route: Route): RouteEndpoints {
   const auth = route.admin ? "admin" : route.scope === null ? "none" : "key";
+  const errors = route.errors ?? "openai";
   const methods: Partial<Record<string, Endpoint>> = {};
   for (const [method, handler] of Object.entries(route.methods)) {
-    if (handler) methods[method] = { handler, scope: route.scope, auth, json: route.json ?? false };
+    if (handler) {
+      methods[method] = { handler, scope: route.scope, auth, json: route.json ?? false, errors };
+    }
   }
   const allow = [...Object.keys(route.methods), "OPTIONS"];
   return {
@@ -80,6 +85,7 @@ function endpointsOf(route: Route): RouteEndpoints {
       // An admin route tells its methods only to the admin.
       auth: route.admin ? "admin" : "none",
       json: false,
+      errors,
     },
   };
 }

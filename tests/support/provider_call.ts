@@ -99,6 +99,7 @@ export function providerDeps(
       max_response_bytes: 64 * 1024 * 1024,
       max_event_bytes: 8 * 1024 * 1024,
       anthropic_version: "2023-06-01",
+      responses_api: false,
       ...patch,
     },
     apiKey,
