@@ -1,5 +1,5 @@
 import type { ModelRecord } from "../catalogue/model.ts";
-import { internalError } from "../errors.ts";
+import { ApiError, clientClosed, internalError } from "../errors.ts";
 import type { RequestContext } from "../pipeline/context.ts";
 import type { CallContext, Provider } from "../providers/types.ts";
 
@@ -21,4 +21,34 @@ export function modelCall(
       dropped: new Set(),
     },
   };
+}
+
+/** The response header naming the request fields the back end could not honour. */
+const DROPPED_HEADER = "x-switchyard-dropped-params";
+
+/** `abort`'s signal, aborted also when `signal` is (one listener; `AbortSignal.any` costs
+ * several microseconds per request). */
+export function followed(abort: AbortController, signal: AbortSignal): AbortSignal {
+  if (signal.aborted) abort.abort(signal.reason);
+  else signal.addEventListener("abort", () => abort.abort(signal.reason), { once: true });
+  return abort.signal;
+}
+
+/** Runs a provider call; a failure caused by the client leaving is reported as such (499),
+ * not as a server error. */
+export async function untilClientLeaves<T>(ctx: RequestContext, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (e) {
+    if (ctx.signal.aborted && !(e instanceof ApiError)) throw clientClosed();
+    throw e;
+  }
+}
+
+/** The response with the dropped-params header, when the back end dropped any. */
+export function withDropped(response: Response, call: CallContext): Response {
+  if (call.dropped.size > 0) {
+    response.headers.set(DROPPED_HEADER, [...call.dropped].sort().join(","));
+  }
+  return response;
 }

@@ -5,22 +5,18 @@
  */
 import type { CanonicalRequest } from "../../canonical/conversation.ts";
 import type { ModelRecord } from "../../catalogue/model.ts";
-import { ApiError, clientClosed, internalError, unsupportedCapability } from "../../errors.ts";
+import { internalError, unsupportedCapability } from "../../errors.ts";
 import { json } from "../../http/response.ts";
 import { eventStreamResponse } from "../../http/sse_response.ts";
 import type { RequestContext } from "../../pipeline/context.ts";
 import { resolve } from "../../pipeline/resolve.ts";
-import type { CallContext } from "../../providers/types.ts";
-import { modelCall } from "../model_call.ts";
+import { followed, modelCall, untilClientLeaves, withDropped } from "../model_call.ts";
 import { loggedMessages, StreamedParts } from "./log_content.ts";
 import { reasoningExcluded } from "./reasoning.ts";
 import { DEFAULT_MAX_TOKENS, parseChatRequest } from "./request.ts";
 import { completionId, renderCompletion, renderMessage } from "./response.ts";
 import { ChatChunkRenderer } from "./stream.ts";
 import type { WireMessage } from "./wire.ts";
-
-/** The response header naming the request fields the back end could not honour. */
-const DROPPED_HEADER = "x-switchyard-dropped-params";
 
 /** The chat completions handler. */
 export async function createChatCompletion(ctx: RequestContext): Promise<Response> {
@@ -93,14 +89,6 @@ export async function createChatCompletion(ctx: RequestContext): Promise<Respons
   return withDropped(response, call);
 }
 
-/** `abort`'s signal, aborted also when `signal` is (one listener; `AbortSignal.any` costs
- * several microseconds per request). */
-function followed(abort: AbortController, signal: AbortSignal): AbortSignal {
-  if (signal.aborted) abort.abort(signal.reason);
-  else signal.addEventListener("abort", () => abort.abort(signal.reason), { once: true });
-  return abort.signal;
-}
-
 /** The model's capabilities against what the request uses (spec §4.2 rules 4–6): image parts,
  * by URL too, need `image_input`; tools, tool calls and tool messages `function_calling`. */
 function checkCapabilities(req: CanonicalRequest, record: ModelRecord): void {
@@ -130,23 +118,4 @@ function checkCapabilities(req: CanonicalRequest, record: ModelRecord): void {
       }
     });
   }
-}
-
-/** Runs a provider call; a failure caused by the client leaving is reported as such (499),
- * not as a server error. */
-async function untilClientLeaves<T>(ctx: RequestContext, run: () => Promise<T>): Promise<T> {
-  try {
-    return await run();
-  } catch (e) {
-    if (ctx.signal.aborted && !(e instanceof ApiError)) throw clientClosed();
-    throw e;
-  }
-}
-
-/** The response with the dropped-params header, when the back end dropped any. */
-function withDropped(response: Response, call: CallContext): Response {
-  if (call.dropped.size > 0) {
-    response.headers.set(DROPPED_HEADER, [...call.dropped].sort().join(","));
-  }
-  return response;
 }
