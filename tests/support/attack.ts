@@ -24,8 +24,10 @@ export const BODY_TIMEOUT_MS = 1500;
 
 /** Peak RSS a gateway may reach during an attack (the issue's bound). */
 export const RSS_LIMIT_MB = 600;
-/** `/healthz` must answer within this while an attack runs. */
-export const HEALTH_LIMIT_MS = 1000;
+/** `/healthz` must answer within this while an attack runs: a stall detector, not a speed
+ * target. Probes on this shared two-core machine took up to 1.3 s under parallel test load
+ * with no attack fault; an attack that blocks the event loop for seconds is what it catches. */
+export const HEALTH_LIMIT_MS = 3000;
 /** Above this RSS the watchdog kills the gateway, so that an attack that does get through
  * cannot take the test machine down with it. */
 const WATCHDOG_RSS_MB = 2000;
