@@ -183,8 +183,9 @@ export function renderResponse(
     top_logprobs: 0,
     top_p: echo.top_p,
     truncation: echo.truncation,
-    usage: usage === null ? null : renderUsage(usage),
-    user: echo.user,
     metadata: echo.metadata,
+    // The schema has no null for these: a response in progress has no usage yet.
+    ...(usage === null ? {} : { usage: renderUsage(usage) }),
+    ...(echo.user === null ? {} : { user: echo.user }),
   };
 }
