@@ -19,6 +19,7 @@ import type {
 import { z } from "npm:zod@4.6.7";
 import { OpenAISchemas } from "./api/responses/openapi_schema.ts";
 import { type ResponsesGateway, startResponsesGateway, TARGETS } from "./api/responses/gateway.ts";
+import { eventually } from "./support/eventually.ts";
 import { structuredScript } from "./support/sdk_gateway.ts";
 
 const schemas = await OpenAISchemas.load();
@@ -348,4 +349,121 @@ Deno.test("GET and DELETE: only the key that made a response sees it; store:fals
     ) events.push(e);
   }
   assert.equal(await count(), before);
+});
+
+/** A streamed request over raw fetch: the events (`event:` checked against the data's type). */
+async function streamRaw(gw: ResponsesGateway, body: Record<string, unknown>) {
+  const res = await fetch(`${gw.baseURL}/responses`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${gw.apiKey}` },
+    body: JSON.stringify({ ...body, stream: true }),
+  });
+  assert.equal(res.status, 200);
+  const text = await res.text();
+  return text.split("\n\n").filter((b) => b.trim() !== "").map((block) => {
+    const event = block.split("\n").find((l) => l.startsWith("event: "))!.slice(7);
+    const data = JSON.parse(block.split("\n").find((l) => l.startsWith("data: "))!.slice(6));
+    assert.equal(data.type, event);
+    return data as ResponseStreamEvent;
+  });
+}
+
+Deno.test("a back end failing mid-stream ends the stream with response.failed", async () => {
+  await using gw = await startResponsesGateway();
+  for (const fake of [gw.openai, gw.anthropic]) {
+    fake.faults.push({ errorAfterEvents: 3 });
+    const model = fake === gw.openai ? "oa-chat" : "an-chat";
+    const events = await streamRaw(gw, { model, input: "Tell me a long story please" });
+    events.forEach((event, i) => {
+      assert.deepEqual(schemas.eventErrors(event), [], `${model} event ${i}`);
+      assert.equal(event.sequence_number, i);
+    });
+    const last = events.at(-1)!;
+    assert.equal(last.type, "response.failed", model);
+    if (last.type === "response.failed") {
+      assert.equal(last.response.status, "failed");
+      assert.equal(last.response.error?.code, "server_error");
+    }
+  }
+  // Through the passthrough, the upstream's own error event arrives as it sent it.
+  gw.responses.faults.push({ errorAfterEvents: 3 });
+  const events = await streamRaw(gw, { model: "oa-resp", input: "Hello" });
+  assert.equal(events.at(-1)!.type, "error");
+});
+
+Deno.test("a client that leaves mid-stream aborts the upstream call", async () => {
+  await using gw = await startResponsesGateway();
+  for (const [fake, model] of [[gw.openai, "oa-chat"], [gw.responses, "oa-resp"]] as const) {
+    fake.faults.push({ paceMs: 200 });
+    const controller = new AbortController();
+    const res = await fetch(`${gw.baseURL}/responses`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${gw.apiKey}` },
+      body: JSON.stringify({ model, input: "one two three four five six", stream: true }),
+      signal: controller.signal,
+    });
+    const reader = res.body!.getReader();
+    await reader.read();
+    controller.abort();
+    await reader.cancel().catch(() => {});
+    assert.ok(await fake.last.gone, model);
+  }
+});
+
+Deno.test("continuing on another provider drops reasoning it cannot check, and says so", async () => {
+  await using gw = await startResponsesGateway();
+  const client = gw.client();
+  const first = await client.responses.create({
+    model: "an-chat",
+    input: ASK,
+    tools: [WEATHER],
+    reasoning: { effort: "low" },
+  });
+  const [call] = functionCalls(first);
+  const next = {
+    previous_response_id: first.id,
+    input: [{ type: "function_call_output", call_id: call!.call_id, output: "18C and sunny" }],
+    tools: [WEATHER],
+  };
+  const continuations = [["oa-chat", "reasoning_content"], ["oa-resp", "input.reasoning"]] as const;
+  for (const [model, dropped] of continuations) {
+    const res = await fetch(`${gw.baseURL}/responses`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${gw.apiKey}` },
+      body: JSON.stringify({ model, ...next }),
+    });
+    const body = await res.json();
+    assert.equal(res.status, 200, JSON.stringify(body));
+    assert.equal(body.output_text ?? body.output[0].content[0].text, "Tool results: 18C and sunny");
+    assert.ok(res.headers.get("x-switchyard-dropped-params")?.split(",").includes(dropped), model);
+  }
+  // The passthrough sent the whole conversation instead of an id its upstream does not know,
+  // with the upstream's model id, and no reasoning from another provider.
+  const sent = gw.responses.last.body as Record<string, unknown>;
+  assert.equal(sent.model, "gpt-resp-up");
+  assert.equal(sent.previous_response_id, undefined);
+  const types = (sent.input as { type?: string }[]).map((i) => i.type ?? "message");
+  assert.deepEqual(types, ["message", "function_call", "function_call_output"]);
+  assert.deepEqual(gw.responses.violations, []);
+  assert.deepEqual(gw.openai.violations, []);
+});
+
+Deno.test("usage reaches the request log on every path", async () => {
+  await using gw = await startResponsesGateway();
+  const client = gw.client();
+  for (const target of TARGETS) {
+    await client.responses.create({ model: target.model, input: "Hello there" });
+    await client.responses.stream({ model: target.model, input: "Hello there" }).finalResponse();
+  }
+  const records = await eventually(() => {
+    const found = gw.server.output.records().filter((r) => r.path === "/v1/responses");
+    return found.length === TARGETS.length * 2 ? found : undefined;
+  }, "a record per call");
+  for (const r of records) {
+    assert.equal(r.status, 200);
+    assert.ok(
+      (r.prompt_tokens as number) > 0 && (r.completion_tokens as number) > 0,
+      JSON.stringify(r),
+    );
+  }
 });
