@@ -288,6 +288,21 @@ Deno.test("bad input: OpenAI's error object naming the field", async () => {
       "previous_response_id",
     ],
     [{ model: "sim-chat", input: "x", tools: [WEATHER] }, "tools"],
+    [{
+      model: "sim-chat",
+      input: [{
+        role: "user",
+        content: [{ type: "input_image", image_url: "https://example.com/cat.png" }],
+      }],
+    }, "input[0].content[0]"],
+    [{
+      model: "sim-chat",
+      input: [{ type: "function_call", call_id: "c", name: "f", arguments: "{}" }],
+    }, "input[0]"],
+    [
+      { model: "sim-vision", input: "x", stream_options: { include_obfuscation: false } },
+      "stream_options",
+    ],
   ];
   for (const [body, param] of cases) {
     const { status, body: answer } = await postRaw(gw, body);
