@@ -84,6 +84,9 @@ Deno.test("responses.create on every back end: plain, streamed, stream().finalRe
     });
     for await (const event of stream) events.push(event);
     assertStream(events, `${target.name} stream`);
+    for (const e of events) {
+      if ("response" in e) assert.equal(e.response.model, target.model, "the gateway's model id");
+    }
     const done = events.at(-1) as { response: OpenAIResponse };
     assertResponse(done.response, `${target.name} completed`);
     const deltas = events.flatMap((e) => e.type === "response.output_text.delta" ? [e.delta] : []);
@@ -480,5 +483,33 @@ Deno.test("usage reaches the request log on every path", async () => {
       (r.prompt_tokens as number) > 0 && (r.completion_tokens as number) > 0,
       JSON.stringify(r),
     );
+  }
+});
+
+Deno.test("fields the gateway does not model go to a Responses upstream, elsewhere are named", async () => {
+  await using gw = await startResponsesGateway();
+  for (const target of TARGETS) {
+    const res = await fetch(`${gw.baseURL}/responses`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${gw.apiKey}` },
+      body: JSON.stringify({
+        model: target.model,
+        input: "Hello there",
+        prompt_cache_key: "k1",
+        safety_identifier: "u1",
+      }),
+    });
+    const body = await res.json();
+    assert.equal(res.status, 200, JSON.stringify(body));
+    assertResponse(body, target.name);
+    const dropped = res.headers.get("x-switchyard-dropped-params");
+    if (target.name === "passthrough") {
+      assert.equal(dropped, null);
+      const sent = gw.responses.last.body as Record<string, unknown>;
+      assert.equal(sent.prompt_cache_key, "k1");
+      assert.equal(sent.safety_identifier, "u1");
+    } else if (target.name !== "simulator") {
+      assert.equal(dropped, "prompt_cache_key,safety_identifier", target.name);
+    }
   }
 });

@@ -1,3 +1,4 @@
+/** A streamed answer gathered whole, for the final Response and the stored conversation. */
 import type { Part } from "../../canonical/conversation.ts";
 import type { CanonicalEvent } from "../../canonical/events.ts";
 import type { FinishReason, Usage } from "../../canonical/result.ts";

@@ -1,3 +1,5 @@
+/** What the Responses door's two paths (canonical.ts, passthrough.ts) share: the turn being
+ * answered, its input items, and storing the answer. */
 import type { ModelRecord } from "../../catalogue/model.ts";
 import type { RequestContext } from "../../pipeline/context.ts";
 import type { CallContext } from "../../providers/types.ts";
