@@ -306,6 +306,7 @@ Deno.test("bad input: OpenAI's error object naming the field", async () => {
       { model: "sim-vision", input: "x", stream_options: { include_obfuscation: false } },
       "stream_options",
     ],
+    [{ model: "sim-vision", input: [null] }, "input[0]"],
   ];
   for (const [body, param] of cases) {
     const { status, body: answer } = await postRaw(gw, body);

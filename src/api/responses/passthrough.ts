@@ -152,6 +152,8 @@ function forwarded(
 function checkRawInput(items: WireObject[], turn: Turn): void {
   const { record } = turn;
   items.forEach((item, i) => {
+    // The upstream checks the items' shapes; only what the model lacks is checked here.
+    if (!isObject(item)) return;
     if (!record.function_calling && /^function_call/.test(String(item.type))) {
       throw unsupportedCapability(
         `The model \`${record.id}\` does not support function calling (tools).`,
@@ -172,7 +174,8 @@ function checkRawInput(items: WireObject[], turn: Turn): void {
 
 /** Whether an input item is a reasoning item in the gateway's envelope (another provider's). */
 function foreignReasoning(item: WireObject): boolean {
-  return item.type === "reasoning" && typeof item.encrypted_content === "string" &&
+  return isObject(item) && item.type === "reasoning" &&
+    typeof item.encrypted_content === "string" &&
     isEnvelope(item.encrypted_content);
 }
 
