@@ -37,6 +37,12 @@ import { health } from "./api/health/route.ts";
 import { generateImages } from "./api/images/route.ts";
 import { listModels, retrieveModel } from "./api/models/route.ts";
 import { createModeration } from "./api/moderations/route.ts";
+import {
+  createResponse,
+  deleteResponse,
+  getResponse,
+  listInputItems,
+} from "./api/responses/route.ts";
 
 /** The public API's route table. */
 const ROUTES: readonly Route[] = [
@@ -48,6 +54,13 @@ const ROUTES: readonly Route[] = [
     scope: "chat",
     json: true,
   },
+  { path: "/v1/responses", methods: { POST: createResponse }, scope: "chat", json: true },
+  {
+    path: "/v1/responses/:id",
+    methods: { GET: getResponse, DELETE: deleteResponse },
+    scope: "other",
+  },
+  { path: "/v1/responses/:id/input_items", methods: { GET: listInputItems }, scope: "other" },
   { path: "/v1/moderations", methods: { POST: createModeration }, scope: "other", json: true },
   {
     path: "/v1/images/generations",

@@ -9,6 +9,7 @@ import { openAIModerate } from "./openai_moderation.ts";
 import { fromOpenAICompletion } from "./openai_response.ts";
 import { toOpenAIRequest } from "./openai_request.ts";
 import { OpenAIStreamTranslator } from "./openai_stream.ts";
+import { passResponses, type ResponsesAnswer } from "./openai_responses.ts";
 import type { CallContext, Provider, ProviderDeps } from "./types.ts";
 import {
   chatPost,
@@ -54,6 +55,11 @@ export class OpenAIProvider implements Provider {
   readonly #deps: ProviderDeps;
   readonly #upstream: Upstream;
   readonly #maxTokensField: "max_tokens" | "max_completion_tokens";
+  /** Present when the provider has `responses_api`: see openai_responses.ts. */
+  readonly responses?: (
+    body: Record<string, unknown>,
+    ctx: CallContext,
+  ) => Promise<ResponsesAnswer>;
 
   constructor(deps: ProviderDeps, timing: RetryTiming = {}) {
     this.id = deps.config.id;
@@ -64,6 +70,9 @@ export class OpenAIProvider implements Provider {
     this.#maxTokensField = new URL(deps.config.base_url).hostname === "api.openai.com"
       ? "max_completion_tokens"
       : "max_tokens";
+    if (deps.config.responses_api) {
+      this.responses = (body, ctx) => passResponses(this.#upstream, body, ctx);
+    }
   }
 
   async chat(req: CanonicalRequest, ctx: CallContext): Promise<CanonicalResult> {

@@ -7,6 +7,7 @@ import type { CanonicalRequest } from "../canonical/conversation.ts";
 import type { CanonicalEvent } from "../canonical/events.ts";
 import type { CanonicalResult } from "../canonical/result.ts";
 import type { ImageRequest, ModerationRequest, ModerationResult } from "../types/openai.ts";
+import type { ResponsesAnswer } from "./openai_responses.ts";
 
 /** What a provider adapter is built from. */
 export interface ProviderDeps {
@@ -53,4 +54,7 @@ export interface Provider {
   moderate?(req: ModerationRequest, ctx: CallContext): Promise<ModerationResult[]>;
   /** One JPEG data URL per requested image. */
   generateImages?(req: ImageRequest, ctx: CallContext): Promise<string[]>;
+  /** OpenAI's Responses API passed through (`responses_api: true`): the body as the client
+   * sent it, with the upstream's model id. */
+  responses?(body: Record<string, unknown>, ctx: CallContext): Promise<ResponsesAnswer>;
 }

@@ -1,0 +1,251 @@
+/**
+ * A Responses request's `input` items as canonical messages: messages (a role with a string or
+ * content parts: `input_text`, `input_image`, `output_text`, `refusal`), `function_call`,
+ * `function_call_output` and `reasoning` items. An assistant's consecutive items (reasoning,
+ * its message, its calls) make one canonical assistant message; each call's output is a tool
+ * message. Image data URLs are left to `pending`, decoded once the whole request is read.
+ */
+import type {
+  ImagePart,
+  Message,
+  Part,
+  TextPart,
+  ToolResultPart,
+} from "../../canonical/conversation.ts";
+import { quote } from "../../quote.ts";
+import { invalidValue } from "../../validation/error.ts";
+import { type Fields, OPTIONAL, type Reader } from "../../validation/reader.ts";
+import type { PendingImages } from "../chat_completions/images.ts";
+import { decodeReasoning } from "./reasoning_envelope.ts";
+
+/** Where the request uses what a model may lack, for the capability checks. */
+export interface InputUses {
+  /** The first image part's path. */
+  image?: string;
+  /** The first function call or function call output item's path. */
+  toolItem?: string;
+}
+
+/** What the input items make. */
+export interface ParsedInput {
+  messages: Message[];
+  /** The items as sent, one JSON object each (a string input as its one user message). */
+  items: Record<string, unknown>[];
+  uses: InputUses;
+}
+
+const ITEM_TYPES = [
+  "message",
+  "function_call",
+  "function_call_output",
+  "reasoning",
+] as const;
+const ROLES = ["user", "system", "developer", "assistant"] as const;
+const USER_PARTS = ["input_text", "input_image"] as const;
+const INSTRUCTION_PARTS = ["input_text"] as const;
+const ASSISTANT_PARTS = ["output_text", "refusal"] as const;
+const DETAILS = ["auto", "low", "high", "original"] as const;
+const HTTPS = /^https:\/\//i;
+const NON_EMPTY = { nonEmpty: true } as const;
+const ARGUMENTS = { expected: "a string of JSON-encoded arguments" } as const;
+const CONTENT = { minItems: 1, expected: "a string or an array of content parts" } as const;
+
+/** Reads `input` (a string, or an array of items) after the `history` messages of a previous
+ * response (whose function calls its items may answer). */
+export function parseInput(
+  r: Reader,
+  history: readonly Message[],
+  pending: PendingImages,
+): ParsedInput {
+  if (typeof r.value === "string") {
+    const text = r.value;
+    return {
+      messages: [{ role: "user", parts: [{ type: "text", text }] }],
+      items: [{ type: "message", role: "user", content: text }],
+      uses: {},
+    };
+  }
+  const list = r.array({ expected: "a string or an array of input items" });
+  const reader = new InputReader(history, pending);
+  list.forEach((item) => reader.add(item));
+  return {
+    messages: reader.messages,
+    items: list.map((i) => i.value as Record<string, unknown>),
+    uses: reader.uses,
+  };
+}
+
+/** Builds the messages item by item. */
+class InputReader {
+  readonly messages: Message[] = [];
+  readonly uses: InputUses = {};
+  /** Function call ids seen so far (in the history too), and those already answered. */
+  readonly #calls = new Set<string>();
+  readonly #answered = new Set<string>();
+  readonly #pending: PendingImages;
+
+  constructor(history: readonly Message[], pending: PendingImages) {
+    this.#pending = pending;
+    for (const m of history) {
+      for (const p of m.parts) {
+        if (p.type === "tool_call") this.#calls.add(p.id);
+        else if (p.type === "tool_result") this.#answered.add(p.callId);
+      }
+    }
+  }
+
+  add(item: Reader): void {
+    const f = item.object();
+    const type = f.has("type") ? f.oneOf("type", ITEM_TYPES) : "message";
+    f.string("id", OPTIONAL);
+    f.oneOf("status", ["in_progress", "completed", "incomplete"], OPTIONAL);
+    switch (type) {
+      case "message":
+        return this.#message(f);
+      case "function_call":
+        return this.#call(f);
+      case "function_call_output":
+        return this.#output(f);
+      case "reasoning":
+        return this.#reasoning(f);
+    }
+  }
+
+  #message(f: Fields): void {
+    const role = f.oneOf("role", ROLES);
+    const content = f.get("content");
+    if (role === "assistant") {
+      const parts: Part[] = typeof content.value === "string"
+        ? [{ type: "text", text: content.value }]
+        : content.array(CONTENT).map((p) => assistantPart(p.object()));
+      this.#assistant().push(...parts);
+      return;
+    }
+    const allowed = role === "user" ? USER_PARTS : INSTRUCTION_PARTS;
+    const parts = typeof content.value === "string"
+      ? [{ type: "text", text: content.value } as TextPart]
+      : content.array(CONTENT).map((p) => this.#inputPart(p.object(), allowed, role));
+    this.messages.push({ role, parts });
+  }
+
+  #inputPart(p: Fields, allowed: readonly string[], role: string): TextPart | ImagePart {
+    const type = p.get("type");
+    if (type.value === "input_image" && !allowed.includes("input_image")) {
+      throw type.invalid(
+        `input_image parts are only allowed in user messages, not in ${role} messages`,
+      );
+    }
+    if (type.value === "input_file") {
+      throw type.invalid(
+        "input_file parts are not supported by this gateway; send the file's text as input_text",
+      );
+    }
+    if (type.oneOf(allowed) === "input_text") return { type: "text", text: p.string("text") };
+    this.uses.image ??= p.reader.path;
+    return this.#image(p);
+  }
+
+  /** An `input_image` part: an https:// URL (passed on, never fetched) or a data URL. */
+  #image(p: Fields): ImagePart {
+    if (p.has("file_id")) {
+      throw p.get("file_id").invalid("file ids are not supported by this gateway; send image_url");
+    }
+    const url = p.string("image_url", {
+      expected: "a string (a base64 image data URL or an https:// URL)",
+    });
+    const part: ImagePart = { type: "image", source: { kind: "url", url } };
+    const detail = p.oneOf("detail", DETAILS, OPTIONAL);
+    if (detail !== undefined) part.detail = detail;
+    const param = p.get("image_url").path;
+    if (HTTPS.test(url)) {
+      if (!URL.canParse(url)) {
+        throw invalidValue(param, `expected a valid URL, but got ${quote(url)}`, "invalid_image");
+      }
+    } else {
+      this.#pending.fields.push({ url, param });
+      this.#pending.parts.push(part);
+    }
+    return part;
+  }
+
+  #call(f: Fields): void {
+    this.uses.toolItem ??= f.reader.path;
+    const id = f.string("call_id", NON_EMPTY);
+    if (this.#calls.has(id)) {
+      throw f.get("call_id").invalid(`expected a unique call id, but got ${quote(id)} again`);
+    }
+    this.#calls.add(id);
+    const name = f.string("name", NON_EMPTY);
+    this.#assistant().push({
+      type: "tool_call",
+      id,
+      name,
+      arguments: f.string("arguments", ARGUMENTS),
+    });
+  }
+
+  #output(f: Fields): void {
+    this.uses.toolItem ??= f.reader.path;
+    const id = f.string("call_id", NON_EMPTY);
+    if (!this.#calls.has(id)) {
+      throw f.get("call_id").invalid(
+        `no function_call item with call_id ${quote(id)} comes before this output`,
+      );
+    }
+    if (this.#answered.has(id)) {
+      throw f.get("call_id").invalid(`the function call ${quote(id)} has already been answered`);
+    }
+    this.#answered.add(id);
+    const output = f.get("output");
+    const content: (TextPart | ImagePart)[] = typeof output.value === "string"
+      ? [{ type: "text", text: output.value }]
+      : output.array({ expected: "a string or an array of content parts" }).map((p) =>
+        this.#inputPart(p.object(), USER_PARTS, "function_call_output")
+      );
+    const result: ToolResultPart = { type: "tool_result", callId: id, content, isError: false };
+    this.messages.push({ role: "tool", parts: [result] });
+  }
+
+  #reasoning(f: Fields): void {
+    const summary = f.array("summary").map((s) => {
+      const part = s.object();
+      part.oneOf("type", ["summary_text"]);
+      return part.string("text");
+    }).join("\n\n");
+    f.array("content", OPTIONAL)?.forEach((c) => {
+      const part = c.object();
+      part.oneOf("type", ["reasoning_text"]);
+      part.string("text");
+    });
+    const encrypted = f.string("encrypted_content", OPTIONAL);
+    if (encrypted === undefined) {
+      if (summary !== "") this.#assistant().push({ type: "reasoning", text: summary });
+      return;
+    }
+    const part = decodeReasoning(encrypted, summary);
+    if (part === null) {
+      throw f.get("encrypted_content").invalid(
+        "expected the encrypted_content of a reasoning item this gateway returned, but it does not decode",
+      );
+    }
+    this.#assistant().push(part);
+  }
+
+  /** The parts of the assistant message being built (a new one unless the last is one). */
+  #assistant(): Part[] {
+    const last = this.messages.at(-1);
+    if (last?.role === "assistant") return last.parts;
+    const message: Message = { role: "assistant", parts: [] };
+    this.messages.push(message);
+    return message.parts;
+  }
+}
+
+/** An assistant message's `output_text` or `refusal` part. */
+function assistantPart(p: Fields): Part {
+  const type = p.oneOf("type", ASSISTANT_PARTS);
+  if (type === "refusal") return { type: "refusal", text: p.string("refusal") };
+  p.array("annotations", OPTIONAL);
+  p.array("logprobs", OPTIONAL);
+  return { type: "text", text: p.string("text") };
+}

@@ -1,0 +1,280 @@
+/**
+ * `POST /v1/responses` bodies (OpenAI's CreateResponse) read with the validation readers: every
+ * failure is a 400 with the `param` it names (`input[2].content[0].image_url`). The options
+ * become canonical ones; what the Responses object echoes back (instructions, tools, text,
+ * reasoning…) is kept as sent; fields the gateway does not model pass in `extras` of protocol
+ * `openai_responses` (a same-protocol upstream gets them, others drop and name them).
+ */
+import type {
+  Options,
+  OutputFormat,
+  ReasoningOptions,
+  ToolChoice,
+  ToolSpec,
+} from "../../canonical/conversation.ts";
+import { quote } from "../../quote.ts";
+import { type Fields, OPTIONAL, type Reader, readRequest } from "../../validation/reader.ts";
+import { count } from "../../validation/wording.ts";
+import { DEFAULT_MAX_TOKENS } from "../chat_completions/request.ts";
+import { FUNCTION_NAME } from "../chat_completions/tools.ts";
+
+/** The `include` values OpenAI documents. */
+const INCLUDES = [
+  "reasoning.encrypted_content",
+  "message.output_text.logprobs",
+  "message.input_image.image_url",
+  "computer_call_output.output.image_url",
+  "code_interpreter_call.outputs",
+  "file_search_call.results",
+  "web_search_call.action.sources",
+  "web_search_call.results",
+] as const;
+const EFFORTS = ["none", "minimal", "low", "medium", "high", "xhigh"] as const;
+const SUMMARIES = ["auto", "concise", "detailed"] as const;
+const FORMATS = ["text", "json_object", "json_schema"] as const;
+const CHOICES = ["none", "auto", "required"] as const;
+const SCHEMA_NAME = {
+  pattern: /^[A-Za-z0-9_-]{1,64}$/,
+  format: "1 to 64 letters, digits, underscores or dashes",
+} as const;
+const RULES = {
+  model: { nonEmpty: true },
+  temperature: { optional: true, min: 0, max: 2 },
+  topP: { optional: true, min: 0, max: 1 },
+  tokens: { optional: true, min: 1 },
+  tools: { optional: true, maxItems: 128 },
+  metadataValue: { maxLength: 512 },
+} as const;
+
+/** The parts of a body the route needs besides the canonical options. */
+export interface ResponsesRequest {
+  model: string;
+  /** `input`'s reader, read once the previous response's history is known. */
+  input: Reader;
+  instructions: string | null;
+  options: Options;
+  stream: boolean;
+  store: boolean;
+  previousResponseId: string | null;
+  /** Whether reasoning items carry `encrypted_content`. */
+  includeEncrypted: boolean;
+  /** Hosted tools (`web_search`…) by their `tools[i].type` path: only an upstream with the
+   * Responses API runs them. */
+  hostedTools: string[];
+  /** What the Response object echoes. */
+  echo: ResponseEcho;
+  /** Fields the gateway does not model, as sent. */
+  extras: Record<string, unknown>;
+}
+
+/** The request fields a Response object repeats, as OpenAI writes them. */
+export interface ResponseEcho {
+  instructions: string | null;
+  tools: Record<string, unknown>[];
+  tool_choice: unknown;
+  temperature: number;
+  top_p: number;
+  max_output_tokens: number | null;
+  parallel_tool_calls: boolean;
+  reasoning: { effort: string | null; summary: string | null };
+  text: { format: Record<string, unknown> };
+  metadata: Record<string, string>;
+  truncation: "auto" | "disabled";
+  user: string | null;
+}
+
+/** Checks a parsed JSON body; `input` is left to {@link parseInput}. */
+export function parseResponsesRequest(body: Record<string, unknown>): ResponsesRequest {
+  const f = readRequest(body);
+  const model = f.string("model", RULES.model);
+  const input = f.get("input");
+  if (input.value === undefined || input.value === null) throw input.missing();
+  const instructions = f.string("instructions", OPTIONAL) ?? null;
+  const options: Options = {
+    maxTokens: DEFAULT_MAX_TOKENS,
+    maxTokensGiven: false,
+    stop: [],
+    output: { type: "text" },
+    tools: [],
+    toolChoice: null,
+  };
+  const maxTokens = f.integer("max_output_tokens", RULES.tokens);
+  if (maxTokens !== undefined) {
+    options.maxTokens = maxTokens;
+    options.maxTokensGiven = true;
+  }
+  const temperature = f.number("temperature", RULES.temperature);
+  if (temperature !== undefined) options.temperature = temperature;
+  const topP = f.number("top_p", RULES.topP);
+  if (topP !== undefined) options.topP = topP;
+  const parallel = f.boolean("parallel_tool_calls", OPTIONAL);
+  if (parallel !== undefined) options.parallelToolCalls = parallel;
+  const user = f.string("user", OPTIONAL);
+  if (user !== undefined) options.user = user;
+  const metadata = parseMetadata(f.object("metadata", OPTIONAL));
+  if (metadata !== undefined) options.metadata = metadata;
+
+  const hostedTools: string[] = [];
+  const toolsSent = parseTools(f.array("tools", RULES.tools), options, hostedTools);
+  const choiceReader = f.optional("tool_choice");
+  options.toolChoice = parseToolChoice(choiceReader, options.tools);
+  const text = f.object("text", OPTIONAL);
+  const format = text?.object("format", OPTIONAL);
+  options.output = parseFormat(format);
+  text?.oneOf("verbosity", ["low", "medium", "high"], OPTIONAL);
+  const reasoning = f.object("reasoning", OPTIONAL);
+  const effort = reasoning?.oneOf("effort", EFFORTS, OPTIONAL);
+  const summary = reasoning?.oneOf("summary", SUMMARIES, OPTIONAL) ??
+    reasoning?.oneOf("generate_summary", SUMMARIES, OPTIONAL);
+  const reasoningOptions = toReasoning(effort);
+  if (reasoningOptions) options.reasoning = reasoningOptions;
+
+  const include = f.array("include", OPTIONAL)?.map((i) => i.oneOf(INCLUDES)) ?? [];
+  const stream = f.boolean("stream", OPTIONAL) ?? false;
+  const streamOptions = f.object("stream_options", OPTIONAL);
+  if (streamOptions !== undefined && !stream) {
+    throw streamOptions.reader.invalid("only allowed when 'stream' is true");
+  }
+  streamOptions?.boolean("include_obfuscation", OPTIONAL);
+  const store = f.boolean("store", OPTIONAL) ?? true;
+  const previousResponseId = f.string("previous_response_id", { optional: true, nonEmpty: true }) ??
+    null;
+  const truncation = f.oneOf("truncation", ["auto", "disabled"], OPTIONAL) ?? "disabled";
+  const extras = f.extras();
+  return {
+    model,
+    input,
+    instructions,
+    options,
+    stream,
+    store,
+    previousResponseId,
+    includeEncrypted: include.includes("reasoning.encrypted_content"),
+    hostedTools,
+    echo: {
+      instructions,
+      tools: toolsSent,
+      tool_choice: choiceReader?.value ?? "auto",
+      temperature: temperature ?? 1,
+      top_p: topP ?? 1,
+      max_output_tokens: maxTokens ?? null,
+      parallel_tool_calls: parallel ?? true,
+      reasoning: { effort: effort ?? null, summary: summary ?? null },
+      text: { format: format?.value ?? { type: "text" } },
+      metadata: metadata ?? {},
+      truncation,
+      user: user ?? null,
+    },
+    extras,
+  };
+}
+
+/** OpenAI's efforts as canonical ones: `none` turns reasoning off, `xhigh` is the highest. */
+function toReasoning(effort: (typeof EFFORTS)[number] | undefined): ReasoningOptions | undefined {
+  if (effort === undefined) return undefined;
+  if (effort === "none") return { disabled: true };
+  return { effort: effort === "xhigh" ? "high" : effort };
+}
+
+/**
+ * `tools`: function tools (unique names) become canonical tools; other tool types are kept
+ * for an upstream with the Responses API and their paths noted. Returns the tools as the
+ * Response object echoes them.
+ */
+function parseTools(
+  items: Reader[] | undefined,
+  options: Options,
+  hosted: string[],
+): Record<string, unknown>[] {
+  if (items === undefined) return [];
+  const names = new Map<string, number>();
+  return items.map((item, i) => {
+    const t = item.object();
+    const type = t.string("type", { nonEmpty: true });
+    if (type !== "function") {
+      hosted.push(t.get("type").path);
+      return t.value;
+    }
+    const name = t.string("name", FUNCTION_NAME);
+    const first = names.get(name);
+    if (first !== undefined) {
+      throw t.get("name").invalid(
+        `expected a name no other tool has, but got ${quote(name)} (also tools[${first}])`,
+      );
+    }
+    names.set(name, i);
+    const tool: ToolSpec = { name };
+    const description = t.string("description", OPTIONAL);
+    if (description !== undefined) tool.description = description;
+    const parameters = t.optional("parameters");
+    if (parameters !== undefined) {
+      const schema = parameters.nullAsValue().object({ expected: "a JSON schema object" });
+      schema.oneOf("type", ["object"], OPTIONAL);
+      tool.parameters = schema.value;
+    }
+    const strict = t.boolean("strict", OPTIONAL);
+    if (strict !== undefined) tool.strict = strict;
+    options.tools.push(tool);
+    return {
+      type: "function",
+      name,
+      description: description ?? null,
+      parameters: tool.parameters ?? null,
+      strict: strict ?? null,
+    };
+  });
+}
+
+/** `tool_choice`: `none`, `auto`, `required` (needs tools) or `{type: "function", name}`. */
+function parseToolChoice(r: Reader | undefined, tools: readonly ToolSpec[]): ToolChoice | null {
+  if (r === undefined) return null;
+  if (typeof r.value === "string") {
+    const choice = r.oneOf(CHOICES);
+    if (choice === "required" && tools.length === 0) {
+      throw r.invalid('"required" needs tools, but no tools were given');
+    }
+    return choice;
+  }
+  const named = r.object({
+    expected: '"none", "auto", "required" or {"type": "function", "name": …}',
+  });
+  named.oneOf("type", ["function"]);
+  const name = named.string("name", FUNCTION_NAME);
+  if (!tools.some((t) => t.name === name)) {
+    throw named.get("name").invalid(
+      `expected the name of one of the tools, but got ${quote(name)}`,
+    );
+  }
+  return { name };
+}
+
+/** `text.format`: `text`, `json_object` or `json_schema` ({name, schema, strict?,
+ * description?} beside the type). */
+function parseFormat(format: Fields | undefined): OutputFormat {
+  if (format === undefined) return { type: "text" };
+  const type = format.oneOf("type", FORMATS);
+  if (type === "text") return { type: "text" };
+  if (type === "json_object") return { type: "json" };
+  const output: OutputFormat = {
+    type: "json_schema",
+    name: format.string("name", SCHEMA_NAME),
+    schema: format.get("schema").nullAsValue().object({ expected: "a JSON schema object" }).value,
+    strict: format.boolean("strict", OPTIONAL) ?? false,
+  };
+  const description = format.string("description", OPTIONAL);
+  if (description !== undefined) output.description = description;
+  return output;
+}
+
+/** `metadata`: up to 16 string values under keys of up to 64 characters (OpenAI's limits). */
+function parseMetadata(f: Fields | undefined): Record<string, string> | undefined {
+  if (f === undefined) return undefined;
+  const entries = f.entries();
+  if (entries.length > 16) {
+    throw f.reader.invalid(`expected at most ${count(16, "pair")}, but got ${entries.length}`);
+  }
+  return Object.fromEntries(entries.map(([key, value]) => {
+    if (key.length > 64) throw value.invalid("expected a key of at most 64 characters");
+    return [key, value.string(RULES.metadataValue)];
+  }));
+}

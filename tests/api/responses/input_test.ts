@@ -1,0 +1,130 @@
+import assert from "node:assert/strict";
+import type { Message } from "../../../src/canonical/conversation.ts";
+import { parseInput } from "../../../src/api/responses/input.ts";
+import { encodeReasoning } from "../../../src/api/responses/reasoning_envelope.ts";
+import type { PendingImages } from "../../../src/api/chat_completions/images.ts";
+import { ApiError } from "../../../src/errors.ts";
+import { readRequest } from "../../../src/validation/reader.ts";
+
+function parse(input: unknown, history: Message[] = []) {
+  const pending: PendingImages = { fields: [], parts: [] };
+  return { ...parseInput(readRequest({ input }).get("input"), history, pending), pending };
+}
+
+Deno.test("a string is one user message", () => {
+  const { messages, items } = parse("hello");
+  assert.deepEqual(messages, [{ role: "user", parts: [{ type: "text", text: "hello" }] }]);
+  assert.deepEqual(items, [{ type: "message", role: "user", content: "hello" }]);
+});
+
+Deno.test("an assistant's items make one message; outputs are tool messages", () => {
+  const signed = { type: "reasoning" as const, text: "hmm", signature: "sig", style: "anthropic" };
+  const { messages, uses } = parse([
+    { role: "developer", content: [{ type: "input_text", text: "rules" }] },
+    {
+      role: "user",
+      content: [
+        { type: "input_text", text: "look" },
+        { type: "input_image", image_url: "https://example.com/a.png", detail: "low" },
+      ],
+    },
+    { type: "reasoning", id: "rs_1", summary: [], encrypted_content: encodeReasoning(signed) },
+    {
+      type: "message",
+      role: "assistant",
+      id: "msg_1",
+      status: "completed",
+      content: [{ type: "output_text", text: "I will call", annotations: [] }],
+    },
+    { type: "function_call", call_id: "c1", name: "f", arguments: "{}" },
+    { type: "function_call_output", call_id: "c1", output: "42" },
+    { role: "assistant", content: [{ type: "refusal", refusal: "no" }] },
+  ]);
+  assert.deepEqual(messages, [
+    { role: "developer", parts: [{ type: "text", text: "rules" }] },
+    {
+      role: "user",
+      parts: [
+        { type: "text", text: "look" },
+        {
+          type: "image",
+          source: { kind: "url", url: "https://example.com/a.png" },
+          detail: "low",
+        },
+      ],
+    },
+    {
+      role: "assistant",
+      parts: [
+        signed,
+        { type: "text", text: "I will call" },
+        { type: "tool_call", id: "c1", name: "f", arguments: "{}" },
+      ],
+    },
+    {
+      role: "tool",
+      parts: [{
+        type: "tool_result",
+        callId: "c1",
+        content: [{ type: "text", text: "42" }],
+        isError: false,
+      }],
+    },
+    { role: "assistant", parts: [{ type: "refusal", text: "no" }] },
+  ]);
+  assert.deepEqual(uses, { image: "input[1].content[1]", toolItem: "input[4]" });
+});
+
+Deno.test("an output may answer a call of the previous response", () => {
+  const history: Message[] = [{
+    role: "assistant",
+    parts: [{ type: "tool_call", id: "c9", name: "f", arguments: "{}" }],
+  }];
+  const { messages } = parse(
+    [{ type: "function_call_output", call_id: "c9", output: "ok" }],
+    history,
+  );
+  assert.equal(messages[0]!.role, "tool");
+});
+
+Deno.test("data URLs wait for the request's image checks", () => {
+  const { pending } = parse([{
+    role: "user",
+    content: [{ type: "input_image", image_url: "data:image/png;base64,iVBORw0KGgo=" }],
+  }]);
+  assert.deepEqual(pending.fields.map((f) => f.param), ["input[0].content[0].image_url"]);
+});
+
+Deno.test("bad items are named by their path", () => {
+  const cases: [unknown, string][] = [
+    [[{ type: "computer_call" }], "input[0].type"],
+    [[{ role: "user", content: [{ type: "output_text", text: "x" }] }], "input[0].content[0].type"],
+    [
+      [{ role: "system", content: [{ type: "input_image", image_url: "https://a.b/c" }] }],
+      "input[0].content[0].type",
+    ],
+    [
+      [{ role: "user", content: [{ type: "input_file", file_id: "f" }] }],
+      "input[0].content[0].type",
+    ],
+    [[{ role: "user", content: [] }], "input[0].content"],
+    [
+      [{ role: "user", content: [{ type: "input_image", image_url: "https://[x" }] }],
+      "input[0].content[0].image_url",
+    ],
+    [[{ type: "function_call", call_id: "a", name: "f", arguments: {} }], "input[0].arguments"],
+    [[
+      { type: "function_call", call_id: "a", name: "f", arguments: "{}" },
+      { type: "function_call", call_id: "a", name: "f", arguments: "{}" },
+    ], "input[1].call_id"],
+    [[
+      { type: "function_call", call_id: "a", name: "f", arguments: "{}" },
+      { type: "function_call_output", call_id: "a", output: "1" },
+      { type: "function_call_output", call_id: "a", output: "2" },
+    ], "input[2].call_id"],
+    [[{ type: "reasoning", summary: [{ type: "text", text: "x" }] }], "input[0].summary[0].type"],
+  ];
+  for (const [input, param] of cases) {
+    assert.throws(() => parse(input), (e) => e instanceof ApiError && e.param === param, param);
+  }
+});

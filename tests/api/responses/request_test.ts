@@ -1,0 +1,121 @@
+import assert from "node:assert/strict";
+import { parseResponsesRequest } from "../../../src/api/responses/request.ts";
+import { ApiError } from "../../../src/errors.ts";
+
+function paramOf(body: Record<string, unknown>): string | null {
+  try {
+    parseResponsesRequest(body);
+  } catch (e) {
+    if (e instanceof ApiError) return e.param;
+    throw e;
+  }
+  throw new Error("accepted");
+}
+
+Deno.test("a minimal body: OpenAI's defaults, echoed as a Response shows them", () => {
+  const req = parseResponsesRequest({ model: "m", input: "hi" });
+  assert.equal(req.store, true);
+  assert.equal(req.stream, false);
+  assert.equal(req.previousResponseId, null);
+  assert.equal(req.includeEncrypted, false);
+  assert.deepEqual(req.options.tools, []);
+  assert.equal(req.options.maxTokensGiven, false);
+  assert.deepEqual(req.echo, {
+    instructions: null,
+    tools: [],
+    tool_choice: "auto",
+    temperature: 1,
+    top_p: 1,
+    max_output_tokens: null,
+    parallel_tool_calls: true,
+    reasoning: { effort: null, summary: null },
+    text: { format: { type: "text" } },
+    metadata: {},
+    truncation: "disabled",
+    user: null,
+  });
+});
+
+Deno.test("options become canonical; unknown fields are extras of openai_responses", () => {
+  const req = parseResponsesRequest({
+    model: "m",
+    input: "hi",
+    instructions: "Be brief.",
+    max_output_tokens: 99,
+    temperature: 0.5,
+    top_p: 0.9,
+    parallel_tool_calls: false,
+    reasoning: { effort: "xhigh", summary: "detailed" },
+    text: {
+      format: { type: "json_schema", name: "r", schema: { type: "object" }, strict: true },
+    },
+    tools: [
+      { type: "function", name: "f", parameters: { type: "object" }, strict: true },
+      { type: "web_search" },
+    ],
+    tool_choice: { type: "function", name: "f" },
+    include: ["reasoning.encrypted_content"],
+    store: false,
+    stream: true,
+    previous_response_id: "resp_1",
+    service_tier: "flex",
+    prompt_cache_key: "k",
+    truncation: "auto",
+  });
+  assert.equal(req.instructions, "Be brief.");
+  assert.equal(req.options.maxTokens, 99);
+  assert.equal(req.options.maxTokensGiven, true);
+  assert.equal(req.options.temperature, 0.5);
+  assert.equal(req.options.topP, 0.9);
+  assert.equal(req.options.parallelToolCalls, false);
+  assert.deepEqual(req.options.reasoning, { effort: "high" });
+  assert.deepEqual(req.options.output, {
+    type: "json_schema",
+    name: "r",
+    schema: { type: "object" },
+    strict: true,
+  });
+  assert.deepEqual(req.options.tools, [{
+    name: "f",
+    parameters: { type: "object" },
+    strict: true,
+  }]);
+  assert.deepEqual(req.options.toolChoice, { name: "f" });
+  assert.deepEqual(req.hostedTools, ["tools[1].type"]);
+  assert.equal(req.includeEncrypted, true);
+  assert.equal(req.store, false);
+  assert.equal(req.stream, true);
+  assert.equal(req.previousResponseId, "resp_1");
+  assert.deepEqual(req.extras, { service_tier: "flex", prompt_cache_key: "k" });
+  assert.equal(req.echo.truncation, "auto");
+  assert.deepEqual(req.echo.reasoning, { effort: "xhigh", summary: "detailed" });
+});
+
+Deno.test("effort none turns reasoning off", () => {
+  const req = parseResponsesRequest({ model: "m", input: "x", reasoning: { effort: "none" } });
+  assert.deepEqual(req.options.reasoning, { disabled: true });
+});
+
+Deno.test("bad fields are named by their path", () => {
+  const cases: [Record<string, unknown>, string][] = [
+    [{ input: "x" }, "model"],
+    [{ model: "m" }, "input"],
+    [{ model: "m", input: "x", max_output_tokens: 0 }, "max_output_tokens"],
+    [{ model: "m", input: "x", top_p: 2 }, "top_p"],
+    [{ model: "m", input: "x", reasoning: { effort: "huge" } }, "reasoning.effort"],
+    [{ model: "m", input: "x", text: { format: { type: "xml" } } }, "text.format.type"],
+    [{ model: "m", input: "x", tools: [{ type: "function", name: "a b" }] }, "tools[0].name"],
+    [{
+      model: "m",
+      input: "x",
+      tools: [{ type: "function", name: "a" }, { type: "function", name: "a" }],
+    }, "tools[1].name"],
+    [{ model: "m", input: "x", tool_choice: { type: "function", name: "zz" } }, "tool_choice.name"],
+    [{ model: "m", input: "x", include: ["everything"] }, "include[0]"],
+    [{ model: "m", input: "x", store: "yes" }, "store"],
+    [{ model: "m", input: "x", stream_options: {} }, "stream_options"],
+    [{ model: "m", input: "x", metadata: { k: 1 } }, "metadata.k"],
+    [{ model: "m", input: "x", truncation: "middle" }, "truncation"],
+  ];
+  for (const [body, param] of cases) assert.equal(paramOf(body), param, JSON.stringify(body));
+});

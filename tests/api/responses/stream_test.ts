@@ -1,0 +1,154 @@
+import assert from "node:assert/strict";
+import type { CanonicalEvent } from "../../../src/canonical/events.ts";
+import { ResultCollector } from "../../../src/api/responses/collect.ts";
+import { renderOutput, type ResponseHead } from "../../../src/api/responses/output.ts";
+import { parseResponsesRequest } from "../../../src/api/responses/request.ts";
+import { ResponsesStreamRenderer } from "../../../src/api/responses/stream.ts";
+import { decodeReasoning } from "../../../src/api/responses/reasoning_envelope.ts";
+import { upstreamError } from "../../../src/errors.ts";
+
+type Event = Record<string, unknown> & { type: string; sequence_number: number };
+
+const HEAD: ResponseHead = {
+  id: "resp_abc",
+  createdAt: 1,
+  model: "m",
+  previousResponseId: null,
+  store: true,
+  echo: parseResponsesRequest({ model: "m", input: "x" }).echo,
+};
+
+/** Renders the batches as the route does (the collector first); the SSE events parsed. */
+function render(batches: CanonicalEvent[][], include = true) {
+  const collector = new ResultCollector();
+  const renderer = new ResponsesStreamRenderer(HEAD, include, collector, () => 5000);
+  let text = "";
+  const decoder = new TextDecoder();
+  for (const batch of batches) {
+    collector.add(batch);
+    const bytes = renderer.render(batch);
+    if (bytes) text += decoder.decode(bytes);
+  }
+  return { renderer, collector, text, events: parse(text) };
+}
+
+function parse(text: string): Event[] {
+  return text.split("\n\n").filter((b) => b !== "").map((block) => {
+    const [eventLine, dataLine] = block.split("\n");
+    const event = JSON.parse(dataLine!.slice("data: ".length)) as Event;
+    assert.equal(eventLine, `event: ${event.type}`);
+    return event;
+  });
+}
+
+const ANSWER: CanonicalEvent[][] = [
+  [{ type: "start", id: "up1" }],
+  [
+    { type: "block_start", index: 0, block: { type: "reasoning", style: "anthropic" } },
+    { type: "block_delta", index: 0, delta: { type: "reasoning", text: "Let me " } },
+    { type: "block_delta", index: 0, delta: { type: "reasoning", text: "think." } },
+    { type: "block_delta", index: 0, delta: { type: "signature", signature: "sig" } },
+    { type: "block_stop", index: 0 },
+  ],
+  [
+    { type: "block_start", index: 1, block: { type: "text" } },
+    { type: "block_delta", index: 1, delta: { type: "text", text: "Hello" } },
+    { type: "block_delta", index: 1, delta: { type: "text", text: " there" } },
+    { type: "block_stop", index: 1 },
+    { type: "block_start", index: 2, block: { type: "tool_call", id: "c1", name: "f" } },
+    { type: "block_delta", index: 2, delta: { type: "arguments", json: '{"a":' } },
+    { type: "block_delta", index: 2, delta: { type: "arguments", json: "1}" } },
+    { type: "block_stop", index: 2 },
+  ],
+  [
+    { type: "usage", usage: { input: 3, output: 7, reasoning: 2 } },
+    { type: "finish", reason: "tool_calls" },
+  ],
+];
+
+Deno.test("events in OpenAI's order, numbered from 0, ids as the final Response's", () => {
+  const { events, collector, renderer } = render(ANSWER);
+  assert.deepEqual(events.map((e) => e.type), [
+    "response.created",
+    "response.in_progress",
+    "response.output_item.added",
+    "response.reasoning_summary_part.added",
+    "response.reasoning_summary_text.delta",
+    "response.reasoning_summary_text.delta",
+    "response.reasoning_summary_text.done",
+    "response.reasoning_summary_part.done",
+    "response.output_item.done",
+    "response.output_item.added",
+    "response.content_part.added",
+    "response.output_text.delta",
+    "response.output_text.delta",
+    "response.output_text.done",
+    "response.content_part.done",
+    "response.output_item.done",
+    "response.output_item.added",
+    "response.function_call_arguments.delta",
+    "response.function_call_arguments.delta",
+    "response.function_call_arguments.done",
+    "response.output_item.done",
+    "response.completed",
+  ]);
+  assert.deepEqual(events.map((e) => e.sequence_number), events.map((_, i) => i));
+  const done = events.filter((e) => e.type === "response.output_item.done").map((e) => e.item);
+  const final = events.at(-1)!.response as Record<string, unknown>;
+  assert.deepEqual(final.output, done);
+  assert.deepEqual(final.output, renderOutput(collector.parts, "resp_abc", true));
+  assert.equal(final.status, "completed");
+  assert.equal(final.completed_at, 5);
+  assert.deepEqual(final.usage, {
+    input_tokens: 3,
+    input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
+    output_tokens: 7,
+    output_tokens_details: { reasoning_tokens: 2 },
+    total_tokens: 10,
+  });
+  const reasoning = done[0] as { encrypted_content: string };
+  assert.deepEqual(decodeReasoning(reasoning.encrypted_content, ""), {
+    type: "reasoning",
+    text: "Let me think.",
+    signature: "sig",
+    style: "anthropic",
+  });
+  assert.deepEqual(renderer.end(), new Uint8Array());
+});
+
+Deno.test("encrypted content only when included; a cut answer is incomplete", () => {
+  const { events } = render([
+    [
+      { type: "block_start", index: 0, block: { type: "reasoning" } },
+      { type: "block_delta", index: 0, delta: { type: "reasoning", text: "hm" } },
+      { type: "block_stop", index: 0 },
+      { type: "block_start", index: 1, block: { type: "text" } },
+      { type: "block_delta", index: 1, delta: { type: "text", text: "cut" } },
+      { type: "block_stop", index: 1 },
+      { type: "finish", reason: "length" },
+    ],
+  ], false);
+  const final = events.at(-1)!;
+  assert.equal(final.type, "response.incomplete");
+  const response = final.response as Record<string, unknown>;
+  assert.equal(response.status, "incomplete");
+  assert.deepEqual(response.incomplete_details, { reason: "max_output_tokens" });
+  const [reasoning, message] = response.output as Record<string, unknown>[];
+  assert.equal("encrypted_content" in reasoning!, false);
+  assert.equal(message!.status, "incomplete");
+});
+
+Deno.test("a failure mid-stream is response.failed with the error; an unfinished end throws", () => {
+  const { renderer, events } = render([[
+    { type: "block_start", index: 0, block: { type: "text" } },
+    { type: "block_delta", index: 0, delta: { type: "text", text: "par" } },
+  ]]);
+  assert.throws(() => renderer.end(), /ended the stream/);
+  const failed = parse(new TextDecoder().decode(renderer.error(upstreamError("boom"))));
+  assert.equal(failed.length, 1);
+  assert.equal(failed[0]!.type, "response.failed");
+  assert.equal(failed[0]!.sequence_number, events.length);
+  const response = failed[0]!.response as Record<string, unknown>;
+  assert.equal(response.status, "failed");
+  assert.deepEqual(response.error, { code: "server_error", message: "boom" });
+});
