@@ -167,7 +167,13 @@ export async function createApp(deps: AppDeps): Promise<App> {
     providers,
     keys,
   };
-  const limiter = new RateLimiter({ kv, clock, limits: config.limits, keys });
+  const limiter = new RateLimiter({
+    kv,
+    clock,
+    limits: config.limits,
+    keys,
+    ipv6Prefix: config.server.ipv6_prefix,
+  });
   const adminTokenValue = env("SWITCHYARD_ADMIN_TOKEN");
   const adminToken = adminTokenValue ? new AdminToken(adminTokenValue) : null;
   if (adminToken) logger.info("admin API enabled under /admin/");

@@ -68,6 +68,8 @@ export interface ServerConfig {
   shutdown_grace_seconds: number;
   /** Milliseconds a request body may take to arrive in full; slower ones are cut with 408. */
   body_timeout_ms: number;
+  /** Leading bits of an IPv6 client address that anonymous limits count by (64: a /64). */
+  ipv6_prefix: number;
 }
 
 export interface ProviderConfig {
@@ -249,6 +251,7 @@ function readServer(r: Reader): ServerConfig {
       10,
     body_timeout_ms: f.integer("body_timeout_ms", { optional: true, min: 100, max: 3_600_000 }) ??
       30_000,
+    ipv6_prefix: f.integer("ipv6_prefix", { optional: true, min: 1, max: 128 }) ?? 64,
   };
   const origins = f.array("cors_origins", STRINGS);
   if (origins !== undefined) {

@@ -41,6 +41,7 @@ import type { LimitsConfig, LimitScope, WindowLimit } from "../config.ts";
 import { ApiError, rateLimited } from "../errors.ts";
 import { kvBackoff, retryWhileBusy } from "../kv/busy.ts";
 import { GroupCommit } from "./group_commit.ts";
+import { ipSubject } from "./subject.ts";
 import {
   blockingWindow,
   isUnlimited,
@@ -69,6 +70,8 @@ export interface RateLimiterOptions {
   clock: Clock;
   limits: LimitsConfig;
   keys: KeyStore;
+  /** Leading bits of an IPv6 address that count as one anonymous client (default 64). */
+  ipv6Prefix?: number;
   /** Groups kept in memory before idle ones are dropped. */
   maxGroups?: number;
 }
@@ -128,10 +131,12 @@ export class RateLimiter {
   readonly #maxGroups: number;
   readonly #groups = new Map<string, Group>();
   readonly #commits: GroupCommit;
+  readonly #ipv6Prefix: number;
 
   constructor(options: RateLimiterOptions) {
     this.#kv = options.kv;
     this.#commits = new GroupCommit(options.kv);
+    this.#ipv6Prefix = options.ipv6Prefix ?? 64;
     this.#clock = options.clock;
     this.#limits = options.limits;
     this.#keys = options.keys;
@@ -139,11 +144,12 @@ export class RateLimiter {
   }
 
   /**
-   * Counts a request of `caller` (from `ip`) against `scope`: resolves with the principal
-   * and the headers' window, or rejects with 429 (over a limit) or 401 (a key revoked or
-   * disabled since it was last seen).
+   * Counts a request of `caller` (from `ip`; an anonymous IPv6 caller counts by its prefix, see
+   * subject.ts) against `scope`: resolves with the principal and the headers' window, or
+   * rejects with 429 (over a limit) or 401 (a key revoked or disabled since it was last seen).
    */
-  async admit(scope: LimitScope, caller: Caller, ip: string): Promise<Admission> {
+  async admit(scope: LimitScope, caller: Caller, from: string): Promise<Admission> {
+    const ip = caller.kind === "key" ? from : ipSubject(from, this.#ipv6Prefix);
     let entry = caller.kind === "key" ? caller.entry : null;
     let verified = caller.kind === "anonymous" || caller.verified;
     const id = entry ? `k\u0000${scope}\u0000${entry.record.id}` : `a\u0000${scope}\u0000${ip}`;
