@@ -8,6 +8,8 @@ import { clientIp } from "./http/client_ip.ts";
 import { Cors } from "./http/cors.ts";
 import { DisconnectWatch } from "./http/disconnect_watch.ts";
 import { KvHealth } from "./kv/health.ts";
+import { GroupCommit } from "./limits/group_commit.ts";
+import { TokenLedger } from "./limits/ledger.ts";
 import { RateLimiter } from "./limits/limiter.ts";
 import { KvLogSink } from "./log/kv_sink.ts";
 import { Logger, type LogOutput } from "./log/logger.ts";
@@ -18,6 +20,7 @@ import { compose } from "./pipeline/compose.ts";
 import { RequestContext, type Services } from "./pipeline/context.ts";
 import { cors } from "./pipeline/cors.ts";
 import { logRecord } from "./pipeline/log.ts";
+import { reserve, settleTokens } from "./pipeline/reserve.ts";
 import { respond } from "./pipeline/respond.ts";
 import { type Route, route } from "./pipeline/route.ts";
 import { settle, Settler } from "./pipeline/settle.ts";
@@ -167,13 +170,17 @@ export async function createApp(deps: AppDeps): Promise<App> {
     providers,
     keys,
   };
+  // One group commit for the request and token counters: their writes share KV commits.
+  const commits = new GroupCommit(kv);
   const limiter = new RateLimiter({
     kv,
     clock,
     limits: config.limits,
     keys,
     ipv6Prefix: config.server.ipv6_prefix,
+    commits,
   });
+  const ledger = new TokenLedger({ kv, clock, commits });
   const adminTokenValue = env("SWITCHYARD_ADMIN_TOKEN");
   const adminToken = adminTokenValue ? new AdminToken(adminTokenValue) : null;
   if (adminToken) logger.info("admin API enabled under /admin/");
@@ -190,9 +197,13 @@ export async function createApp(deps: AppDeps): Promise<App> {
     auth(adminToken, keys, store),
     admit(limiter, store, clock),
     body(disconnects, config.server),
+    reserve(ledger, store, clock),
   ], (ctx) => ctx.endpoint.handler(ctx));
   // What runs once each request has settled, in order.
-  const settler = new Settler([logRecord(logger, config.logs.include_content)], logger);
+  const settler = new Settler([
+    logRecord(logger, config.logs.include_content),
+    settleTokens(ledger, logger),
+  ], logger);
 
   function handler(request: Request, info: Deno.ServeHandlerInfo): Promise<Response> {
     const ip = clientIp(request, info.remoteAddr, config.server.trust_proxy);

@@ -130,6 +130,9 @@ export interface ModelConfig {
 export interface WindowLimit {
   per_minute: number | null;
   per_day: number | null;
+  /** Chat only: input + output tokens per minute and per day (absent or `null`: no limit). */
+  tokens_per_minute?: number | null;
+  tokens_per_day?: number | null;
 }
 
 export type ScopeLimits = Record<LimitScope, WindowLimit>;
@@ -432,24 +435,36 @@ export function readModel(
   return model;
 }
 
-/** The per-minute and per-day limits of one scope; absent ones keep `fallback`'s. */
-function readWindow(r: Reader, fallback: WindowLimit): WindowLimit {
+/** The per-minute and per-day limits of one scope (requests, and for `tokens` scopes tokens
+ * too); absent ones keep `fallback`'s. */
+function readWindow(r: Reader, fallback: WindowLimit, tokens: boolean): WindowLimit {
   const f = r.object(OPTIONAL);
   if (f === undefined) return fallback;
   const perMinute = f.integer("per_minute", NULLABLE_COUNT);
   const perDay = f.integer("per_day", NULLABLE_COUNT);
-  f.done();
-  return {
+  const window: WindowLimit = {
     per_minute: perMinute === undefined ? fallback.per_minute : perMinute,
     per_day: perDay === undefined ? fallback.per_day : perDay,
   };
+  if (tokens) {
+    for (const name of ["tokens_per_minute", "tokens_per_day"] as const) {
+      const value = f.integer(name, NULLABLE_COUNT);
+      const inherited = fallback[name];
+      if (value !== undefined) window[name] = value;
+      else if (inherited !== undefined) window[name] = inherited;
+    }
+  }
+  f.done();
+  return window;
 }
 
 function readScopes(r: Reader, fallback: ScopeLimits): ScopeLimits {
   const f = r.object(OPTIONAL);
   if (f === undefined) return fallback;
   const out = {} as ScopeLimits;
-  for (const scope of LIMIT_SCOPES) out[scope] = readWindow(f.get(scope), fallback[scope]);
+  for (const scope of LIMIT_SCOPES) {
+    out[scope] = readWindow(f.get(scope), fallback[scope], scope === "chat");
+  }
   f.done();
   return out;
 }

@@ -18,6 +18,7 @@ const MODEL = {
 /** A window's limit, or `null` for none. */
 const LIMIT = { nullable: true, min: 1 } as const;
 const WINDOWS = ["per_minute", "per_day"] as const;
+const CHAT_WINDOWS = [...WINDOWS, "tokens_per_minute", "tokens_per_day"] as const;
 
 /**
  * Validates the fields of a key to create (`name` required) or to change (every field
@@ -51,7 +52,9 @@ function readLimitOverrides(f: Fields): KeyRecord["limits"] {
     if (!f.has(scope)) continue;
     const w = f.object(scope);
     const window: Partial<WindowLimit> = {};
-    for (const name of WINDOWS) if (w.has(name)) window[name] = w.integer(name, LIMIT);
+    for (const name of scope === "chat" ? CHAT_WINDOWS : WINDOWS) {
+      if (w.has(name)) window[name] = w.integer(name, LIMIT);
+    }
     w.done();
     out[scope] = window;
   }

@@ -72,6 +72,8 @@ export interface RateLimiterOptions {
   keys: KeyStore;
   /** Leading bits of an IPv6 address that count as one anonymous client (default 64). */
   ipv6Prefix?: number;
+  /** The group commit its counter writes go through (default: its own). */
+  commits?: GroupCommit;
   /** Groups kept in memory before idle ones are dropped. */
   maxGroups?: number;
 }
@@ -135,7 +137,7 @@ export class RateLimiter {
 
   constructor(options: RateLimiterOptions) {
     this.#kv = options.kv;
-    this.#commits = new GroupCommit(options.kv);
+    this.#commits = options.commits ?? new GroupCommit(options.kv);
     this.#ipv6Prefix = options.ipv6Prefix ?? 64;
     this.#clock = options.clock;
     this.#limits = options.limits;

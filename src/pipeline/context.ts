@@ -11,6 +11,7 @@ import type { Clock } from "../clock.ts";
 import type { Config, LimitScope } from "../config.ts";
 import type { ErrorStyle } from "../errors.ts";
 import type { KvHealth } from "../kv/health.ts";
+import type { Reservation } from "../limits/ledger.ts";
 import type { WindowState } from "../limits/windows.ts";
 import type { Logger } from "../log/logger.ts";
 import type { Providers } from "../providers/registry.ts";
@@ -80,6 +81,12 @@ export class RequestContext {
   window: WindowState | null = null;
   /** When it was admitted (clock ms). */
   admittedAt = 0;
+
+  // Reserve step.
+  /** The tokens held for the request (only under token limits), until it settles. */
+  reservation: Reservation | null = null;
+  /** The token window for the response headers, if any. */
+  tokenWindow: WindowState | null = null;
 
   // Body step.
   /** Fires when the client goes away (also after a request body, which Deno's own signal

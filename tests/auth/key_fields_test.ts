@@ -125,3 +125,21 @@ Deno.test("the public view of a key has no hash and ISO times", () => {
   assert.equal(view.created, "2026-01-15T00:00:00.000Z");
   assert.equal(view.last_used, null);
 });
+
+Deno.test("key fields: chat limits take tokens per minute and per day; other scopes do not", () => {
+  assert.deepEqual(
+    readKeyFields(
+      { limits: { chat: { tokens_per_minute: 200_000, tokens_per_day: null } } },
+      "update",
+    ),
+    { limits: { chat: { tokens_per_minute: 200_000, tokens_per_day: null } } },
+  );
+  assert.equal(
+    fieldError({ limits: { images: { tokens_per_minute: 5 } } }, "update").path,
+    "limits.images.tokens_per_minute",
+  );
+  assert.equal(
+    fieldError({ limits: { chat: { tokens_per_minute: 0 } } }, "update").path,
+    "limits.chat.tokens_per_minute",
+  );
+});
