@@ -8,14 +8,12 @@
  *
  * Storage and exactness follow the request limiter: one KV entry per (scope, subject),
  * `["tokens", scope, "ip" | "key", subject] → [minuteStart, minuteTokens, dayStart, dayTokens]`,
- * each change an optimistic transaction on the entry's versionstamp, submitted through the
- * limiter's group commit. Within a process, the changes of one subject that wait together are
- * decided in order and committed at once.
+ * changed by optimistic transactions (accounts.ts) through the limiter's group commit.
  */
 import type { Clock } from "../clock.ts";
 import type { LimitScope } from "../config.ts";
 import { ApiError, rateLimited } from "../errors.ts";
-import { kvBackoff, retryWhileBusy } from "../kv/busy.ts";
+import { Accounts, type Decision } from "./accounts.ts";
 import type { GroupCommit } from "./group_commit.ts";
 import {
   blockingWindow,
@@ -61,15 +59,18 @@ export interface TokenLedgerOptions {
   kv: Deno.Kv;
   clock: Clock;
   commits: GroupCommit;
-  /** Accounts kept in memory before idle ones are dropped. */
+  /** Counters kept in memory before idle ones are dropped. */
   maxAccounts?: number;
 }
 
 type Change =
   | {
     kind: "reserve";
+    /** The counter's key, for the reservation. */
+    key: Deno.KvKey;
     tokens: number;
     limit: TokenLimit;
+    keyed: boolean;
     resolve(grant: Grant): void;
     reject(error: unknown): void;
   }
@@ -82,42 +83,36 @@ type Change =
     reject(error: unknown): void;
   };
 
-/** A subject's counter as this process last saw it, and its waiting changes. */
-class Account {
-  known = false;
-  counts: Counts | null = null;
-  versionstamp: string | null = null;
-  queue: Change[] = [];
-  running = false;
-
-  constructor(readonly key: Deno.KvKey, readonly scope: LimitScope, readonly keyed: boolean) {}
-}
-
 const EXPIRY_SLACK_MS = 60_000;
-/** How long one batch keeps trying against other processes before answering 503. */
-const SETTLE_BUDGET_MS = 5000;
 
 /** Exact token limits over minute and day windows, shared by every process on the KV. */
 export class TokenLedger {
-  readonly #kv: Deno.Kv;
-  readonly #clock: Clock;
-  readonly #commits: GroupCommit;
-  readonly #maxAccounts: number;
-  readonly #accounts = new Map<string, Account>();
+  readonly #accounts: Accounts<Counts, Change>;
 
   constructor(options: TokenLedgerOptions) {
-    this.#kv = options.kv;
-    this.#clock = options.clock;
-    this.#commits = options.commits;
-    this.#maxAccounts = options.maxAccounts ?? 10_000;
+    this.#accounts = new Accounts<Counts, Change>({
+      kv: options.kv,
+      commits: options.commits,
+      now: () => options.clock.now(),
+      decide,
+      expireIn: (counts, now) => counts[2] + WINDOWS[1].ms - now + EXPIRY_SLACK_MS,
+      busy,
+      ...(options.maxAccounts !== undefined ? { maxAccounts: options.maxAccounts } : {}),
+    });
   }
 
   /** Reserves `tokens` for a request of `subject` in `scope`: resolves with the reservation,
    * or rejects with 429 when a window of `limit` cannot hold them. */
-  reserve(scope: LimitScope, subject: TokenSubject, limit: TokenLimit, tokens: number) {
-    const account = this.#account(scope, subject);
+  reserve(
+    scope: LimitScope,
+    subject: TokenSubject,
+    limit: TokenLimit,
+    tokens: number,
+  ): Promise<Grant> {
+    const key = ["tokens", scope, subject.kind, subject.id];
+    const keyed = subject.kind === "key";
     return new Promise<Grant>((resolve, reject) => {
-      this.#enqueue(account, { kind: "reserve", tokens, limit, resolve, reject });
+      this.#accounts.submit(key, { kind: "reserve", key, tokens, limit, keyed, resolve, reject });
     });
   }
 
@@ -126,118 +121,51 @@ export class TokenLedger {
   settle(reservation: Reservation, used: number): Promise<void> {
     const delta = used - reservation.tokens;
     if (delta === 0) return Promise.resolve();
-    const [, scope, kind, id] = reservation.key as [string, LimitScope, "ip" | "key", string];
-    const account = this.#account(scope, { kind, id });
     return new Promise<void>((resolve, reject) => {
-      this.#enqueue(account, { kind: "release", reservation, delta, resolve, reject });
+      this.#accounts.submit(reservation.key, {
+        kind: "release",
+        reservation,
+        delta,
+        resolve,
+        reject,
+      });
     });
   }
+}
 
-  #account(scope: LimitScope, subject: TokenSubject): Account {
-    const id = `${scope}\u0000${subject.kind}\u0000${subject.id}`;
-    let account = this.#accounts.get(id);
-    if (account) return account;
-    if (this.#accounts.size >= this.#maxAccounts) {
-      for (const [aid, a] of this.#accounts) {
-        if (!a.running && a.queue.length === 0) this.#accounts.delete(aid);
-      }
+/** Decides a batch of one counter's changes in order: releases always apply, a reservation
+ * only if every window can hold it. */
+function decide(stored: Counts | null, batch: readonly Change[], now: number): Decision<Counts> {
+  const counts = current(stored, now);
+  const outcomes: (() => void)[] = [];
+  for (const change of batch) {
+    if (change.kind === "release") {
+      const { reservation, delta } = change;
+      if (reservation.minuteStart === counts[0]) counts[1] = Math.max(0, counts[1] + delta);
+      if (reservation.dayStart === counts[2]) counts[3] = Math.max(0, counts[3] + delta);
+      outcomes.push(() => change.resolve());
+      continue;
     }
-    account = new Account(
-      ["tokens", scope, subject.kind, subject.id],
-      scope,
-      subject.kind === "key",
-    );
-    this.#accounts.set(id, account);
-    return account;
-  }
-
-  #enqueue(account: Account, change: Change): void {
-    account.queue.push(change);
-    if (!account.running) this.#run(account);
-  }
-
-  async #run(account: Account): Promise<void> {
-    account.running = true;
-    try {
-      while (account.queue.length > 0) {
-        await new Promise((resolve) => setImmediate(resolve));
-        const batch = account.queue;
-        account.queue = [];
-        try {
-          await this.#apply(account, batch);
-        } catch (e) {
-          account.known = false;
-          for (const change of batch) change.reject(e);
-        }
-      }
-    } finally {
-      account.running = false;
+    const windows = states(counts, change.limit, change.tokens);
+    const full = blockingWindow(windows.filter((w) => w.remaining < 0));
+    if (full) {
+      const error = refusal(change.keyed, full, change.tokens, now);
+      outcomes.push(() => change.reject(error));
+      continue;
     }
+    counts[1] += change.tokens;
+    counts[3] += change.tokens;
+    const reservation: Reservation = {
+      key: change.key,
+      tokens: change.tokens,
+      minuteStart: counts[0],
+      dayStart: counts[2],
+    };
+    const window = tightestWindow(windows);
+    outcomes.push(() => change.resolve({ reservation, window }));
   }
-
-  /** Decides a batch in order against the current counts and commits it in one write. */
-  async #apply(account: Account, batch: Change[]): Promise<void> {
-    const giveUpAt = performance.now() + SETTLE_BUDGET_MS;
-    for (let attempt = 1;; attempt++) {
-      if (!account.known) {
-        const entry = await retryWhileBusy(() => this.#kv.get<Counts>(account.key));
-        account.counts = entry.value;
-        account.versionstamp = entry.versionstamp;
-        account.known = true;
-      }
-      const now = this.#clock.now();
-      const counts = current(account.counts, now);
-      const outcomes: (() => void)[] = [];
-      for (const change of batch) {
-        if (change.kind === "release") {
-          const { reservation, delta } = change;
-          if (reservation.minuteStart === counts[0]) counts[1] = Math.max(0, counts[1] + delta);
-          if (reservation.dayStart === counts[2]) counts[3] = Math.max(0, counts[3] + delta);
-          outcomes.push(() => change.resolve());
-          continue;
-        }
-        const windows = states(counts, change.limit, change.tokens);
-        const full = blockingWindow(windows.filter((w) => w.remaining < 0));
-        if (full) {
-          const error = refusal(account, full, change.tokens, now);
-          outcomes.push(() => change.reject(error));
-          continue;
-        }
-        counts[1] += change.tokens;
-        counts[3] += change.tokens;
-        const reservation: Reservation = {
-          key: account.key,
-          tokens: change.tokens,
-          minuteStart: counts[0],
-          dayStart: counts[2],
-        };
-        const window = tightestWindow(windows);
-        outcomes.push(() => change.resolve({ reservation, window }));
-      }
-      const changed = account.counts === null ||
-        counts.some((value, i) => value !== account.counts![i]);
-      if (!changed) {
-        for (const done of outcomes) done();
-        return;
-      }
-      const outcome = await this.#commits.submit({
-        checks: [{ key: account.key, versionstamp: account.versionstamp }],
-        key: account.key,
-        value: counts,
-        expireIn: counts[2] + WINDOWS[1].ms - now + EXPIRY_SLACK_MS,
-      });
-      if (outcome.kind === "committed") {
-        account.counts = counts;
-        account.versionstamp = outcome.versionstamp;
-        for (const done of outcomes) done();
-        return;
-      }
-      // Another process changed the counter, or held the lock: read and decide again.
-      account.known = false;
-      if (performance.now() > giveUpAt) throw busy();
-      await kvBackoff(attempt);
-    }
-  }
+  const changed = stored === null || counts.some((value, i) => value !== stored[i]);
+  return { value: counts, changed, outcomes };
 }
 
 /** The counts for the windows that contain `now` (see limiter.ts's `current`). */
@@ -278,10 +206,10 @@ export function setTokenHeaders(headers: Headers, window: WindowState, now: numb
   headers.set("x-ratelimit-reset-tokens", formatDuration(window.resetAt - now));
 }
 
-function refusal(account: Account, window: WindowState, tokens: number, now: number): ApiError {
+function refusal(keyed: boolean, window: WindowState, tokens: number, now: number): ApiError {
   const headers = new Headers();
   setTokenHeaders(headers, window, now);
-  const subject = account.keyed ? "for this API key" : "per IP address for anonymous callers";
+  const subject = keyed ? "for this API key" : "per IP address for anonymous callers";
   const left = Math.max(0, window.remaining + tokens);
   if (tokens > window.limit) {
     return rateLimited(
