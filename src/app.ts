@@ -10,6 +10,7 @@ import { DisconnectWatch } from "./http/disconnect_watch.ts";
 import { KvHealth } from "./kv/health.ts";
 import { GroupCommit } from "./limits/group_commit.ts";
 import { TokenLedger } from "./limits/ledger.ts";
+import { ConcurrencyLeases } from "./limits/leases.ts";
 import { RateLimiter } from "./limits/limiter.ts";
 import { KvLogSink } from "./log/kv_sink.ts";
 import { Logger, type LogOutput } from "./log/logger.ts";
@@ -17,6 +18,7 @@ import { admit } from "./pipeline/admit.ts";
 import { auth } from "./pipeline/auth.ts";
 import { body } from "./pipeline/body.ts";
 import { compose } from "./pipeline/compose.ts";
+import { concurrency, releaseSlot } from "./pipeline/concurrency.ts";
 import { RequestContext, type Services } from "./pipeline/context.ts";
 import { cors } from "./pipeline/cors.ts";
 import { logRecord } from "./pipeline/log.ts";
@@ -181,6 +183,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     commits,
   });
   const ledger = new TokenLedger({ kv, clock, commits });
+  const leases = new ConcurrencyLeases({ kv, clock, commits });
   const adminTokenValue = env("SWITCHYARD_ADMIN_TOKEN");
   const adminToken = adminTokenValue ? new AdminToken(adminTokenValue) : null;
   if (adminToken) logger.info("admin API enabled under /admin/");
@@ -196,6 +199,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     route(routes, policy),
     auth(adminToken, keys, store),
     admit(limiter, store, clock),
+    concurrency(leases, store),
     body(disconnects, config.server),
     reserve(ledger, store, clock),
   ], (ctx) => ctx.endpoint.handler(ctx));
@@ -203,6 +207,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
   const settler = new Settler([
     logRecord(logger, config.logs.include_content),
     settleTokens(ledger, logger),
+    releaseSlot(leases, logger),
   ], logger);
 
   function handler(request: Request, info: Deno.ServeHandlerInfo): Promise<Response> {
@@ -217,6 +222,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     services,
     async close() {
       kvHealth.close();
+      leases.close();
       disconnects.close();
       catalogue.close();
       providers.close();

@@ -18,6 +18,8 @@ const MODEL = {
 /** A window's limit, or `null` for none. */
 const LIMIT = { nullable: true, min: 1 } as const;
 const WINDOWS = ["per_minute", "per_day"] as const;
+/** Requests of a key at once, or `null` for any number. */
+const CONCURRENT = { nullable: true, min: 1, max: 10_000 } as const;
 const CHAT_WINDOWS = [...WINDOWS, "tokens_per_minute", "tokens_per_day"] as const;
 
 /**
@@ -35,11 +37,12 @@ export function readKeyFields(value: unknown, mode: "create" | "update"): KeyFie
   }
   if (f.has("preview")) fields.preview = f.boolean("preview");
   if (f.has("limits")) fields.limits = readLimitOverrides(f.object("limits"));
+  if (f.has("max_concurrent")) fields.max_concurrent = f.integer("max_concurrent", CONCURRENT);
   if (mode === "update" && f.has("disabled")) fields.disabled = f.boolean("disabled");
   f.done();
   if (mode === "update" && Object.keys(fields).length === 0) {
     throw f.reader.invalid(
-      "nothing to change: give one or more of name, models, preview, limits, disabled",
+      "nothing to change: give one or more of name, models, preview, limits, max_concurrent, disabled",
     );
   }
   return fields;
@@ -73,5 +76,6 @@ export function keyView(record: KeyRecord) {
     models: record.models,
     preview: record.preview,
     limits: record.limits,
+    max_concurrent: record.max_concurrent ?? null,
   };
 }

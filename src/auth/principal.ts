@@ -17,6 +17,8 @@ export interface KeyRecord {
   preview: boolean;
   /** Per-scope overrides of the configured key limits. */
   limits: Partial<Record<LimitScope, Partial<WindowLimit>>>;
+  /** Requests of the key that may run at once (absent or `null`: any number). */
+  max_concurrent?: number | null;
 }
 
 /** Who made a request. */

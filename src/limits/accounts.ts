@@ -3,7 +3,8 @@
  * counters, the concurrency leases). The changes of one entry that wait together in a process
  * are decided in order against its current value and committed at once, through the group
  * commit; if another process changed the entry meanwhile, the value is read again and the batch
- * decided again. A process that wrote an entry last knows its value and skips the read.
+ * decided again. A process that wrote an entry last knows its value and skips the read (a
+ * batch that would write nothing, a refusal, reads first: only a commit proves a copy current).
  */
 import type { ApiError } from "../errors.ts";
 import { kvBackoff, retryWhileBusy } from "../kv/busy.ts";
@@ -102,16 +103,24 @@ export class Accounts<V, C extends Pending> {
   async #apply(account: Account<V, C>, batch: C[]): Promise<void> {
     const { kv, commits } = this.#options;
     const giveUpAt = performance.now() + SETTLE_BUDGET_MS;
+    let fresh = false;
     for (let attempt = 1;; attempt++) {
       if (!account.known) {
         const entry = await retryWhileBusy(() => kv.get<V>(account.key));
         account.value = entry.value;
         account.versionstamp = entry.versionstamp;
         account.known = true;
+        fresh = true;
       }
       const now = this.#options.now();
       const decision = this.#options.decide(account.value, batch, now);
       if (!decision.changed) {
+        // Nothing to commit proves the value current: a refusal decided against this process's
+        // copy (which another process may have lowered since) is decided again on a fresh read.
+        if (!fresh) {
+          account.known = false;
+          continue;
+        }
         for (const done of decision.outcomes) done();
         return;
       }

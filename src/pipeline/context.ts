@@ -12,6 +12,7 @@ import type { Config, LimitScope } from "../config.ts";
 import type { ErrorStyle } from "../errors.ts";
 import type { KvHealth } from "../kv/health.ts";
 import type { Reservation } from "../limits/ledger.ts";
+import type { Lease } from "../limits/leases.ts";
 import type { WindowState } from "../limits/windows.ts";
 import type { Logger } from "../log/logger.ts";
 import type { Providers } from "../providers/registry.ts";
@@ -81,6 +82,10 @@ export class RequestContext {
   window: WindowState | null = null;
   /** When it was admitted (clock ms). */
   admittedAt = 0;
+
+  // Concurrency step.
+  /** The key's concurrency slot the request holds (only for capped keys), until it settles. */
+  lease: Lease | null = null;
 
   // Reserve step.
   /** The tokens held for the request (only under token limits), until it settles. */

@@ -73,8 +73,9 @@ Deno.test("group commit: a failed commit splits off only the subjects another in
   counts.reads = 0;
   const statuses = await admitAll(a, subjects);
   assert.ok(statuses.every((s) => s === 200));
-  // The failed commit of all 50; the 48 unchanged at once; the 2 after reading them again.
-  assert.equal(counts.commits, 3);
+  // The failed commit of all 50; the 48 unchanged at once; the 2 after reading them again
+  // (together, or apart when their reads finish in different turns).
+  assert.ok(counts.commits === 3 || counts.commits === 4, `${counts.commits} commits`);
   // One getMany of 10 keys per 10 subjects to find the changed ones, then the 2 reads.
   assert.equal(counts.reads, 5 + 2);
   for (const [i, ip] of subjects.entries()) {
