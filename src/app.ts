@@ -9,7 +9,8 @@ import { Cors } from "./http/cors.ts";
 import { DisconnectWatch } from "./http/disconnect_watch.ts";
 import { KvHealth } from "./kv/health.ts";
 import { GroupCommit } from "./limits/group_commit.ts";
-import { TokenLedger } from "./limits/ledger.ts";
+import { spendLedger } from "./limits/spend.ts";
+import { tokenLedger } from "./limits/tokens.ts";
 import { ConcurrencyLeases } from "./limits/leases.ts";
 import { RateLimiter } from "./limits/limiter.ts";
 import { KvLogSink } from "./log/kv_sink.ts";
@@ -22,7 +23,7 @@ import { concurrency, releaseSlot } from "./pipeline/concurrency.ts";
 import { RequestContext, type Services } from "./pipeline/context.ts";
 import { cors } from "./pipeline/cors.ts";
 import { logRecord } from "./pipeline/log.ts";
-import { reserve, settleTokens } from "./pipeline/reserve.ts";
+import { reserve, settleReservations } from "./pipeline/reserve.ts";
 import { respond } from "./pipeline/respond.ts";
 import { type Route, route } from "./pipeline/route.ts";
 import { settle, Settler } from "./pipeline/settle.ts";
@@ -182,7 +183,10 @@ export async function createApp(deps: AppDeps): Promise<App> {
     ipv6Prefix: config.server.ipv6_prefix,
     commits,
   });
-  const ledger = new TokenLedger({ kv, clock, commits });
+  const ledgers = {
+    tokens: tokenLedger({ kv, clock, commits }),
+    spend: spendLedger({ kv, clock, commits }),
+  };
   const leases = new ConcurrencyLeases({ kv, clock, commits });
   const adminTokenValue = env("SWITCHYARD_ADMIN_TOKEN");
   const adminToken = adminTokenValue ? new AdminToken(adminTokenValue) : null;
@@ -201,12 +205,12 @@ export async function createApp(deps: AppDeps): Promise<App> {
     admit(limiter, store, clock),
     concurrency(leases, store),
     body(disconnects, config.server),
-    reserve(ledger, store, clock),
+    reserve(ledgers, store),
   ], (ctx) => ctx.endpoint.handler(ctx));
   // What runs once each request has settled, in order.
   const settler = new Settler([
-    logRecord(logger, config.logs.include_content),
-    settleTokens(ledger, logger),
+    logRecord(logger, config.logs.include_content, (model) => catalogue.get(model)?.pricing),
+    settleReservations(ledgers, logger),
     releaseSlot(leases, logger),
   ], logger);
 

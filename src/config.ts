@@ -125,6 +125,18 @@ export interface ModelConfig {
   moderation_mode: "native" | "guard";
   moderation_thresholds: Partial<Record<ModerationCategory, number>>;
   enabled: boolean;
+  /** What its tokens cost; absent: free (DESIGN §4.1). */
+  pricing?: Pricing;
+}
+
+/** A model's prices in currency units per million tokens. */
+export interface Pricing {
+  input: number;
+  output: number;
+  /** Input tokens read from the provider's prompt cache (default: `input`). */
+  cached_input?: number;
+  /** Input tokens written to the provider's prompt cache (default: `input`). */
+  cache_write?: number;
 }
 
 export interface WindowLimit {
@@ -344,6 +356,20 @@ function readImageGeneration(r: Reader): ImageGenerationConfig {
 }
 
 const THRESHOLD = { optional: true, min: 0, max: 1 } as const;
+const PRICE = { min: 0, max: 1_000_000 } as const;
+
+/** A model's `pricing`, or `null` when it has none (free). */
+function readPricing(r: Reader): Pricing | null {
+  const f = r.object({ optional: true, nullable: true });
+  if (f === undefined || f === null) return null;
+  const pricing: Pricing = { input: f.number("input", PRICE), output: f.number("output", PRICE) };
+  for (const name of ["cached_input", "cache_write"] as const) {
+    const price = f.number(name, { ...PRICE, optional: true });
+    if (price !== undefined) pricing[name] = price;
+  }
+  f.done();
+  return pricing;
+}
 
 /** Score thresholds by moderation category; other keys are unknown parameters. */
 function readThresholds(r: Reader): Partial<Record<ModerationCategory, number>> {
@@ -405,6 +431,8 @@ export function readModel(
     moderation_thresholds: readThresholds(f.get("moderation_thresholds")),
     enabled: f.boolean("enabled", OPTIONAL) ?? true,
   };
+  const pricing = readPricing(f.get("pricing"));
+  if (pricing !== null) model.pricing = pricing;
   const can = STYLE_CAPABILITIES[provider.style];
   for (const cap of CAPABILITIES) {
     if (model[cap] && !can.has(cap)) {

@@ -1,6 +1,7 @@
 import { LIMIT_SCOPES, type WindowLimit } from "../config.ts";
 import { type Fields, readJson } from "../validation/reader.ts";
 import type { KeyFields } from "./keys.ts";
+import type { Budget } from "../limits/spend.ts";
 import type { KeyRecord } from "./principal.ts";
 
 const NAME = { nonEmpty: true, maxLength: 200 } as const;
@@ -20,6 +21,8 @@ const LIMIT = { nullable: true, min: 1 } as const;
 const WINDOWS = ["per_minute", "per_day"] as const;
 /** Requests of a key at once, or `null` for any number. */
 const CONCURRENT = { nullable: true, min: 1, max: 10_000 } as const;
+/** A budget in currency units, or `null` for none. */
+const MONEY = { nullable: true, min: 0, max: 1e12 } as const;
 const CHAT_WINDOWS = [...WINDOWS, "tokens_per_minute", "tokens_per_day"] as const;
 
 /**
@@ -38,14 +41,26 @@ export function readKeyFields(value: unknown, mode: "create" | "update"): KeyFie
   if (f.has("preview")) fields.preview = f.boolean("preview");
   if (f.has("limits")) fields.limits = readLimitOverrides(f.object("limits"));
   if (f.has("max_concurrent")) fields.max_concurrent = f.integer("max_concurrent", CONCURRENT);
+  if (f.has("budget")) fields.budget = readBudget(f.object("budget", { nullable: true }));
   if (mode === "update" && f.has("disabled")) fields.disabled = f.boolean("disabled");
   f.done();
   if (mode === "update" && Object.keys(fields).length === 0) {
     throw f.reader.invalid(
-      "nothing to change: give one or more of name, models, preview, limits, max_concurrent, disabled",
+      "nothing to change: give one or more of name, models, preview, limits, max_concurrent, budget, disabled",
     );
   }
   return fields;
+}
+
+/** A key's budget per day and month in currency units (`null`: none), or `null` for none. */
+function readBudget(f: Fields | null): Budget | null {
+  if (f === null) return null;
+  const budget: Budget = {};
+  for (const name of ["per_day", "per_month"] as const) {
+    if (f.has(name)) budget[name] = f.number(name, MONEY);
+  }
+  f.done();
+  return budget;
 }
 
 /** A key's own limits by scope; a window left out keeps the default, `null` is no limit. */
@@ -77,5 +92,6 @@ export function keyView(record: KeyRecord) {
     preview: record.preview,
     limits: record.limits,
     max_concurrent: record.max_concurrent ?? null,
+    budget: record.budget ?? null,
   };
 }

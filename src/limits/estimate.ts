@@ -14,9 +14,12 @@ const BASE64 = /^[A-Za-z0-9+/=_-]+$/;
 /** The request fields that bound the output, by protocol (chat, Messages, Responses). */
 const MAX_OUTPUT_FIELDS = ["max_completion_tokens", "max_tokens", "max_output_tokens"] as const;
 
-/** Tokens to reserve for `body`: the prompt estimate plus its max output field, else
+/** The most tokens `body` may use: its prompt estimate, and its max output field, else
  * `defaultMaxTokens`. */
-export function reservationTokens(body: Record<string, unknown>, defaultMaxTokens: number): number {
+export function worstCaseTokens(
+  body: Record<string, unknown>,
+  defaultMaxTokens: number,
+): { input: number; output: number } {
   let output = defaultMaxTokens;
   for (const field of MAX_OUTPUT_FIELDS) {
     const value = body[field];
@@ -25,7 +28,7 @@ export function reservationTokens(body: Record<string, unknown>, defaultMaxToken
       break;
     }
   }
-  return promptEstimate(body) + output;
+  return { input: promptEstimate(body), output };
 }
 
 /** Tokens of every string in the body: text by its length, data (base64, data URLs) as an

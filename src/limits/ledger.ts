@@ -1,83 +1,94 @@
 /**
- * Token limits (DESIGN §8): per client IP or key, tokens (input + output) per minute and per
- * day, with exact reservations. At admission a request reserves its worst case (its estimated
- * prompt plus its max output tokens); when it settles the reservation is replaced by what the
- * upstream reported. A reservation that does not fit a window is refused with 429, so the
- * tokens counted in a window never pass its limit by more than what requests used beyond their
- * reservations (nothing, when the prompt estimate holds).
+ * The ledger (DESIGN §8): amounts counted per subject over calendar windows with exact
+ * reservations: tokens (input + output) per minute and per day for IPs and keys, spend per day
+ * and per month for keys. At admission a request reserves its worst case; when it settles the
+ * reservation is replaced by what it really used. A reservation that does not fit a window is
+ * refused with 429, so what a window counts never passes its limit by more than what requests
+ * used beyond their reservations (nothing, when the worst case holds).
  *
- * Storage and exactness follow the request limiter: one KV entry per (scope, subject),
- * `["tokens", scope, "ip" | "key", subject] → [minuteStart, minuteTokens, dayStart, dayTokens]`,
- * changed by optimistic transactions (accounts.ts) through the limiter's group commit.
+ * Storage and exactness follow the request limiter: one KV entry per subject,
+ * `[...prefix, subject] → [start₁, amount₁, start₂, amount₂]` (one pair per window), changed by
+ * optimistic transactions (accounts.ts) through the limiter's group commit.
  */
 import type { Clock } from "../clock.ts";
-import type { LimitScope } from "../config.ts";
-import { ApiError, rateLimited } from "../errors.ts";
+import { ApiError } from "../errors.ts";
 import { Accounts, type Decision } from "./accounts.ts";
 import type { GroupCommit } from "./group_commit.ts";
-import {
-  blockingWindow,
-  formatDuration,
-  retryAfterSeconds,
-  tightestWindow,
-  WINDOWS,
-  type WindowState,
-} from "./windows.ts";
+import { blockingWindow, tightestWindow, WINDOWS, type WindowState } from "./windows.ts";
 
-/** `[minuteStart, minuteTokens, dayStart, dayTokens]`, as stored in KV. */
-type Counts = [number, number, number, number];
-
-/** A subject's token limits per window (`null`: none). */
-export interface TokenLimit {
-  per_minute: number | null;
-  per_day: number | null;
+/** One calendar window of a ledger: its name and where the window holding `now` starts and
+ * ends. */
+export interface LedgerWindow {
+  name: WindowState["name"];
+  start(now: number): number;
+  end(start: number): number;
 }
 
-/** Whose tokens are counted: an anonymous client's address (see subject.ts) or a key's id. */
-export interface TokenSubject {
-  kind: "ip" | "key";
-  id: string;
+/** A minute, as the request limits count it. */
+export const MINUTE: LedgerWindow = fixed(WINDOWS[0]);
+/** A UTC day. */
+export const DAY: LedgerWindow = fixed(WINDOWS[1]);
+/** A UTC calendar month. */
+export const MONTH: LedgerWindow = {
+  name: "month",
+  start(now) {
+    const d = new Date(now);
+    return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+  },
+  end(start) {
+    const d = new Date(start);
+    return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+  },
+};
+
+function fixed(w: { name: "minute" | "day"; ms: number }): LedgerWindow {
+  return { name: w.name, start: (now) => now - (now % w.ms), end: (start) => start + w.ms };
 }
 
-/** Tokens held for a request until it settles. */
+/** The limit of each window of a ledger, in its order (`null`: none). */
+export type Limits = readonly (number | null)[];
+
+/** An amount held for a request until it settles. */
 export interface Reservation {
   readonly key: Deno.KvKey;
-  readonly tokens: number;
-  /** The windows (by start) the tokens were counted in. */
-  readonly minuteStart: number;
-  readonly dayStart: number;
+  readonly amount: number;
+  /** The starts of the windows it was counted in. */
+  readonly starts: readonly number[];
 }
 
-/** What {@link TokenLedger.reserve} grants: the reservation and the headers' window. */
+/** What {@link Ledger.reserve} grants: the reservation and the headers' window. */
 export interface Grant {
   reservation: Reservation;
-  window: WindowState;
+  window: WindowState | null;
 }
 
-/** Options for {@link TokenLedger}. */
-export interface TokenLedgerOptions {
+/** Options for {@link Ledger}. */
+export interface LedgerOptions {
   kv: Deno.Kv;
   clock: Clock;
   commits: GroupCommit;
-  /** Counters kept in memory before idle ones are dropped. */
-  maxAccounts?: number;
+  windows: readonly [LedgerWindow, LedgerWindow];
+  /** The 429 for a reservation of `amount` that the (fullest) `window` cannot hold. */
+  refusal(window: WindowState, amount: number, subject: string, now: number): ApiError;
 }
+
+/** `[start₁, amount₁, start₂, amount₂]`, as stored in KV. */
+type Counts = [number, number, number, number];
 
 type Change =
   | {
     kind: "reserve";
-    /** The counter's key, for the reservation. */
     key: Deno.KvKey;
-    tokens: number;
-    limit: TokenLimit;
-    keyed: boolean;
+    amount: number;
+    limits: Limits;
+    subject: string;
     resolve(grant: Grant): void;
     reject(error: unknown): void;
   }
   | {
     kind: "release";
     reservation: Reservation;
-    /** Tokens to add (negative: give back) in the reservation's windows. */
+    /** Amount to add (negative: give back) in the reservation's windows. */
     delta: number;
     resolve(): void;
     reject(error: unknown): void;
@@ -85,41 +96,43 @@ type Change =
 
 const EXPIRY_SLACK_MS = 60_000;
 
-/** Exact token limits over minute and day windows, shared by every process on the KV. */
-export class TokenLedger {
+/** Amounts over two calendar windows, exact across every process on the KV. */
+export class Ledger {
   readonly #accounts: Accounts<Counts, Change>;
 
-  constructor(options: TokenLedgerOptions) {
+  constructor(options: LedgerOptions) {
+    const { windows, refusal } = options;
     this.#accounts = new Accounts<Counts, Change>({
       kv: options.kv,
       commits: options.commits,
       now: () => options.clock.now(),
-      decide,
-      expireIn: (counts, now) => counts[2] + WINDOWS[1].ms - now + EXPIRY_SLACK_MS,
+      decide: (stored, batch, now) => decide(stored, batch, now, windows, refusal),
+      expireIn: (counts, now) => windows[1].end(counts[2]) - now + EXPIRY_SLACK_MS,
       busy,
-      ...(options.maxAccounts !== undefined ? { maxAccounts: options.maxAccounts } : {}),
     });
   }
 
-  /** Reserves `tokens` for a request of `subject` in `scope`: resolves with the reservation,
-   * or rejects with 429 when a window of `limit` cannot hold them. */
-  reserve(
-    scope: LimitScope,
-    subject: TokenSubject,
-    limit: TokenLimit,
-    tokens: number,
-  ): Promise<Grant> {
-    const key = ["tokens", scope, subject.kind, subject.id];
-    const keyed = subject.kind === "key";
+  /** Reserves `amount` in the entry at `key`: resolves with the reservation, or rejects with
+   * the ledger's 429 when a window of `limits` cannot hold it. `subject` names the subject in
+   * that error ("for this API key"). */
+  reserve(key: Deno.KvKey, limits: Limits, amount: number, subject: string): Promise<Grant> {
     return new Promise<Grant>((resolve, reject) => {
-      this.#accounts.submit(key, { kind: "reserve", key, tokens, limit, keyed, resolve, reject });
+      this.#accounts.submit(key, {
+        kind: "reserve",
+        key,
+        amount,
+        limits,
+        subject,
+        resolve,
+        reject,
+      });
     });
   }
 
-  /** Replaces a reservation by the tokens the request used (in the windows it was made in;
-   * a window that has ended since is left as it is). */
+  /** Replaces a reservation by the amount the request used (in the windows it was made in; a
+   * window that has ended since is left as it is). */
   settle(reservation: Reservation, used: number): Promise<void> {
-    const delta = used - reservation.tokens;
+    const delta = used - reservation.amount;
     if (delta === 0) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
       this.#accounts.submit(reservation.key, {
@@ -133,103 +146,94 @@ export class TokenLedger {
   }
 }
 
-/** Decides a batch of one counter's changes in order: releases always apply, a reservation
- * only if every window can hold it. */
-function decide(stored: Counts | null, batch: readonly Change[], now: number): Decision<Counts> {
-  const counts = current(stored, now);
+/** Decides a batch of one entry's changes in order: releases always apply, a reservation only
+ * if every limited window can hold it. */
+function decide(
+  stored: Counts | null,
+  batch: readonly Change[],
+  now: number,
+  windows: readonly [LedgerWindow, LedgerWindow],
+  refusal: LedgerOptions["refusal"],
+): Decision<Counts> {
+  const counts = current(stored, now, windows);
   const outcomes: (() => void)[] = [];
   for (const change of batch) {
     if (change.kind === "release") {
       const { reservation, delta } = change;
-      if (reservation.minuteStart === counts[0]) counts[1] = Math.max(0, counts[1] + delta);
-      if (reservation.dayStart === counts[2]) counts[3] = Math.max(0, counts[3] + delta);
+      for (let i = 0; i < 2; i++) {
+        if (reservation.starts[i] === counts[2 * i]) {
+          counts[2 * i + 1] = Math.max(0, counts[2 * i + 1]! + delta);
+        }
+      }
       outcomes.push(() => change.resolve());
       continue;
     }
-    const windows = states(counts, change.limit, change.tokens);
-    const full = blockingWindow(windows.filter((w) => w.remaining < 0));
+    const after = states(counts, windows, change.limits, change.amount);
+    const full = blockingWindow(after.filter((w) => w.remaining < 0));
     if (full) {
-      const error = refusal(change.keyed, full, change.tokens, now);
+      const error = refusal(full, change.amount, change.subject, now);
       outcomes.push(() => change.reject(error));
       continue;
     }
-    counts[1] += change.tokens;
-    counts[3] += change.tokens;
+    counts[1] += change.amount;
+    counts[3] += change.amount;
     const reservation: Reservation = {
       key: change.key,
-      tokens: change.tokens,
-      minuteStart: counts[0],
-      dayStart: counts[2],
+      amount: change.amount,
+      starts: [counts[0], counts[2]],
     };
-    const window = tightestWindow(windows);
+    const window = after.length > 0 ? tightestWindow(after) : null;
     outcomes.push(() => change.resolve({ reservation, window }));
   }
   const changed = stored === null || counts.some((value, i) => value !== stored[i]);
   return { value: counts, changed, outcomes };
 }
 
-/** The counts for the windows that contain `now` (see limiter.ts's `current`). */
-function current(stored: Counts | null, now: number): Counts {
-  const minute = now - (now % WINDOWS[0].ms);
-  const day = now - (now % WINDOWS[1].ms);
-  if (stored === null) return [minute, 0, day, 0];
-  const [ms, mc, ds, dc] = stored;
-  return [
-    ms >= minute ? ms : minute,
-    ms >= minute ? mc : 0,
-    ds >= day ? ds : day,
-    ds >= day ? dc : 0,
-  ];
+/** The amounts for the windows that contain `now`; a stored window that has ended counts 0.
+ * (A stored window later than ours, from a process whose clock runs ahead, is kept.) */
+function current(
+  stored: Counts | null,
+  now: number,
+  windows: readonly [LedgerWindow, LedgerWindow],
+): Counts {
+  const counts: Counts = [windows[0].start(now), 0, windows[1].start(now), 0];
+  if (stored === null) return counts;
+  for (let i = 0; i < 2; i++) {
+    if (stored[2 * i]! >= counts[2 * i]!) {
+      counts[2 * i] = stored[2 * i]!;
+      counts[2 * i + 1] = stored[2 * i + 1]!;
+    }
+  }
+  return counts;
 }
 
-/** The limited windows' states after `tokens` more; `remaining` is negative when they do not
+/** The limited windows' states after `amount` more; `remaining` is negative where it does not
  * fit. */
-function states(counts: Counts, limit: TokenLimit, tokens: number): WindowState[] {
+function states(
+  counts: Counts,
+  windows: readonly [LedgerWindow, LedgerWindow],
+  limits: Limits,
+  amount: number,
+): WindowState[] {
   const out: WindowState[] = [];
-  for (const [i, w] of WINDOWS.entries()) {
-    const max = limit[w.field];
-    if (max === null) continue;
+  windows.forEach((w, i) => {
+    const limit = limits[i];
+    if (limit === null || limit === undefined) return;
     out.push({
       name: w.name,
-      limit: max,
-      remaining: max - counts[2 * i + 1]! - tokens,
-      resetAt: counts[2 * i]! + w.ms,
+      limit,
+      remaining: limit - counts[2 * i + 1]! - amount,
+      resetAt: w.end(counts[2 * i]!),
     });
-  }
+  });
   return out;
-}
-
-/** Writes the `x-ratelimit-*-tokens` headers for a window as of `now`. */
-export function setTokenHeaders(headers: Headers, window: WindowState, now: number): void {
-  headers.set("x-ratelimit-limit-tokens", String(window.limit));
-  headers.set("x-ratelimit-remaining-tokens", String(Math.max(0, window.remaining)));
-  headers.set("x-ratelimit-reset-tokens", formatDuration(window.resetAt - now));
-}
-
-function refusal(keyed: boolean, window: WindowState, tokens: number, now: number): ApiError {
-  const headers = new Headers();
-  setTokenHeaders(headers, window, now);
-  const subject = keyed ? "for this API key" : "per IP address for anonymous callers";
-  const left = Math.max(0, window.remaining + tokens);
-  if (tokens > window.limit) {
-    return rateLimited(
-      `Request too large: it may use up to ${tokens} tokens (its prompt plus its maximum output), more than the limit of ${window.limit} tokens per ${window.name} ${subject}. Lower the maximum output tokens or shorten the prompt.`,
-      headers,
-    );
-  }
-  const retryAfter = retryAfterSeconds(window, now);
-  headers.set("retry-after", String(retryAfter));
-  return rateLimited(
-    `Rate limit reached for tokens: ${window.limit} per ${window.name} ${subject}, ${left} left; this request may use up to ${tokens} (its prompt plus its maximum output). Try again in ${retryAfter} s, or lower the maximum output tokens.`,
-    headers,
-  );
 }
 
 function busy(): ApiError {
   return new ApiError(
     503,
     "server_error",
-    "The token ledger could not settle this request under heavy contention; try again.",
+    "The ledger could not settle this request under heavy contention; try again.",
     { code: "rate_limiter_busy" },
   );
 }

@@ -9,7 +9,7 @@ export const WINDOWS = [
 
 /** One limited window as a request leaves it. */
 export interface WindowState {
-  name: "minute" | "day";
+  name: "minute" | "day" | "month";
   limit: number;
   /** Requests left in the window after this one (0 when exhausted). */
   remaining: number;

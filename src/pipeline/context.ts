@@ -11,11 +11,11 @@ import type { Clock } from "../clock.ts";
 import type { Config, LimitScope } from "../config.ts";
 import type { ErrorStyle } from "../errors.ts";
 import type { KvHealth } from "../kv/health.ts";
-import type { Reservation } from "../limits/ledger.ts";
 import type { Lease } from "../limits/leases.ts";
 import type { WindowState } from "../limits/windows.ts";
 import type { Logger } from "../log/logger.ts";
 import type { Providers } from "../providers/registry.ts";
+import type { Held } from "./reserve.ts";
 
 /** Everything a step or handler may use, built once per app. */
 export interface Services {
@@ -88,8 +88,9 @@ export class RequestContext {
   lease: Lease | null = null;
 
   // Reserve step.
-  /** The tokens held for the request (only under token limits), until it settles. */
-  reservation: Reservation | null = null;
+  /** The tokens and spend held for the request (under token limits or a budget), until it
+   * settles. */
+  held: Held | null = null;
   /** The token window for the response headers, if any. */
   tokenWindow: WindowState | null = null;
 

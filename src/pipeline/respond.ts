@@ -6,7 +6,7 @@
  */
 import { ApiError, internalError } from "../errors.ts";
 import { errorResponse } from "../http/response.ts";
-import { setTokenHeaders } from "../limits/ledger.ts";
+import { setTokenHeaders } from "../limits/tokens.ts";
 import { setRateLimitHeaders } from "../limits/windows.ts";
 import type { Logger } from "../log/logger.ts";
 import type { Step } from "./compose.ts";

@@ -143,3 +143,12 @@ Deno.test("key fields: chat limits take tokens per minute and per day; other sco
     "limits.chat.tokens_per_minute",
   );
 });
+
+Deno.test("key fields: a budget per day and month in currency units, or null for none", () => {
+  assert.deepEqual(readKeyFields({ budget: { per_day: 5, per_month: 100.5 } }, "update"), {
+    budget: { per_day: 5, per_month: 100.5 },
+  });
+  assert.deepEqual(readKeyFields({ budget: null }, "update"), { budget: null });
+  assert.equal(fieldError({ budget: { per_day: -1 } }, "update").path, "budget.per_day");
+  assert.equal(fieldError({ budget: { per_week: 1 } }, "update").path, "budget.per_week");
+});

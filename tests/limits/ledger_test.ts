@@ -1,24 +1,26 @@
 import assert from "node:assert/strict";
 import { ApiError } from "../../src/errors.ts";
 import { GroupCommit } from "../../src/limits/group_commit.ts";
-import { type Grant, TokenLedger, type TokenSubject } from "../../src/limits/ledger.ts";
+import type { Grant, Ledger } from "../../src/limits/ledger.ts";
+import { tokenKey, tokenLedger, type TokenSubject } from "../../src/limits/tokens.ts";
 import { FakeClock } from "../support/server.ts";
 
 const MINUTE = 60_000;
 const SUBJECT: TokenSubject = { kind: "ip", id: "203.0.113.9" };
-const LIMIT = { per_minute: 1000, per_day: 5000 };
+const LIMIT = [1000, 5000];
+const KEY = tokenKey("chat", SUBJECT);
 
 function ledgerOn(kv: Deno.Kv, clock: FakeClock) {
-  return new TokenLedger({ kv, clock, commits: new GroupCommit(kv) });
+  return tokenLedger({ kv, clock, commits: new GroupCommit(kv) });
 }
 
 /** Reserves `tokens` `n` times at once; the grants (refusals as their ApiError). */
-function reserveAll(ledger: TokenLedger, n: number, tokens: number) {
+function reserveAll(ledger: Ledger, n: number, tokens: number) {
   return Promise.all(
     Array.from(
       { length: n },
       () =>
-        ledger.reserve("chat", SUBJECT, LIMIT, tokens).catch((e: unknown) => {
+        ledger.reserve(KEY, LIMIT, tokens, "per IP address").catch((e: unknown) => {
           if (e instanceof ApiError) return e;
           throw e;
         }),
@@ -39,7 +41,7 @@ Deno.test("ledger: 50 concurrent reservations of 100 against 1,000 a minute: exa
   const outcomes = await reserveAll(ledger, 50, 100);
   const grants = granted(outcomes);
   assert.equal(grants.length, 10);
-  assert.deepEqual(grants.map((g) => g.window.remaining).sort((a, b) => a - b), [
+  assert.deepEqual(grants.map((g) => g.window!.remaining).sort((a, b) => a - b), [
     0,
     100,
     200,

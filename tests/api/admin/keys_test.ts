@@ -30,6 +30,7 @@ Deno.test("POST /admin/keys creates a key and shows it once", async () => {
     "preview",
     "limits",
     "max_concurrent",
+    "budget",
   ]);
   assert.match(created.body.id, /^key_/);
   assert.match(created.body.key, /^sk-sy-[0-9A-Za-z]{32}$/);
