@@ -10,6 +10,7 @@
  *   deno task bench --soak --streams N   that many concurrent streams instead
  *   deno task bench --seconds 5     length of each wrk run (default 5)
  *   deno task bench --rounds 2      interleaved rounds per row (default 2; medians reported)
+ *   deno task bench --only clients  one part of the table: gateway, anthropic or clients
  *   deno task bench --against main  also a Switchyard built from a git revision (a branch, a tag,
  *                                   a commit, HEAD~1), in the same run: see below
  *
@@ -43,6 +44,11 @@ const OUT = `${ROOT}.bench-out`;
 const args = parseArgs(Deno.args);
 const TASKSET = await has("taskset");
 const decoder = new TextDecoder();
+/** Whether the table includes `name` (`--only gateway|anthropic|clients` keeps one). */
+function section(name: string): boolean {
+  return args.only === null || args.only === name;
+}
+
 /** Distinct client addresses of the many-clients rows. */
 const CLIENTS = 10_000;
 
@@ -85,6 +91,10 @@ function parseArgs(argv: string[]) {
     rounds: get("rounds", 2),
     streams: get("streams", 1000),
     against,
+    only: (() => {
+      const j = argv.indexOf("--only");
+      return j >= 0 ? argv[j + 1] ?? "" : null;
+    })(),
   };
 }
 
@@ -526,7 +536,7 @@ async function table(): Promise<void> {
     const clientRatios: string[] = [];
     /** This checkout's CPU µs per request over REV's, by row. */
     const cpuRatio: Record<string, number> = {};
-    for (const stream of [false, true]) {
+    for (const stream of section("gateway") ? [false, true] : []) {
       for (const conns of [32, 256]) {
         const mode = stream ? "stream 20" : "non-stream";
         const samples = new Map<string, Sample[]>();
@@ -557,7 +567,7 @@ async function table(): Promise<void> {
     }
     // The Anthropic adapter prices translation: the same requests to a fake Anthropic upstream,
     // interleaved with the pass-through for the ratio.
-    for (const stream of [false, true]) {
+    for (const stream of section("anthropic") ? [false, true] : []) {
       const mode = stream ? "stream 20" : "non-stream";
       const claude = new Map<Target, Sample[]>([[sy, []]]);
       if (rev) claude.set(rev, []);
@@ -585,7 +595,7 @@ async function table(): Promise<void> {
     }
     // Limits are counted per client: one anonymous client, then 10,000 distinct ones (a new
     // X-Forwarded-For address per request), each against the pass-through in the same rounds.
-    for (const clients of [1, CLIENTS]) {
+    for (const clients of section("clients") ? [1, CLIENTS] : []) {
       const mode = clients === 1 ? "anon 1 client" : `anon ${clients} clients`;
       const anonymous = new Map<Target, Sample[]>([[sy, []]]);
       if (rev) anonymous.set(rev, []);

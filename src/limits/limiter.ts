@@ -142,7 +142,7 @@ export class RateLimiter {
     this.#clock = options.clock;
     this.#limits = options.limits;
     this.#keys = options.keys;
-    this.#maxGroups = options.maxGroups ?? 10_000;
+    this.#maxGroups = options.maxGroups ?? 100_000;
   }
 
   /**
