@@ -3,11 +3,14 @@
  * Switchyard, measured in one run, interleaved, with wrk on loopback. The proxies are pinned
  * to core 0 and the upstream and wrk to core 1 where `taskset` exists.
  *
- *   deno task bench                 the table (non-stream and stream at 32 and 256 connections)
+ *   deno task bench                 the table (non-stream and stream at 32 and 256 connections,
+ *                                   the Anthropic adapter, anonymous traffic from 1 and 10,000
+ *                                   client addresses)
  *   deno task bench --soak          1,000 concurrent slow streams, pass-through then Switchyard
  *   deno task bench --soak --streams N   that many concurrent streams instead
  *   deno task bench --seconds 5     length of each wrk run (default 5)
  *   deno task bench --rounds 2      interleaved rounds per row (default 2; medians reported)
+ *   deno task bench --only clients  one part of the table: gateway, anthropic or clients
  *   deno task bench --against main  also a Switchyard built from a git revision (a branch, a tag,
  *                                   a commit, HEAD~1), in the same run: see below
  *
@@ -41,6 +44,13 @@ const OUT = `${ROOT}.bench-out`;
 const args = parseArgs(Deno.args);
 const TASKSET = await has("taskset");
 const decoder = new TextDecoder();
+/** Whether the table includes `name` (`--only gateway|anthropic|clients` keeps one). */
+function section(name: string): boolean {
+  return args.only === null || args.only === name;
+}
+
+/** Distinct client addresses of the many-clients rows. */
+const CLIENTS = 10_000;
 
 interface Proc {
   name: string;
@@ -81,6 +91,10 @@ function parseArgs(argv: string[]) {
     rounds: get("rounds", 2),
     streams: get("streams", 1000),
     against,
+    only: (() => {
+      const j = argv.indexOf("--only");
+      return j >= 0 ? argv[j + 1] ?? "" : null;
+    })(),
   };
 }
 
@@ -203,19 +217,38 @@ function toMs(value: string): number {
   return m[2] === "us" ? n / 1000 : m[2] === "ms" ? n : m[2] === "s" ? n * 1000 : n * 60_000;
 }
 
+/** wrk's Lua for `clients` distinct client addresses in `X-Forwarded-For`, a new one per
+ * request, each of wrk's threads walking its own part of the range. */
+function rotatingClients(clients: number): string[] {
+  return [
+    `local threads = 0`,
+    `function setup(thread) thread:set("id", threads); threads = threads + 1 end`,
+    `function init(args) n = id * ${Math.floor(clients / 2)} end`,
+    `function request()`,
+    `  n = (n + 1) % ${clients}`,
+    `  wrk.headers["X-Forwarded-For"] = "10." .. math.floor(n / 65536) .. "." .. (math.floor(n / 256) % 256) .. "." .. (n % 256)`,
+    `  return wrk.format()`,
+    `end`,
+  ];
+}
+
 async function wrk(
   url: string,
   connections: number,
   body: string,
   key: string | null,
   measured: Proc,
+  clients = 1,
 ): Promise<Sample> {
-  const script = `${OUT}/post_${connections}_${key ? "k" : "n"}_${body.length}.lua`;
+  const script = `${OUT}/post_${connections}_${key ? "k" : "n"}_${body.length}_${clients}.lua`;
   const headers = [`wrk.headers["Content-Type"] = "application/json"`];
   if (key) headers.push(`wrk.headers["Authorization"] = "Bearer ${key}"`);
+  const rotation = clients > 1 ? rotatingClients(clients) : [];
   await Deno.writeTextFile(
     script,
-    [`wrk.method = "POST"`, `wrk.body = ${JSON.stringify(body)}`, ...headers].join("\n") + "\n",
+    [`wrk.method = "POST"`, `wrk.body = ${JSON.stringify(body)}`, ...headers, ...rotation].join(
+      "\n",
+    ) + "\n",
   );
   const before = await cpuSeconds(measured.pid);
   const rss = watchRss(measured.pid);
@@ -293,7 +326,8 @@ async function benchConfig(
   path: string,
 ): Promise<string[]> {
   const config = {
-    server: { hostname: "127.0.0.1", port: 0 },
+    // `trust_proxy` for the many-clients rows, whose client addresses come in X-Forwarded-For.
+    server: { hostname: "127.0.0.1", port: 0, trust_proxy: true },
     kv: { path: kvPath },
     providers: [
       {
@@ -314,7 +348,11 @@ async function benchConfig(
     models: [
       { id: "bench-openai", provider: "bench", chat_completions: true, access: "key" },
       { id: "bench-claude", provider: "bench-anthropic", chat_completions: true, access: "key" },
+      // Anonymous callers' model, for the client-count rows (limits per client IP).
+      { id: "bench-open", provider: "bench", chat_completions: true },
     ],
+    // Anonymous limits raised out of the way but still counted in KV, per client IP.
+    limits: { anonymous: { chat: { per_minute: 1_000_000_000, per_day: 1_000_000_000 } } },
     // Every record still goes to KV (the default budget of 6,000 a minute would send most of
     // the load to stdout only), so the figures include the whole log path.
     logs: { max_records_per_minute: 100_000_000 },
@@ -494,9 +532,11 @@ async function table(): Promise<void> {
       );
     };
     const results: Record<string, Sample> = {};
+    /** The client-count rows against the pass-through, for the summary line. */
+    const clientRatios: string[] = [];
     /** This checkout's CPU µs per request over REV's, by row. */
     const cpuRatio: Record<string, number> = {};
-    for (const stream of [false, true]) {
+    for (const stream of section("gateway") ? [false, true] : []) {
       for (const conns of [32, 256]) {
         const mode = stream ? "stream 20" : "non-stream";
         const samples = new Map<string, Sample[]>();
@@ -527,7 +567,7 @@ async function table(): Promise<void> {
     }
     // The Anthropic adapter prices translation: the same requests to a fake Anthropic upstream,
     // interleaved with the pass-through for the ratio.
-    for (const stream of [false, true]) {
+    for (const stream of section("anthropic") ? [false, true] : []) {
       const mode = stream ? "stream 20" : "non-stream";
       const claude = new Map<Target, Sample[]>([[sy, []]]);
       if (rev) claude.set(rev, []);
@@ -552,6 +592,39 @@ async function table(): Promise<void> {
       }
       row(mode, 32, "switchyard→anthropic", s, null, passMedian, r);
       results[`${mode} @32 switchyard→anthropic`] = s;
+    }
+    // Limits are counted per client: one anonymous client, then 10,000 distinct ones (a new
+    // X-Forwarded-For address per request), each against the pass-through in the same rounds.
+    for (const clients of section("clients") ? [1, CLIENTS] : []) {
+      const mode = clients === 1 ? "anon 1 client" : `anon ${clients} clients`;
+      const anonymous = new Map<Target, Sample[]>([[sy, []]]);
+      if (rev) anonymous.set(rev, []);
+      const passSamples: Sample[] = [];
+      for (let round = 0; round < args.rounds; round++) {
+        const body = chatBody("bench-upstream", false);
+        passSamples.push(await wrk(pass.url, 32, body, null, passthrough, clients));
+        for (const t of switchyards(round)) {
+          const open = chatBody("bench-open", false);
+          anonymous.get(t)!.push(await wrk(t.url, 32, open, null, t.proc, clients));
+        }
+      }
+      const p = medianSample(passSamples);
+      const s = medianSample(anonymous.get(sy)!);
+      const r = rev ? medianSample(anonymous.get(rev)!) : null;
+      row(mode, 32, "passthrough", p, null, null);
+      if (rev && r) {
+        row(mode, 32, rev.label, r, null, p);
+        results[`${mode} @32 ${rev.label}`] = r;
+        cpuRatio[`${mode} @32`] = s.cpuUsPerRequest / r.cpuUsPerRequest;
+      }
+      row(mode, 32, "switchyard", s, null, p, r);
+      results[`${mode} @32 passthrough`] = p;
+      results[`${mode} @32 switchyard`] = s;
+      clientRatios.push(
+        `${mode}: ${fmt((s.rps / p.rps) * 100, 0)}% of the pass-through's req/s, ${
+          fmt(s.cpuUsPerRequest / p.cpuUsPerRequest)
+        }× its CPU per request`,
+      );
     }
     const ttfbs = [];
     for (
@@ -593,6 +666,7 @@ async function table(): Promise<void> {
         fmt(await peakRssMb(upstream.pid), 0)
       } MB`,
     );
+    console.log(`Client counts (limits counted per client IP in KV): ${clientRatios.join("; ")}`);
     if (tree && rev) {
       console.log(
         `CPU µs per request of this checkout as a percentage of ${rev.label}'s (medians; non-stream should stay within 105%): ${

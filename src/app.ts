@@ -8,6 +8,10 @@ import { clientIp } from "./http/client_ip.ts";
 import { Cors } from "./http/cors.ts";
 import { DisconnectWatch } from "./http/disconnect_watch.ts";
 import { KvHealth } from "./kv/health.ts";
+import { GroupCommit } from "./limits/group_commit.ts";
+import { spendLedger } from "./limits/spend.ts";
+import { tokenLedger } from "./limits/tokens.ts";
+import { ConcurrencyLeases } from "./limits/leases.ts";
 import { RateLimiter } from "./limits/limiter.ts";
 import { KvLogSink } from "./log/kv_sink.ts";
 import { Logger, type LogOutput } from "./log/logger.ts";
@@ -15,9 +19,11 @@ import { admit } from "./pipeline/admit.ts";
 import { auth } from "./pipeline/auth.ts";
 import { body } from "./pipeline/body.ts";
 import { compose } from "./pipeline/compose.ts";
+import { concurrency, releaseSlot } from "./pipeline/concurrency.ts";
 import { RequestContext, type Services } from "./pipeline/context.ts";
 import { cors } from "./pipeline/cors.ts";
 import { logRecord } from "./pipeline/log.ts";
+import { reserve, settleReservations } from "./pipeline/reserve.ts";
 import { respond } from "./pipeline/respond.ts";
 import { type Route, route } from "./pipeline/route.ts";
 import { settle, Settler } from "./pipeline/settle.ts";
@@ -180,7 +186,21 @@ export async function createApp(deps: AppDeps): Promise<App> {
     providers,
     keys,
   };
-  const limiter = new RateLimiter({ kv, clock, limits: config.limits, keys });
+  // One group commit for the request and token counters: their writes share KV commits.
+  const commits = new GroupCommit(kv);
+  const limiter = new RateLimiter({
+    kv,
+    clock,
+    limits: config.limits,
+    keys,
+    ipv6Prefix: config.server.ipv6_prefix,
+    commits,
+  });
+  const ledgers = {
+    tokens: tokenLedger({ kv, clock, commits }),
+    spend: spendLedger({ kv, clock, commits }),
+  };
+  const leases = new ConcurrencyLeases({ kv, clock, commits });
   const adminTokenValue = env("SWITCHYARD_ADMIN_TOKEN");
   const adminToken = adminTokenValue ? new AdminToken(adminTokenValue) : null;
   if (adminToken) logger.info("admin API enabled under /admin/");
@@ -196,10 +216,16 @@ export async function createApp(deps: AppDeps): Promise<App> {
     route(routes, policy),
     auth(adminToken, keys, store),
     admit(limiter, store, clock),
+    concurrency(leases, store),
     body(disconnects, config.server),
+    reserve(ledgers, store),
   ], (ctx) => ctx.endpoint.handler(ctx));
   // What runs once each request has settled, in order.
-  const settler = new Settler([logRecord(logger, config.logs.include_content)], logger);
+  const settler = new Settler([
+    logRecord(logger, config.logs.include_content, (model) => catalogue.get(model)?.pricing),
+    settleReservations(ledgers, logger),
+    releaseSlot(leases, logger),
+  ], logger);
 
   function handler(request: Request, info: Deno.ServeHandlerInfo): Promise<Response> {
     const ip = clientIp(request, info.remoteAddr, config.server.trust_proxy);
@@ -213,6 +239,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     services,
     async close() {
       kvHealth.close();
+      leases.close();
       disconnects.close();
       catalogue.close();
       providers.close();

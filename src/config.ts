@@ -68,6 +68,8 @@ export interface ServerConfig {
   shutdown_grace_seconds: number;
   /** Milliseconds a request body may take to arrive in full; slower ones are cut with 408. */
   body_timeout_ms: number;
+  /** Leading bits of an IPv6 client address that anonymous limits count by (64: a /64). */
+  ipv6_prefix: number;
 }
 
 export interface ProviderConfig {
@@ -123,11 +125,26 @@ export interface ModelConfig {
   moderation_mode: "native" | "guard";
   moderation_thresholds: Partial<Record<ModerationCategory, number>>;
   enabled: boolean;
+  /** What its tokens cost; absent: free (DESIGN §4.1). */
+  pricing?: Pricing;
+}
+
+/** A model's prices in currency units per million tokens. */
+export interface Pricing {
+  input: number;
+  output: number;
+  /** Input tokens read from the provider's prompt cache (default: `input`). */
+  cached_input?: number;
+  /** Input tokens written to the provider's prompt cache (default: `input`). */
+  cache_write?: number;
 }
 
 export interface WindowLimit {
   per_minute: number | null;
   per_day: number | null;
+  /** Chat only: input + output tokens per minute and per day (absent or `null`: no limit). */
+  tokens_per_minute?: number | null;
+  tokens_per_day?: number | null;
 }
 
 export type ScopeLimits = Record<LimitScope, WindowLimit>;
@@ -249,6 +266,7 @@ function readServer(r: Reader): ServerConfig {
       10,
     body_timeout_ms: f.integer("body_timeout_ms", { optional: true, min: 100, max: 3_600_000 }) ??
       30_000,
+    ipv6_prefix: f.integer("ipv6_prefix", { optional: true, min: 1, max: 128 }) ?? 64,
   };
   const origins = f.array("cors_origins", STRINGS);
   if (origins !== undefined) {
@@ -338,6 +356,20 @@ function readImageGeneration(r: Reader): ImageGenerationConfig {
 }
 
 const THRESHOLD = { optional: true, min: 0, max: 1 } as const;
+const PRICE = { min: 0, max: 1_000_000 } as const;
+
+/** A model's `pricing`, or `null` when it has none (free). */
+function readPricing(r: Reader): Pricing | null {
+  const f = r.object({ optional: true, nullable: true });
+  if (f === undefined || f === null) return null;
+  const pricing: Pricing = { input: f.number("input", PRICE), output: f.number("output", PRICE) };
+  for (const name of ["cached_input", "cache_write"] as const) {
+    const price = f.number(name, { ...PRICE, optional: true });
+    if (price !== undefined) pricing[name] = price;
+  }
+  f.done();
+  return pricing;
+}
 
 /** Score thresholds by moderation category; other keys are unknown parameters. */
 function readThresholds(r: Reader): Partial<Record<ModerationCategory, number>> {
@@ -399,6 +431,8 @@ export function readModel(
     moderation_thresholds: readThresholds(f.get("moderation_thresholds")),
     enabled: f.boolean("enabled", OPTIONAL) ?? true,
   };
+  const pricing = readPricing(f.get("pricing"));
+  if (pricing !== null) model.pricing = pricing;
   const can = STYLE_CAPABILITIES[provider.style];
   for (const cap of CAPABILITIES) {
     if (model[cap] && !can.has(cap)) {
@@ -429,24 +463,36 @@ export function readModel(
   return model;
 }
 
-/** The per-minute and per-day limits of one scope; absent ones keep `fallback`'s. */
-function readWindow(r: Reader, fallback: WindowLimit): WindowLimit {
+/** The per-minute and per-day limits of one scope (requests, and for `tokens` scopes tokens
+ * too); absent ones keep `fallback`'s. */
+function readWindow(r: Reader, fallback: WindowLimit, tokens: boolean): WindowLimit {
   const f = r.object(OPTIONAL);
   if (f === undefined) return fallback;
   const perMinute = f.integer("per_minute", NULLABLE_COUNT);
   const perDay = f.integer("per_day", NULLABLE_COUNT);
-  f.done();
-  return {
+  const window: WindowLimit = {
     per_minute: perMinute === undefined ? fallback.per_minute : perMinute,
     per_day: perDay === undefined ? fallback.per_day : perDay,
   };
+  if (tokens) {
+    for (const name of ["tokens_per_minute", "tokens_per_day"] as const) {
+      const value = f.integer(name, NULLABLE_COUNT);
+      const inherited = fallback[name];
+      if (value !== undefined) window[name] = value;
+      else if (inherited !== undefined) window[name] = inherited;
+    }
+  }
+  f.done();
+  return window;
 }
 
 function readScopes(r: Reader, fallback: ScopeLimits): ScopeLimits {
   const f = r.object(OPTIONAL);
   if (f === undefined) return fallback;
   const out = {} as ScopeLimits;
-  for (const scope of LIMIT_SCOPES) out[scope] = readWindow(f.get(scope), fallback[scope]);
+  for (const scope of LIMIT_SCOPES) {
+    out[scope] = readWindow(f.get(scope), fallback[scope], scope === "chat");
+  }
   f.done();
   return out;
 }

@@ -1,6 +1,7 @@
 import { LIMIT_SCOPES, type WindowLimit } from "../config.ts";
 import { type Fields, readJson } from "../validation/reader.ts";
 import type { KeyFields } from "./keys.ts";
+import type { Budget } from "../limits/spend.ts";
 import type { KeyRecord } from "./principal.ts";
 
 const NAME = { nonEmpty: true, maxLength: 200 } as const;
@@ -18,6 +19,11 @@ const MODEL = {
 /** A window's limit, or `null` for none. */
 const LIMIT = { nullable: true, min: 1 } as const;
 const WINDOWS = ["per_minute", "per_day"] as const;
+/** Requests of a key at once, or `null` for any number. */
+const CONCURRENT = { nullable: true, min: 1, max: 10_000 } as const;
+/** A budget in currency units, or `null` for none. */
+const MONEY = { nullable: true, min: 0, max: 1e12 } as const;
+const CHAT_WINDOWS = [...WINDOWS, "tokens_per_minute", "tokens_per_day"] as const;
 
 /**
  * Validates the fields of a key to create (`name` required) or to change (every field
@@ -34,14 +40,27 @@ export function readKeyFields(value: unknown, mode: "create" | "update"): KeyFie
   }
   if (f.has("preview")) fields.preview = f.boolean("preview");
   if (f.has("limits")) fields.limits = readLimitOverrides(f.object("limits"));
+  if (f.has("max_concurrent")) fields.max_concurrent = f.integer("max_concurrent", CONCURRENT);
+  if (f.has("budget")) fields.budget = readBudget(f.object("budget", { nullable: true }));
   if (mode === "update" && f.has("disabled")) fields.disabled = f.boolean("disabled");
   f.done();
   if (mode === "update" && Object.keys(fields).length === 0) {
     throw f.reader.invalid(
-      "nothing to change: give one or more of name, models, preview, limits, disabled",
+      "nothing to change: give one or more of name, models, preview, limits, max_concurrent, budget, disabled",
     );
   }
   return fields;
+}
+
+/** A key's budget per day and month in currency units (`null`: none), or `null` for none. */
+function readBudget(f: Fields | null): Budget | null {
+  if (f === null) return null;
+  const budget: Budget = {};
+  for (const name of ["per_day", "per_month"] as const) {
+    if (f.has(name)) budget[name] = f.number(name, MONEY);
+  }
+  f.done();
+  return budget;
 }
 
 /** A key's own limits by scope; a window left out keeps the default, `null` is no limit. */
@@ -51,7 +70,9 @@ function readLimitOverrides(f: Fields): KeyRecord["limits"] {
     if (!f.has(scope)) continue;
     const w = f.object(scope);
     const window: Partial<WindowLimit> = {};
-    for (const name of WINDOWS) if (w.has(name)) window[name] = w.integer(name, LIMIT);
+    for (const name of scope === "chat" ? CHAT_WINDOWS : WINDOWS) {
+      if (w.has(name)) window[name] = w.integer(name, LIMIT);
+    }
     w.done();
     out[scope] = window;
   }
@@ -70,5 +91,7 @@ export function keyView(record: KeyRecord) {
     models: record.models,
     preview: record.preview,
     limits: record.limits,
+    max_concurrent: record.max_concurrent ?? null,
+    budget: record.budget ?? null,
   };
 }

@@ -50,7 +50,10 @@ export interface KeyEntry {
 
 /** Fields a caller may set when creating or changing a key. */
 export type KeyFields = Partial<
-  Pick<KeyRecord, "name" | "models" | "preview" | "limits" | "disabled">
+  Pick<
+    KeyRecord,
+    "name" | "models" | "preview" | "limits" | "disabled" | "max_concurrent" | "budget"
+  >
 >;
 
 /** KV key of a key's record: it lives under the key's hash (found from the presented key
@@ -105,6 +108,8 @@ export class KeyStore {
       models: fields.models ?? null,
       preview: fields.preview ?? false,
       limits: fields.limits ?? {},
+      max_concurrent: fields.max_concurrent ?? null,
+      budget: fields.budget ?? null,
     };
     const result = await retryWhileBusy(() =>
       this.#kv.atomic()
@@ -198,6 +203,8 @@ export class KeyStore {
       if (fields.models !== undefined) record.models = fields.models;
       if (fields.preview !== undefined) record.preview = fields.preview;
       if (fields.limits !== undefined) record.limits = fields.limits;
+      if (fields.max_concurrent !== undefined) record.max_concurrent = fields.max_concurrent;
+      if (fields.budget !== undefined) record.budget = fields.budget;
       if (fields.disabled !== undefined) record.disabled = fields.disabled;
       const result = await retryWhileBusy(() =>
         this.#kv.atomic().check(entry).set(keyRecordKey(hash.value), record).commit()

@@ -1,4 +1,5 @@
 import type { LimitScope, WindowLimit } from "../config.ts";
+import type { Budget } from "../limits/spend.ts";
 import type { Viewer } from "../catalogue/model.ts";
 import { ANONYMOUS_VIEWER } from "../catalogue/model.ts";
 
@@ -17,6 +18,10 @@ export interface KeyRecord {
   preview: boolean;
   /** Per-scope overrides of the configured key limits. */
   limits: Partial<Record<LimitScope, Partial<WindowLimit>>>;
+  /** Requests of the key that may run at once (absent or `null`: any number). */
+  max_concurrent?: number | null;
+  /** What the key may spend per UTC day and month, in currency units (absent: no budget). */
+  budget?: Budget | null;
 }
 
 /** Who made a request. */

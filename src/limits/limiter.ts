@@ -22,9 +22,11 @@
  * round reads at most once and commits once for the whole batch, granting
  * min(waiting, limit − count) and refusing the rest. Before each round the group yields once to
  * the event loop (`setImmediate`, about a microsecond when idle), so that requests whose I/O
- * has just completed join the batch: under load that makes batches larger and commits fewer. A process that last wrote the counter
- * skips the read (its copy and versionstamp are current unless the commit's check says
- * otherwise). For API keys the same commit also checks the key record's versionstamp, which
+ * has just completed join the batch: under load that makes batches larger and commits fewer.
+ * The batches of all subjects decided in the same turn share one commit (`group_commit.ts`):
+ * a thousand distinct clients cost about ten commits, not a thousand. A process that last wrote
+ * the counter skips the read (its copy and versionstamp are current unless the commit's check
+ * says otherwise). For API keys the same commit also checks the key record's versionstamp, which
  * proves that the key was neither revoked nor changed: a keyed request costs no separate
  * read. Once a window is exhausted, a note "blocked until the window ends" answers further
  * requests from memory (counts only grow within a window, so the note is exact) with no KV
@@ -37,7 +39,9 @@ import { ANONYMOUS, type KeyRecord, type Principal } from "../auth/principal.ts"
 import type { Clock } from "../clock.ts";
 import type { LimitsConfig, LimitScope, WindowLimit } from "../config.ts";
 import { ApiError, rateLimited } from "../errors.ts";
-import { isKvBusy, kvBackoff, retryWhileBusy } from "../kv/busy.ts";
+import { kvBackoff, retryWhileBusy } from "../kv/busy.ts";
+import { GroupCommit } from "./group_commit.ts";
+import { ipSubject } from "./subject.ts";
 import {
   blockingWindow,
   isUnlimited,
@@ -66,6 +70,10 @@ export interface RateLimiterOptions {
   clock: Clock;
   limits: LimitsConfig;
   keys: KeyStore;
+  /** Leading bits of an IPv6 address that count as one anonymous client (default 64). */
+  ipv6Prefix?: number;
+  /** The group commit its counter writes go through (default: its own). */
+  commits?: GroupCommit;
   /** Groups kept in memory before idle ones are dropped. */
   maxGroups?: number;
 }
@@ -124,21 +132,26 @@ export class RateLimiter {
   readonly #keys: KeyStore;
   readonly #maxGroups: number;
   readonly #groups = new Map<string, Group>();
+  readonly #commits: GroupCommit;
+  readonly #ipv6Prefix: number;
 
   constructor(options: RateLimiterOptions) {
     this.#kv = options.kv;
+    this.#commits = options.commits ?? new GroupCommit(options.kv);
+    this.#ipv6Prefix = options.ipv6Prefix ?? 64;
     this.#clock = options.clock;
     this.#limits = options.limits;
     this.#keys = options.keys;
-    this.#maxGroups = options.maxGroups ?? 10_000;
+    this.#maxGroups = options.maxGroups ?? 100_000;
   }
 
   /**
-   * Counts a request of `caller` (from `ip`) against `scope`: resolves with the principal
-   * and the headers' window, or rejects with 429 (over a limit) or 401 (a key revoked or
-   * disabled since it was last seen).
+   * Counts a request of `caller` (from `ip`; an anonymous IPv6 caller counts by its prefix, see
+   * subject.ts) against `scope`: resolves with the principal and the headers' window, or
+   * rejects with 429 (over a limit) or 401 (a key revoked or disabled since it was last seen).
    */
-  async admit(scope: LimitScope, caller: Caller, ip: string): Promise<Admission> {
+  async admit(scope: LimitScope, caller: Caller, from: string): Promise<Admission> {
+    const ip = caller.kind === "key" ? from : ipSubject(from, this.#ipv6Prefix);
     let entry = caller.kind === "key" ? caller.entry : null;
     let verified = caller.kind === "anonymous" || caller.verified;
     const id = entry ? `k\u0000${scope}\u0000${entry.record.id}` : `a\u0000${scope}\u0000${ip}`;
@@ -261,23 +274,19 @@ export class RateLimiter {
         return;
       }
       const next: Counts = [counts[0], counts[1] + grant, counts[2], counts[3] + grant];
-      const op = this.#kv.atomic().check({
-        key: group.counterKey,
-        versionstamp: group.versionstamp,
-      });
+      const checks: Deno.AtomicCheck[] = [
+        { key: group.counterKey, versionstamp: group.versionstamp },
+      ];
       if (group.key) {
-        op.check({ key: keyRecordKey(group.key.hash), versionstamp: group.key.versionstamp });
+        checks.push({ key: keyRecordKey(group.key.hash), versionstamp: group.key.versionstamp });
       }
-      op.set(group.counterKey, next, { expireIn: next[2] + WINDOWS[1].ms - now + EXPIRY_SLACK_MS });
-      let result: Deno.KvCommitResult | Deno.KvCommitError;
-      try {
-        result = await op.commit();
-      } catch (e) {
-        // Another process was writing the file at that moment: nothing was written.
-        if (!isKvBusy(e)) throw e;
-        result = { ok: false };
-      }
-      if (!result.ok) {
+      const outcome = await this.#commits.submit({
+        checks,
+        key: group.counterKey,
+        value: next,
+        expireIn: next[2] + WINDOWS[1].ms - now + EXPIRY_SLACK_MS,
+      });
+      if (outcome.kind !== "committed") {
         // Another process changed the counter (or the key) since we read it, or held the
         // lock: read again and decide again, after a short jittered pause.
         group.known = false;
@@ -286,7 +295,7 @@ export class RateLimiter {
         continue;
       }
       group.counts = next;
-      group.versionstamp = result.versionstamp;
+      group.versionstamp = outcome.versionstamp;
       // Every window counts the batch's requests alike, so the tightest one is the same for
       // each; request i of the batch leaves it i fewer.
       const tightest = tightestWindow(states(counts, limits, 1));

@@ -9,7 +9,7 @@ export const WINDOWS = [
 
 /** One limited window as a request leaves it. */
 export interface WindowState {
-  name: "minute" | "day";
+  name: "minute" | "day" | "month";
   limit: number;
   /** Requests left in the window after this one (0 when exhausted). */
   remaining: number;
@@ -28,10 +28,22 @@ export function limitsFor(
   const base = limits.key[scope];
   const own = key.limits[scope];
   if (own === undefined) return base;
-  return {
+  const merged: WindowLimit = {
     per_minute: own.per_minute !== undefined ? own.per_minute : base.per_minute,
     per_day: own.per_day !== undefined ? own.per_day : base.per_day,
   };
+  for (const name of ["tokens_per_minute", "tokens_per_day"] as const) {
+    const value = own[name] !== undefined ? own[name] : base[name];
+    if (value !== undefined) merged[name] = value;
+  }
+  return merged;
+}
+
+/** The token limits in a scope's limits (`null` for a window without one). */
+export function tokenLimitOf(
+  limit: WindowLimit,
+): { per_minute: number | null; per_day: number | null } {
+  return { per_minute: limit.tokens_per_minute ?? null, per_day: limit.tokens_per_day ?? null };
 }
 
 /** Whether neither window is limited. */

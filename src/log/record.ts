@@ -16,6 +16,8 @@ export interface LogRecord {
   completion_tokens: number | null;
   /** The error code sent to the client, or `null` on success. */
   error: string | null;
+  /** What the request cost at its model's `pricing` (currency units), when priced. */
+  cost?: number;
   /** Whether the response was a stream. */
   stream?: boolean;
   /** Message text, only when `logs.include_content` is on. */

@@ -5,7 +5,13 @@ import { type LogRecord, truncateText } from "./record.ts";
 export const USAGE_PREFIX = ["usage"] as const;
 
 /** The counted fields. */
-export const USAGE_FIELDS = ["requests", "errors", "prompt_tokens", "completion_tokens"] as const;
+export const USAGE_FIELDS = [
+  "requests",
+  "errors",
+  "prompt_tokens",
+  "completion_tokens",
+  "cost_micros",
+] as const;
 export type UsageField = typeof USAGE_FIELDS[number];
 
 /** Requests and tokens of one key (or anonymous callers) on one model on one day. */
@@ -16,6 +22,8 @@ export interface UsageRow {
   errors: number;
   prompt_tokens: number;
   completion_tokens: number;
+  /** Cost in millionths of a currency unit (priced models only). */
+  cost_micros: number;
 }
 
 /** Whether a request counts as usage: every request to the public API (`/v1/…`). */
@@ -62,13 +70,17 @@ export function addUsage(op: Deno.AtomicOperation, records: readonly LogRecord[]
     let total = totals.get(id);
     if (!total) {
       const key = [...USAGE_PREFIX, day, keyId, model];
-      total = { key, values: { requests: 0, errors: 0, prompt_tokens: 0, completion_tokens: 0 } };
+      total = {
+        key,
+        values: { requests: 0, errors: 0, prompt_tokens: 0, completion_tokens: 0, cost_micros: 0 },
+      };
       totals.set(id, total);
     }
     total.values.requests += 1;
     if (record.status >= 400) total.values.errors += 1;
     total.values.prompt_tokens += record.prompt_tokens ?? 0;
     total.values.completion_tokens += record.completion_tokens ?? 0;
+    total.values.cost_micros += Math.round((record.cost ?? 0) * 1_000_000);
   }
   for (const { key, values } of totals.values()) {
     for (const field of USAGE_FIELDS) {
@@ -92,6 +104,7 @@ export async function readUsage(kv: Deno.Kv, day: string): Promise<UsageRow[]> {
         errors: 0,
         prompt_tokens: 0,
         completion_tokens: 0,
+        cost_micros: 0,
       };
       rows.set(id, row);
     }

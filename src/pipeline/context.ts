@@ -11,9 +11,11 @@ import type { Clock } from "../clock.ts";
 import type { Config, LimitScope } from "../config.ts";
 import type { ErrorStyle } from "../errors.ts";
 import type { KvHealth } from "../kv/health.ts";
+import type { Lease } from "../limits/leases.ts";
 import type { WindowState } from "../limits/windows.ts";
 import type { Logger } from "../log/logger.ts";
 import type { Providers } from "../providers/registry.ts";
+import type { Held } from "./reserve.ts";
 
 /** Everything a step or handler may use, built once per app. */
 export interface Services {
@@ -80,6 +82,17 @@ export class RequestContext {
   window: WindowState | null = null;
   /** When it was admitted (clock ms). */
   admittedAt = 0;
+
+  // Concurrency step.
+  /** The key's concurrency slot the request holds (only for capped keys), until it settles. */
+  lease: Lease | null = null;
+
+  // Reserve step.
+  /** The tokens and spend held for the request (under token limits or a budget), until it
+   * settles. */
+  held: Held | null = null;
+  /** The token window for the response headers, if any. */
+  tokenWindow: WindowState | null = null;
 
   // Body step.
   /** Fires when the client goes away (also after a request body, which Deno's own signal

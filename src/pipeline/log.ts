@@ -3,12 +3,18 @@
  * settles, so a stream's record has its final status, duration and usage.
  */
 import type { Logger } from "../log/logger.ts";
+import type { Pricing } from "../config.ts";
+import { costMicros, fromMicros } from "../limits/pricing.ts";
 import type { LogRecord } from "../log/record.ts";
 import type { SettleHook } from "./settle.ts";
 
 /** Writes each settled request's record to `logger`, with its content when `includeContent`
- * (`logs.include_content`). */
-export function logRecord(logger: Logger, includeContent: boolean): SettleHook {
+ * (`logs.include_content`), and its cost when `pricingOf` its model gives a price. */
+export function logRecord(
+  logger: Logger,
+  includeContent: boolean,
+  pricingOf: (model: string) => Pricing | undefined = () => undefined,
+): SettleHook {
   return (ctx, { status, error, usage, ms }) => {
     const { principal } = ctx;
     const record: LogRecord = {
@@ -27,6 +33,8 @@ export function logRecord(logger: Logger, includeContent: boolean): SettleHook {
       error,
     };
     if (ctx.stream) record.stream = true;
+    const pricing = usage !== null && ctx.model !== null ? pricingOf(ctx.model) : undefined;
+    if (pricing && usage) record.cost = fromMicros(costMicros(usage, pricing));
     if (includeContent && ctx.content !== undefined) record.content = ctx.content;
     logger.request(record);
   };

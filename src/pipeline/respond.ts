@@ -6,6 +6,7 @@
  */
 import { ApiError, internalError } from "../errors.ts";
 import { errorResponse } from "../http/response.ts";
+import { setTokenHeaders } from "../limits/tokens.ts";
 import { setRateLimitHeaders } from "../limits/windows.ts";
 import type { Logger } from "../log/logger.ts";
 import type { Step } from "./compose.ts";
@@ -23,6 +24,7 @@ export function respond(logger: Logger): Step<RequestContext> {
       response = errorResponse(error, ctx.endpoint?.errors ?? "openai", ctx.requestId);
     }
     if (ctx.window) setRateLimitHeaders(response.headers, ctx.window, ctx.admittedAt);
+    if (ctx.tokenWindow) setTokenHeaders(response.headers, ctx.tokenWindow, ctx.admittedAt);
     return response;
   };
 }

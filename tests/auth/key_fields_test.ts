@@ -125,3 +125,30 @@ Deno.test("the public view of a key has no hash and ISO times", () => {
   assert.equal(view.created, "2026-01-15T00:00:00.000Z");
   assert.equal(view.last_used, null);
 });
+
+Deno.test("key fields: chat limits take tokens per minute and per day; other scopes do not", () => {
+  assert.deepEqual(
+    readKeyFields(
+      { limits: { chat: { tokens_per_minute: 200_000, tokens_per_day: null } } },
+      "update",
+    ),
+    { limits: { chat: { tokens_per_minute: 200_000, tokens_per_day: null } } },
+  );
+  assert.equal(
+    fieldError({ limits: { images: { tokens_per_minute: 5 } } }, "update").path,
+    "limits.images.tokens_per_minute",
+  );
+  assert.equal(
+    fieldError({ limits: { chat: { tokens_per_minute: 0 } } }, "update").path,
+    "limits.chat.tokens_per_minute",
+  );
+});
+
+Deno.test("key fields: a budget per day and month in currency units, or null for none", () => {
+  assert.deepEqual(readKeyFields({ budget: { per_day: 5, per_month: 100.5 } }, "update"), {
+    budget: { per_day: 5, per_month: 100.5 },
+  });
+  assert.deepEqual(readKeyFields({ budget: null }, "update"), { budget: null });
+  assert.equal(fieldError({ budget: { per_day: -1 } }, "update").path, "budget.per_day");
+  assert.equal(fieldError({ budget: { per_week: 1 } }, "update").path, "budget.per_week");
+});

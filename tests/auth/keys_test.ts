@@ -55,6 +55,8 @@ Deno.test("create, find, get, list, update and revoke", async () => {
     models: ["sim-*"],
     preview: true,
     limits: {},
+    max_concurrent: null,
+    budget: null,
   });
   assert.deepEqual(await store.findByKey(a.key), a.record);
   assert.equal(await store.findByKey(generateKey()), null);

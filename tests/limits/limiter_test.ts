@@ -372,3 +372,29 @@ Deno.test("a commit that meets another process's lock is tried again, still exac
   assert.deepEqual(new Set(outcomes.map((o) => o.status)), new Set([200, 429]));
   assert.ok(failures >= 2);
 });
+
+Deno.test("an anonymous IPv6 client counts by its /64: new addresses in it get no new limit", async () => {
+  using t = await setup();
+  const outcomes = await Promise.all(
+    Array.from(
+      { length: 12 },
+      (_, i) =>
+        attempt(t.limiter, "chat", ANONYMOUS_CALLER, `2001:db8:5:6::${(i + 1).toString(16)}`),
+    ),
+  );
+  assert.equal(admitted(outcomes), 10);
+  // The next /64 has its own.
+  assert.equal((await attempt(t.limiter, "chat", ANONYMOUS_CALLER, "2001:db8:5:7::1")).status, 200);
+  // The prefix is the config's: with /128 every address counts alone.
+  const config = testConfig((raw) => {
+    raw.server = { ...(raw.server as object), ipv6_prefix: 128 };
+  });
+  const single = new RateLimiter({
+    kv: t.kv,
+    clock: t.clock,
+    limits: config.limits,
+    keys: t.keys,
+    ipv6Prefix: config.server.ipv6_prefix,
+  });
+  assert.equal((await attempt(single, "chat", ANONYMOUS_CALLER, "2001:db8:5:6::99")).status, 200);
+});

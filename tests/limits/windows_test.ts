@@ -6,6 +6,7 @@ import {
   limitsFor,
   retryAfterSeconds,
   tightestWindow,
+  tokenLimitOf,
   type WindowState,
 } from "../../src/limits/windows.ts";
 import type { KeyRecord } from "../../src/auth/principal.ts";
@@ -64,4 +65,23 @@ Deno.test("a key's own limits override the configured key limits window by windo
   assert.deepEqual(limitsFor(config.limits, "images", own), { per_minute: 10, per_day: null });
   assert.equal(isUnlimited({ per_minute: null, per_day: null }), true);
   assert.equal(isUnlimited({ per_minute: null, per_day: 1 }), false);
+});
+
+Deno.test("a key's own token limits override the configured ones window by window", () => {
+  const limits = testConfig((raw) => {
+    raw.limits = { key: { chat: { tokens_per_minute: 1000, tokens_per_day: 9000 } } };
+  }).limits;
+  const record = (own: KeyRecord["limits"]) => ({ limits: own }) as KeyRecord;
+  assert.deepEqual(tokenLimitOf(limitsFor(limits, "chat", record({}))), {
+    per_minute: 1000,
+    per_day: 9000,
+  });
+  assert.deepEqual(
+    tokenLimitOf(limitsFor(limits, "chat", record({ chat: { tokens_per_minute: null } }))),
+    { per_minute: null, per_day: 9000 },
+  );
+  assert.deepEqual(tokenLimitOf(limitsFor(limits, "chat", null)), {
+    per_minute: null,
+    per_day: null,
+  });
 });

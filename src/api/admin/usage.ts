@@ -1,5 +1,6 @@
 import type { RequestContext } from "../../pipeline/context.ts";
 import { json } from "../../http/response.ts";
+import { fromMicros } from "../../limits/pricing.ts";
 import { readUsage } from "../../log/usage.ts";
 import { queryFields } from "./input.ts";
 import { quote } from "../../quote.ts";
@@ -7,8 +8,8 @@ import { invalidValue } from "../../validation/error.ts";
 import { OPTIONAL } from "../../validation/reader.ts";
 
 /**
- * `GET /admin/usage?day=YYYY-MM-DD` (default: today, UTC): requests, errors and tokens per
- * key and model on that day, with each key's name, and the day's totals. Counted from the
+ * `GET /admin/usage?day=YYYY-MM-DD` (default: today, UTC): requests, errors, tokens and cost
+ * (at the models' `pricing`) per key and model on that day, with each key's name, and the day's totals. Counted from the
  * request log as its records are written to KV (in the same commits), so every logged request
  * is counted exactly once.
  */
@@ -26,12 +27,13 @@ export async function getUsage(ctx: RequestContext): Promise<Response> {
     ctx.services.keys.list(),
   ]);
   const names = new Map(keys.map((k) => [k.id, k.name]));
-  const totals = { requests: 0, errors: 0, prompt_tokens: 0, completion_tokens: 0 };
+  const totals = { requests: 0, errors: 0, prompt_tokens: 0, completion_tokens: 0, cost: 0 };
   const data = rows.map((row) => {
     totals.requests += row.requests;
     totals.errors += row.errors;
     totals.prompt_tokens += row.prompt_tokens;
     totals.completion_tokens += row.completion_tokens;
+    totals.cost += row.cost_micros;
     return {
       key_id: row.key_id,
       key_name: row.key_id === null ? null : names.get(row.key_id) ?? null,
@@ -41,12 +43,17 @@ export async function getUsage(ctx: RequestContext): Promise<Response> {
       prompt_tokens: row.prompt_tokens,
       completion_tokens: row.completion_tokens,
       total_tokens: row.prompt_tokens + row.completion_tokens,
+      cost: fromMicros(row.cost_micros),
     };
   });
   return json({
     object: "usage",
     day,
     data,
-    totals: { ...totals, total_tokens: totals.prompt_tokens + totals.completion_tokens },
+    totals: {
+      ...totals,
+      total_tokens: totals.prompt_tokens + totals.completion_tokens,
+      cost: fromMicros(totals.cost),
+    },
   });
 }

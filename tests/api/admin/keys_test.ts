@@ -29,6 +29,8 @@ Deno.test("POST /admin/keys creates a key and shows it once", async () => {
     "models",
     "preview",
     "limits",
+    "max_concurrent",
+    "budget",
   ]);
   assert.match(created.body.id, /^key_/);
   assert.match(created.body.key, /^sk-sy-[0-9A-Za-z]{32}$/);

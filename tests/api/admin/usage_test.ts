@@ -44,6 +44,7 @@ Deno.test("GET /admin/usage: requests, errors and tokens per key and model for a
     prompt_tokens: r[2],
     completion_tokens: r[3],
     total_tokens: r[2]! + r[3]!,
+    cost: 0,
   });
   assert.deepEqual(res.body, {
     object: "usage",
@@ -60,6 +61,7 @@ Deno.test("GET /admin/usage: requests, errors and tokens per key and model for a
       prompt_tokens: 23,
       completion_tokens: 14,
       total_tokens: 37,
+      cost: 0,
     },
   });
   // Today (by the server's clock) is the default day; other days are separate.

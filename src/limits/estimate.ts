@@ -1,0 +1,60 @@
+/**
+ * The most tokens a request may use, for its token reservation (ledger.ts): its prompt,
+ * over-estimated from the JSON body whatever its protocol, plus its maximum output.
+ */
+
+/** Characters per token of the prompt estimate: English text averages about four; three
+ * over-counts it, as a reservation should. */
+const CHARS_PER_TOKEN = 3;
+/** What one image counts (a large image costs Anthropic ~1,600 tokens, OpenAI ~1,100). */
+const IMAGE_TOKENS = 1600;
+/** A string this long made only of base64 characters is image (or file) data. */
+const DATA_MIN_CHARS = 256;
+const BASE64 = /^[A-Za-z0-9+/=_-]+$/;
+/** The request fields that bound the output, by protocol (chat, Messages, Responses). */
+const MAX_OUTPUT_FIELDS = ["max_completion_tokens", "max_tokens", "max_output_tokens"] as const;
+
+/** The most tokens `body` may use: its prompt estimate, and its max output field, else
+ * `defaultMaxTokens`. */
+export function worstCaseTokens(
+  body: Record<string, unknown>,
+  defaultMaxTokens: number,
+): { input: number; output: number } {
+  let output = defaultMaxTokens;
+  for (const field of MAX_OUTPUT_FIELDS) {
+    const value = body[field];
+    if (typeof value === "number" && Number.isSafeInteger(value) && value > 0) {
+      output = value;
+      break;
+    }
+  }
+  return { input: promptEstimate(body), output };
+}
+
+/** Tokens of every string in the body: text by its length, data (base64, data URLs) as an
+ * image. */
+export function promptEstimate(body: unknown): number {
+  let chars = 0;
+  let images = 0;
+  const stack: unknown[] = [body];
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if (typeof value === "string") {
+      if (isData(value)) images++;
+      else chars += value.length;
+    } else if (Array.isArray(value)) {
+      for (const item of value) stack.push(item);
+    } else if (value !== null && typeof value === "object") {
+      for (const [key, item] of Object.entries(value)) {
+        chars += key.length;
+        stack.push(item);
+      }
+    }
+  }
+  return Math.ceil(chars / CHARS_PER_TOKEN) + images * IMAGE_TOKENS;
+}
+
+function isData(text: string): boolean {
+  if (text.length < DATA_MIN_CHARS) return false;
+  return text.startsWith("data:") || BASE64.test(text);
+}

@@ -1,0 +1,113 @@
+/**
+ * The reserve step (DESIGN §8): a chat request of a caller with token limits, or of a key with
+ * a budget on a priced model, reserves the most it may use (its prompt estimate plus its
+ * maximum output: tokens, and their cost) before its handler runs; over a limit it is a 429 that
+ * reaches no upstream. Its settle hook replaces the reservations by what the request used.
+ */
+import type { Pricing } from "../config.ts";
+import { worstCaseTokens } from "../limits/estimate.ts";
+import type { Ledger, Reservation } from "../limits/ledger.ts";
+import { costMicros, worstCostMicros } from "../limits/pricing.ts";
+import { budgetLimits, spendKey } from "../limits/spend.ts";
+import { ipSubject } from "../limits/subject.ts";
+import { tokenKey, type TokenSubject, tokenSubjectName } from "../limits/tokens.ts";
+import { limitsFor, tokenLimitOf } from "../limits/windows.ts";
+import type { Logger } from "../log/logger.ts";
+import type { Next, Step } from "./compose.ts";
+import type { RequestContext } from "./context.ts";
+import type { SettleHook } from "./settle.ts";
+import type { StoreGuard } from "./store_guard.ts";
+
+/** The output bound of a request that names none and whose model has no default (spec §4.2). */
+const DEFAULT_MAX_TOKENS = 256;
+
+/** The ledgers the step reserves in. */
+export interface Ledgers {
+  tokens: Ledger;
+  spend: Ledger;
+}
+
+/** What a request holds until it settles. */
+export interface Held {
+  tokens?: Reservation;
+  spend?: { reservation: Reservation; pricing: Pricing };
+}
+
+/** Reserves tokens and spend for chat-scope requests in `ledgers`. */
+export function reserve(ledgers: Ledgers, store: StoreGuard): Step<RequestContext> {
+  return (ctx, next) => {
+    if (ctx.endpoint.scope !== "chat" || !ctx.endpoint.json) return next(ctx);
+    const { config, catalogue } = ctx.services;
+    const key = ctx.principal.kind === "key" ? ctx.principal.key : null;
+    const limit = tokenLimitOf(limitsFor(config.limits, "chat", key));
+    const tokenLimited = limit.per_minute !== null || limit.per_day !== null;
+    const budget = key?.budget ? budgetLimits(key.budget) : null;
+    const budgeted = budget !== null && (budget[0] !== null || budget[1] !== null);
+    if (!tokenLimited && !budgeted) return next(ctx);
+    const model = typeof ctx.body.model === "string" ? catalogue.get(ctx.body.model) : undefined;
+    const pricing = budgeted ? model?.pricing : undefined;
+    if (!tokenLimited && pricing === undefined) return next(ctx);
+    return reserved(ctx, next, async () => {
+      const worst = worstCaseTokens(ctx.body, model?.default_max_tokens ?? DEFAULT_MAX_TOKENS);
+      const held: Held = {};
+      ctx.held = held;
+      if (tokenLimited) {
+        const subject: TokenSubject = key
+          ? { kind: "key", id: key.id }
+          : { kind: "ip", id: ipSubject(ctx.ip, config.server.ipv6_prefix) };
+        const grant = await ledgers.tokens.reserve(
+          tokenKey("chat", subject),
+          [limit.per_minute, limit.per_day],
+          worst.input + worst.output,
+          tokenSubjectName(subject),
+        );
+        held.tokens = grant.reservation;
+        ctx.tokenWindow = grant.window;
+      }
+      if (key && budget && pricing) {
+        const cost = worstCostMicros(worst.input, worst.output, pricing);
+        const grant = await ledgers.spend.reserve(spendKey(key.id), budget, cost, "");
+        held.spend = { reservation: grant.reservation, pricing };
+      }
+    }, store);
+  };
+}
+
+async function reserved(
+  ctx: RequestContext,
+  next: Next<RequestContext>,
+  reserveAll: () => Promise<void>,
+  store: StoreGuard,
+): Promise<Response> {
+  store.check();
+  try {
+    await reserveAll();
+  } catch (e) {
+    throw store.failure(e, ctx);
+  }
+  return await next(ctx);
+}
+
+/**
+ * The settle hook: each reservation becomes what the request used: its usage as reported (a
+ * disconnected stream's tokens so far, when counted); nothing for a request answered with an
+ * error before any output; the whole reservation for an answer that ended with no usage report.
+ * (A reservation refused partway, tokens held but spend refused, gives the tokens back.)
+ */
+export function settleReservations(ledgers: Ledgers, logger: Logger): SettleHook {
+  return (ctx, { status, usage }) => {
+    const held = ctx.held;
+    if (held === null) return;
+    const failed = (e: unknown) => logger.error("could not settle a reservation", e, ctx.requestId);
+    const unused = usage === null && status >= 400 && !ctx.stream;
+    if (held.tokens) {
+      const used = usage !== null ? usage.input + usage.output : unused ? 0 : held.tokens.amount;
+      ledgers.tokens.settle(held.tokens, used).catch(failed);
+    }
+    if (held.spend) {
+      const { reservation, pricing } = held.spend;
+      const used = usage !== null ? costMicros(usage, pricing) : unused ? 0 : reservation.amount;
+      ledgers.spend.settle(reservation, used).catch(failed);
+    }
+  };
+}
