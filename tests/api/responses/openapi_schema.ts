@@ -1,13 +1,15 @@
 /**
- * OpenAI's published schemas (/work/shared/reference/openai-openapi.json, a copy of OpenAI's
+ * OpenAI's published schemas (`shared/reference/openai-openapi.json` beside the checkout, a copy of OpenAI's
  * OpenAPI 3.1 document) checked with a real JSON-schema validator (Ajv, draft 2020-12, the
  * dialect OpenAPI 3.1 uses): `#/components/schemas/...` references resolve inside the
  * document; OpenAPI's own keywords (`x-…`, `discriminator`) and formats are not checked.
  */
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "npm:ajv@8.17.1/dist/2020.js";
 
-/** Where the document is (`OPENAI_OPENAPI` overrides). */
-const DOCUMENT = "/work/shared/reference/openai-openapi.json";
+/** Where the document is: the project's shared references beside the checkout (DESIGN keeps
+ * it out of the project); `OPENAI_OPENAPI` overrides. */
+const DOCUMENT = new URL("../../../../shared/reference/openai-openapi.json", import.meta.url)
+  .pathname;
 type Schema = Record<string, unknown>;
 const ID = "https://switchyard.test/openai-openapi.json";
 
