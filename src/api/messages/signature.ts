@@ -1,0 +1,23 @@
+/**
+ * Thinking blocks of back ends that do not sign their reasoning (the simulator, OpenAI-style
+ * upstreams): the Messages API requires a `signature` on every `thinking` block, and a client
+ * sends the block back unchanged. The gateway signs such a block with the name of the style it
+ * came from, so that it knows the block again when it returns: an Anthropic signature is any
+ * other value.
+ */
+
+/** What a gateway signature starts with. */
+const PREFIX = "switchyard.reasoning.";
+
+/** The signature of a thinking block from a back end of `style` that gave none. */
+export function styleSignature(style: string | undefined): string {
+  return PREFIX + (style ?? "unknown");
+}
+
+/** The provider style a `thinking` block's signature names: the gateway's own mark, else
+ * Anthropic's (whose signatures only Anthropic can check). */
+export function signatureStyle(signature: string): { style: string; anthropic: boolean } {
+  return signature.startsWith(PREFIX)
+    ? { style: signature.slice(PREFIX.length), anthropic: false }
+    : { style: "anthropic", anthropic: true };
+}
