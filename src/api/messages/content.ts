@@ -130,6 +130,7 @@ function textBlock(b: Fields): TextPart {
 
 /** An `image` block: a base64 source (decoded with the request's other images) or a URL. */
 function imageBlock(b: Fields, ctx: Context): ImagePart {
+  ctx.uses.images.push(b.reader.path);
   const source = b.object("source");
   const kind = source.oneOf("type", SOURCE_TYPES);
   if (kind === "url") {
@@ -147,7 +148,6 @@ function imageBlock(b: Fields, ctx: Context): ImagePart {
   const part: ImagePart = { type: "image", source: { kind: "url", url: "" } };
   ctx.pending.fields.push({ url: `data:${mediaType};base64,${data.string()}`, param: data.path });
   ctx.pending.parts.push(part);
-  ctx.uses.images.push(b.reader.path);
   return cached(b, part);
 }
 
