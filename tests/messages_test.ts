@@ -253,3 +253,39 @@ Deno.test("messages: 404 for an unknown model and 401 for a bad key come in Anth
   assert.equal(bad.status, 401);
   assert.equal((await bad.json()).error.type, "authentication_error");
 });
+
+Deno.test("messages: capability flags are checked with Messages paths", async () => {
+  await using gateway = await startSdkGateway();
+  const cases: [Record<string, unknown>, RegExp][] = [
+    [
+      {
+        messages: [{
+          role: "user",
+          content: [{ type: "text", text: "See" }, {
+            type: "image",
+            source: { type: "url", url: "https://example.com/cat.png" },
+          }],
+        }],
+      },
+      /^messages\.0\.content\.1: .*image_input/,
+    ],
+    [{ tools: TOOLS, messages: [{ role: "user", content: "Hi" }] }, /^tools: .*function calling/],
+    [
+      {
+        messages: [
+          { role: "user", content: "Hi" },
+          { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "f", input: {} }] },
+        ],
+      },
+      /^messages\.1\.content\.0: .*function calling/,
+    ],
+  ];
+  for (const [body, message] of cases) {
+    // sim-chat has neither image input nor function calling.
+    const res = await post(gateway, { model: "sim-chat", max_tokens: 10, ...body });
+    const answer = await res.json();
+    assert.equal(res.status, 400, JSON.stringify(answer));
+    assert.equal(answer.error.type, "invalid_request_error");
+    assert.match(answer.error.message, message);
+  }
+});
