@@ -6,28 +6,10 @@
  */
 import type { Part } from "../../canonical/conversation.ts";
 import type { CanonicalResult } from "../../canonical/result.ts";
+import type { MessagesResponse, ResponseBlock } from "../../types/anthropic.ts";
 import { styleSignature } from "./signature.ts";
-import { type StopReason, toStopReason } from "./stop.ts";
-import { type MessagesUsage, toMessagesUsage } from "./usage.ts";
-
-/** A content block of a response. */
-export type ResponseBlock =
-  | { type: "text"; text: string }
-  | { type: "thinking"; thinking: string; signature: string }
-  | { type: "redacted_thinking"; data: string }
-  | { type: "tool_use"; id: string; name: string; input: unknown };
-
-/** A Messages API response. */
-export interface MessagesResponse {
-  id: string;
-  type: "message";
-  role: "assistant";
-  model: string;
-  content: ResponseBlock[];
-  stop_reason: StopReason;
-  stop_sequence: string | null;
-  usage: MessagesUsage;
-}
+import { toStopReason } from "./stop.ts";
+import { toMessagesUsage } from "./usage.ts";
 
 /** The message id: the back end's when it is a `msg_` id, else one made of the request id. */
 export function messageId(id: string | undefined, requestId: string): string {
@@ -73,7 +55,7 @@ function blockOf(part: Part): ResponseBlock[] {
 
 /** A tool call's arguments as the `input` object; arguments that are not a JSON object (a
  * model's broken JSON) are kept as the text they are, under `_raw`. */
-export function toolInput(args: string): unknown {
+export function toolInput(args: string): Record<string, unknown> {
   if (args.trim() === "") return {};
   try {
     const value = JSON.parse(args);

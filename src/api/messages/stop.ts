@@ -1,16 +1,8 @@
 import type { FinishReason } from "../../canonical/result.ts";
+import type { StopReason } from "../../types/anthropic.ts";
 
-/** Anthropic's stop reasons. */
-export type StopReason =
-  | "end_turn"
-  | "max_tokens"
-  | "stop_sequence"
-  | "tool_use"
-  | "pause_turn"
-  | "refusal"
-  | "model_context_window_exceeded";
-
-const REASONS = [
+/** Every stop reason Anthropic sends. */
+const REASONS: readonly StopReason[] = [
   "end_turn",
   "max_tokens",
   "stop_sequence",
@@ -18,7 +10,7 @@ const REASONS = [
   "pause_turn",
   "refusal",
   "model_context_window_exceeded",
-] as const;
+];
 
 /**
  * Anthropic's `stop_reason` for a canonical finish: the back end's own reason (`detail`) when
