@@ -289,3 +289,25 @@ Deno.test("messages: capability flags are checked with Messages paths", async ()
     assert.match(answer.error.message, message);
   }
 });
+
+Deno.test("messages: a conversation moved from the simulator to an Anthropic model leaves the simulator's thinking behind", async () => {
+  await using gateway = await startSdkGateway();
+  const first = await (await post(gateway, {
+    model: "sim-vision",
+    max_tokens: 2000,
+    thinking: { type: "enabled", budget_tokens: 1024 },
+    messages: [{ role: "user", content: "Hello there" }],
+  })).json();
+  assert.equal(first.content[0].type, "thinking");
+  const messages = [
+    { role: "user", content: "Hello there" },
+    { role: "assistant", content: first.content },
+    { role: "user", content: "And now?" },
+  ];
+  const res = await post(gateway, { model: "an-chat", max_tokens: 100, messages });
+  assert.equal(res.status, 200, await res.clone().text());
+  await res.body?.cancel();
+  const sent = gateway.anthropic.last.body as { messages: { content: unknown }[] };
+  assert.deepEqual(sent.messages[1]!.content, first.content.slice(1), "only the text went on");
+  assert.deepEqual(gateway.anthropic.violations, []);
+});

@@ -19,6 +19,7 @@ import { checkCapabilities } from "./capabilities.ts";
 import { forwardedResponse } from "./forward.ts";
 import { parseMessagesRequest } from "./request.ts";
 import { messageId, renderMessage } from "./response.ts";
+import { withoutGatewayThinking } from "./signature.ts";
 import { MessagesStreamRenderer } from "./stream.ts";
 
 /** Client headers an Anthropic upstream gets. */
@@ -133,12 +134,13 @@ function inputTokens(
   return provider.countTokens?.(req, call) ?? Promise.resolve(promptTokens(req));
 }
 
-/** The client's call as it is forwarded: its body and Anthropic headers. */
+/** The client's call as it is forwarded: its body (without the thinking blocks of other
+ * styles) and its Anthropic headers. */
 function forwarded(ctx: RequestContext, endpoint: "messages" | "count_tokens") {
   const headers: Record<string, string> = {};
   for (const name of FORWARDED_HEADERS) {
     const value = ctx.request.headers.get(name);
     if (value !== null) headers[name] = value;
   }
-  return { endpoint, body: ctx.body, headers };
+  return { endpoint, body: withoutGatewayThinking(ctx.body), headers };
 }

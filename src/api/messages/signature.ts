@@ -21,3 +21,31 @@ export function signatureStyle(signature: string): { style: string; anthropic: b
     ? { style: signature.slice(PREFIX.length), anthropic: false }
     : { style: "anthropic", anthropic: true };
 }
+
+/**
+ * The body with the thinking blocks the gateway signed (from another style) left out of its
+ * messages, for an Anthropic upstream that would reject their signatures: the same rule as the
+ * canonical path's, where reasoning of another style is dropped. The body itself when it has
+ * none (the common case: nothing is copied).
+ */
+export function withoutGatewayThinking(body: Record<string, unknown>): Record<string, unknown> {
+  const messages = body.messages;
+  if (!Array.isArray(messages) || !messages.some(hasGatewayThinking)) return body;
+  return {
+    ...body,
+    messages: messages.map((m) =>
+      hasGatewayThinking(m) ? { ...m, content: m.content.filter((b) => !isGatewayThinking(b)) } : m
+    ),
+  };
+}
+
+function hasGatewayThinking(message: unknown): message is { content: unknown[] } {
+  const content = (message as { content?: unknown } | null)?.content;
+  return Array.isArray(content) && content.some(isGatewayThinking);
+}
+
+function isGatewayThinking(block: unknown): boolean {
+  const b = block as { type?: unknown; signature?: unknown } | null;
+  return b?.type === "thinking" && typeof b.signature === "string" &&
+    b.signature.startsWith(PREFIX);
+}
