@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { checkTranscript, parseTranscript } from "./support/messages_stream.ts";
-import { type SdkGateway, startSdkGateway, STYLES } from "./support/sdk_gateway.ts";
+import { askDirectly, type SdkGateway, startSdkGateway, STYLES } from "./support/sdk_gateway.ts";
 import { waitFor } from "./support/wait.ts";
 
 const HEADERS = { "anthropic-version": "2023-06-01", "content-type": "application/json" };
@@ -310,4 +310,28 @@ Deno.test("messages: a conversation moved from the simulator to an Anthropic mod
   const sent = gateway.anthropic.last.body as { messages: { content: unknown }[] };
   assert.deepEqual(sent.messages[1]!.content, first.content.slice(1), "only the text went on");
   assert.deepEqual(gateway.anthropic.violations, []);
+});
+
+Deno.test("messages/anthropic: a forwarded stream is the upstream's, event for event, but for the model id", async () => {
+  await using gateway = await startSdkGateway({ sliceBytes: 11 });
+  const res = await post(gateway, {
+    model: "an-chat",
+    max_tokens: 2000,
+    stream: true,
+    thinking: { type: "enabled", budget_tokens: 1024 },
+    tools: TOOLS,
+    messages: [{ role: "user", content: "Call get_weather for Oslo" }],
+  });
+  const ours = parseTranscript(await res.text());
+  const theirs = await askDirectly(gateway.anthropic) as Record<string, unknown>[];
+  const same = (data: Record<string, unknown>) =>
+    JSON.stringify(data).replace(/msg_fake\d+/, "msg_x").replace(/toolu_fake\d+/g, "toolu_x");
+  assert.equal(ours.length, theirs.length);
+  ours.forEach(({ data }, i) => {
+    const upstream = structuredClone(theirs[i]!);
+    if (upstream.type === "message_start") {
+      (upstream.message as Record<string, unknown>).model = "an-chat";
+    }
+    assert.equal(same(data), same(upstream), `event ${i}`);
+  });
 });
