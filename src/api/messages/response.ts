@@ -26,11 +26,16 @@ export function renderMessage(
     type: "message",
     role: "assistant",
     model: head.model,
-    content: result.parts.flatMap(blockOf),
+    content: contentBlocks(result.parts),
     stop_reason: toStopReason(result.finish, result.stopDetail),
     stop_sequence: null,
     usage: toMessagesUsage(result.usage),
   };
+}
+
+/** The content blocks of an answer's parts. */
+export function contentBlocks(parts: readonly Part[]): ResponseBlock[] {
+  return parts.flatMap(blockOf);
 }
 
 /** A part's block (none for an empty text). */

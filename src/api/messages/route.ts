@@ -18,7 +18,7 @@ import { followed, modelCall, untilClientLeaves, withDropped } from "../model_ca
 import { checkCapabilities } from "./capabilities.ts";
 import { forwardedResponse } from "./forward.ts";
 import { parseMessagesRequest } from "./request.ts";
-import { messageId, renderMessage } from "./response.ts";
+import { contentBlocks, messageId, renderMessage } from "./response.ts";
 import { withoutGatewayThinking } from "./signature.ts";
 import { MessagesStreamRenderer } from "./stream.ts";
 
@@ -60,11 +60,13 @@ export async function createMessage(ctx: RequestContext): Promise<Response> {
   }
 
   for (const name of Object.keys(req.extras.fields)) call.dropped.add(name);
-  const head = { id: messageId(undefined, ctx.requestId), model: record.id };
   if (!req.stream) {
     const result = await untilClientLeaves(ctx, () => provider.chat(req, call));
     ctx.usage = result.usage;
-    const message = renderMessage(result, { ...head, id: messageId(result.id, ctx.requestId) });
+    const message = renderMessage(result, {
+      id: messageId(result.id, ctx.requestId),
+      model: record.id,
+    });
     if (content) content.output = message.content;
     return withDropped(json(message), call);
   }
@@ -88,12 +90,7 @@ export async function createMessage(ctx: RequestContext): Promise<Response> {
         },
         settleLater: () => ctx.settleLater(),
         settle({ status, error }) {
-          if (content && streamed) {
-            content.output = renderMessage(
-              { parts: streamed.parts, finish: "stop", usage: { input: 0, output: 0 } },
-              head,
-            ).content;
-          }
+          if (content && streamed) content.output = contentBlocks(streamed.parts);
           ctx.settle(status, error);
         },
         onUnexpected,
