@@ -16,6 +16,7 @@ import type {
   ToolResultPart,
 } from "../../canonical/conversation.ts";
 import { quote } from "../../quote.ts";
+import { invalidValue } from "../../validation/error.ts";
 import { type Fields, OPTIONAL, type Reader } from "../../validation/reader.ts";
 import { parseCacheControl } from "../chat_completions/cache_control.ts";
 import type { PendingImages } from "../chat_completions/images.ts";
@@ -66,20 +67,32 @@ export function parseSystem(body: Fields): Message[] {
   return parts.length === 0 ? [] : [{ role: "system", parts }];
 }
 
-/** `messages`: a non-empty array of user and assistant (or system) turns. */
+/** `messages`: a non-empty array of user and assistant (or system) turns, each `tool_result`
+ * answering a `tool_use` of the turn before it (Anthropic's rule). */
 export function parseMessages(body: Fields, ctx: Context): Message[] {
+  let calls = new Set<string>();
   return body.array("messages", AT_LEAST_ONE).map((item) => {
     const f = item.object();
     const role = f.oneOf("role", ROLES);
     const content = f.get("content");
     if (typeof content.value === "string") {
+      calls = new Set();
       return { role, parts: [{ type: "text", text: content.value }] };
     }
     const parts: Part[] = [];
     for (const block of content.array(BLOCKS)) {
       const part = blockPart(block, role, ctx);
+      if (part?.type === "tool_result" && !calls.has(part.callId)) {
+        throw invalidValue(
+          `${block.path}.tool_use_id`,
+          `expected the id of a tool_use block in the previous message, but got ${
+            quote(part.callId)
+          }`,
+        );
+      }
       if (part !== null) parts.push(part);
     }
+    calls = new Set(parts.flatMap((p) => p.type === "tool_call" ? [p.id] : []));
     return { role, parts };
   });
 }

@@ -205,3 +205,31 @@ Deno.test("parseMessagesRequest: each mistake is a 400 naming its path", () => {
     );
   }
 });
+
+Deno.test("parseMessagesRequest: a tool_result must answer a tool_use of the message before it", () => {
+  const call = {
+    role: "assistant",
+    content: [{ type: "tool_use", id: "t1", name: "f", input: {} }],
+  };
+  const result = (id: string) => ({
+    role: "user",
+    content: [{ type: "tool_result", tool_use_id: id, content: "ok" }],
+  });
+  parseMessagesRequest({
+    ...BASE,
+    messages: [{ role: "user", content: "hi" }, call, result("t1")],
+  });
+  for (
+    const messages of [
+      [{ role: "user", content: "hi" }, call, result("t2")],
+      [call, { role: "user", content: "hi" }, result("t1")],
+    ]
+  ) {
+    assert.throws(
+      () => parseMessagesRequest({ ...BASE, messages }),
+      (e: unknown) =>
+        e instanceof ApiError && e.param === `messages[2].content[0].tool_use_id` &&
+        /previous message/.test(e.message),
+    );
+  }
+});
