@@ -1,4 +1,5 @@
 import { createChatCompletion } from "./api/chat_completions/route.ts";
+import { countMessageTokens, createMessage } from "./api/messages/route.ts";
 import { AdminToken } from "./auth/admin_token.ts";
 import { KeyStore } from "./auth/keys.ts";
 import { Catalogue } from "./catalogue/store.ts";
@@ -67,6 +68,20 @@ const ROUTES: readonly Route[] = [
     scope: "other",
   },
   { path: "/v1/responses/:id/input_items", methods: { GET: listInputItems }, scope: "other" },
+  {
+    path: "/v1/messages",
+    methods: { POST: createMessage },
+    scope: "chat",
+    json: true,
+    errors: "anthropic",
+  },
+  {
+    path: "/v1/messages/count_tokens",
+    methods: { POST: countMessageTokens },
+    scope: "chat",
+    json: true,
+    errors: "anthropic",
+  },
   { path: "/v1/moderations", methods: { POST: createModeration }, scope: "other", json: true },
   {
     path: "/v1/images/generations",

@@ -2,11 +2,18 @@ import type { CanonicalRequest } from "../canonical/conversation.ts";
 import type { CanonicalEvent } from "../canonical/events.ts";
 import type { CanonicalResult } from "../canonical/result.ts";
 import type { SseEvent } from "../http/sse.ts";
+import { AnthropicForwarder } from "./anthropic_passthrough.ts";
 import { toAnthropicRequest } from "./anthropic_request.ts";
 import { fromAnthropicMessage } from "./anthropic_response.ts";
 import { AnthropicStreamTranslator } from "./anthropic_stream.ts";
 import { EventBatches } from "./event_batches.ts";
-import type { CallContext, Provider, ProviderDeps } from "./types.ts";
+import type {
+  CallContext,
+  ForwardedAnswer,
+  ForwardedCall,
+  Provider,
+  ProviderDeps,
+} from "./types.ts";
 import {
   chatPost,
   mapStreamError,
@@ -36,6 +43,7 @@ export class AnthropicProvider implements Provider {
   readonly id: string;
   readonly #deps: ProviderDeps;
   readonly #upstream: Upstream;
+  readonly #forwarder: AnthropicForwarder;
 
   constructor(deps: ProviderDeps, timing: RetryTiming = {}) {
     this.id = deps.config.id;
@@ -44,7 +52,13 @@ export class AnthropicProvider implements Provider {
       "anthropic-version": deps.config.anthropic_version,
     };
     if (deps.apiKey) headers["x-api-key"] = deps.apiKey;
-    this.#upstream = new Upstream(deps, { headers, parseError: parseAnthropicError }, timing);
+    const style = { headers, parseError: parseAnthropicError };
+    this.#upstream = new Upstream(deps, style, timing);
+    this.#forwarder = new AnthropicForwarder(deps, style, timing);
+  }
+
+  forwardMessages(call: ForwardedCall, ctx: CallContext): Promise<ForwardedAnswer> {
+    return this.#forwarder.forward(call, ctx);
   }
 
   async chat(req: CanonicalRequest, ctx: CallContext): Promise<CanonicalResult> {

@@ -5,7 +5,7 @@ import type { ImageWork } from "../images/work.ts";
 import type { Logger } from "../log/logger.ts";
 import type { CanonicalRequest } from "../canonical/conversation.ts";
 import type { CanonicalEvent } from "../canonical/events.ts";
-import type { CanonicalResult } from "../canonical/result.ts";
+import type { CanonicalResult, Usage } from "../canonical/result.ts";
 import type { ImageRequest, ModerationRequest, ModerationResult } from "../types/openai.ts";
 import type { ResponsesAnswer } from "./openai_responses.ts";
 
@@ -57,4 +57,30 @@ export interface Provider {
   /** OpenAI's Responses API passed through (`responses_api: true`): the body as the client
    * sent it, with the upstream's model id. */
   responses?(body: Record<string, unknown>, ctx: CallContext): Promise<ResponsesAnswer>;
+  /** The input tokens of a request, as the back end counts them (DESIGN §6.2). */
+  countTokens?(req: CanonicalRequest, ctx: CallContext): Promise<number>;
+  /** Back ends that speak the Messages API: a Messages front door's call forwarded as the
+   * client wrote it, with only the model id rewritten (DESIGN §6.2's same-protocol path). */
+  forwardMessages?(call: ForwardedCall, ctx: CallContext): Promise<ForwardedAnswer>;
+}
+
+/** A Messages API call as the client made it. */
+export interface ForwardedCall {
+  endpoint: "messages" | "count_tokens";
+  /** The client's JSON body. */
+  body: Record<string, unknown>;
+  /** The client's `anthropic-version` and `anthropic-beta` headers, when it sent them. */
+  headers: Record<string, string>;
+}
+
+/** The upstream's answer to a forwarded call, its model id rewritten to the gateway's. */
+export type ForwardedAnswer =
+  | { kind: "json"; body: Record<string, unknown>; usage: Usage | null }
+  | { kind: "stream"; batches: AsyncIterable<ForwardedBatch> };
+
+/** The SSE bytes of one upstream read (never empty), with the usage reported so far when an
+ * event in it reported some. */
+export interface ForwardedBatch {
+  bytes: Uint8Array;
+  usage: Usage | null;
 }

@@ -51,6 +51,9 @@ const TOP_LEVEL = new Set([
   "output_config",
   "service_tier",
 ]);
+/** The API versions Anthropic answers: the one its docs name, and the one
+ * `@anthropic-ai/sdk` 1.12 sends. */
+export const ANTHROPIC_VERSIONS: readonly string[] = ["2023-06-01", "2026-10-21"];
 const MEDIA_TYPES = ["image/jpeg", "image/png", "image/gif", "image/webp"];
 /** The user text that makes Anthropic answer with redacted thinking (its documented trigger). */
 export const REDACTED_THINKING_TRIGGER =
@@ -279,13 +282,14 @@ export function checkAnthropicRequest(
   headers: Headers,
   body: unknown,
   apiKey: string,
-  version: string,
+  version: string | readonly string[],
   signingKey = FAKE_SIGNING_KEY,
 ): string[] {
   const bad: string[] = [];
   if (headers.get("x-api-key") !== apiKey) bad.push("auth: x-api-key is wrong or missing");
   if (headers.has("authorization")) bad.push("an Authorization header was sent to Anthropic");
-  if (headers.get("anthropic-version") !== version) {
+  const versions = typeof version === "string" ? [version] : version;
+  if (!versions.includes(headers.get("anthropic-version") ?? "")) {
     bad.push(`anthropic-version: ${JSON.stringify(headers.get("anthropic-version"))}`);
   }
   if (!headers.get("content-type")?.startsWith("application/json")) {
@@ -751,9 +755,28 @@ function anthropicStreamEvents(id: string, model: string, r: Reply): string[] {
   return events;
 }
 
+/**
+ * Checks a `count_tokens` request: a Messages request without `max_tokens` and `stream`
+ * (Anthropic rejects both there), the rest as {@link checkAnthropicRequest} checks it.
+ */
+export function checkCountTokensRequest(
+  headers: Headers,
+  body: unknown,
+  apiKey: string,
+  version: string | readonly string[],
+  signingKey = FAKE_SIGNING_KEY,
+): string[] {
+  if (!isObj(body)) return checkAnthropicRequest(headers, body, apiKey, version, signingKey);
+  const bad = ["max_tokens", "stream"].filter((key) => key in body).map((key) =>
+    `${key}: Extra inputs are not permitted`
+  );
+  const asMessage = { ...body, max_tokens: 1_000_000 };
+  return [...bad, ...checkAnthropicRequest(headers, asMessage, apiKey, version, signingKey)];
+}
+
 /** Options of {@link startFakeAnthropic}. */
 export interface FakeAnthropicOptions extends FakeOptions {
-  /** The `anthropic-version` it requires. */
+  /** The `anthropic-version` it requires (default: any of {@link ANTHROPIC_VERSIONS}). */
   version?: string;
   /** Models it knows; others get a 404 `not_found_error`. Default: any. */
   models?: string[];
@@ -793,7 +816,7 @@ export function startFakeAnthropic(options: FakeAnthropicOptions = {}): FakeAnth
   let calls = 0;
   let messages = 0;
   const apiKey = options.apiKey ?? FAKE_API_KEY;
-  const version = options.version ?? "2023-06-01";
+  const version = options.version ?? ANTHROPIC_VERSIONS;
   const signingKey = options.signingKey ?? FAKE_SIGNING_KEY;
   const cache = new FakePromptCache(options.cacheMinTokens);
   const reply = (body: Obj, script: Script): Reply => {
@@ -866,6 +889,17 @@ export function startFakeAnthropic(options: FakeAnthropicOptions = {}): FakeAnth
         return { kind: "json", status: 200, body: anthropicMessage(id, model, r) };
       }
       return { kind: "stream", events: anthropicStreamEvents(id, model, r) };
+    },
+    routes: {
+      "/v1/messages/count_tokens": {
+        check: (headers, body) =>
+          checkCountTokensRequest(headers, body, apiKey, version, signingKey),
+        answer: (body) => ({
+          kind: "json",
+          status: 200,
+          body: { input_tokens: promptTokens(anthropicConversation(body)) },
+        }),
+      },
     },
     errorBody: (_status, type, message) => ({
       type: "error",

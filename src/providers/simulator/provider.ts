@@ -7,6 +7,7 @@ import type { CallContext, Provider, ProviderDeps } from "../types.ts";
 import { simulateChat, simulateChatStream } from "./chat.ts";
 import { renderImages } from "./images.ts";
 import { classify } from "./moderation.ts";
+import { promptTokens } from "./prompt_tokens.ts";
 
 /** Settings the simulator's parts share. */
 export interface SimulatorOptions {
@@ -32,6 +33,11 @@ export class SimulatorProvider implements Provider {
 
   chatStream(req: CanonicalRequest, ctx: CallContext): AsyncIterable<CanonicalEvent[]> {
     return simulateChatStream(req, ctx, this.#options);
+  }
+
+  /** Exact: the count its answers report as input usage. */
+  countTokens(req: CanonicalRequest): Promise<number> {
+    return Promise.resolve(promptTokens(req));
   }
 
   moderate(req: ModerationRequest, ctx: CallContext): Promise<ModerationResult[]> {

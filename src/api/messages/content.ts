@@ -1,0 +1,210 @@
+/**
+ * The `system` and `messages` of a Messages request as canonical messages: each content block
+ * one part, in order (`text` → text, `image` → image, `tool_use` → a tool call with its
+ * `input` as JSON text, `tool_result` → a tool result, `thinking` → reasoning with its
+ * signature, `redacted_thinking` → reasoning with its data); `cache_control` as a cache marker
+ * on its part; a `text` block's `citations` ignored. Block types the canonical model has no
+ * part for (`document`, `search_result`, server tools' blocks…) are recorded in `uses`: only an
+ * Anthropic upstream takes them.
+ */
+import type {
+  ImagePart,
+  Message,
+  Part,
+  ReasoningPart,
+  TextPart,
+  ToolResultPart,
+} from "../../canonical/conversation.ts";
+import { quote } from "../../quote.ts";
+import { invalidValue } from "../../validation/error.ts";
+import { type Fields, OPTIONAL, type Reader } from "../../validation/reader.ts";
+import { parseCacheControl } from "../chat_completions/cache_control.ts";
+import type { PendingImages } from "../chat_completions/images.ts";
+import { signatureStyle } from "./signature.ts";
+import type { Uses } from "./uses.ts";
+
+const ROLES = ["user", "assistant", "system"] as const;
+const NON_EMPTY = { nonEmpty: true } as const;
+const AT_LEAST_ONE = { minItems: 1 } as const;
+const MEDIA_TYPES = ["image/jpeg", "image/png", "image/gif", "image/webp"] as const;
+const SOURCE_TYPES = ["base64", "url"] as const;
+const WEB_URL = /^https?:\/\//i;
+const BLOCKS = {
+  expected: "a string or an array of content blocks",
+} as const;
+const SYSTEM = { expected: "a string or an array of text blocks" } as const;
+
+/** The block types each role may send, by the canonical part they become. */
+const ROLE_BLOCKS: Record<"user" | "assistant" | "system", readonly string[]> = {
+  user: ["text", "image", "tool_result"],
+  assistant: ["text", "tool_use", "thinking", "redacted_thinking"],
+  system: ["text"],
+};
+/** Block types with a canonical part, and the role that may send each. */
+const OWNER: Readonly<Record<string, string>> = {
+  text: "any",
+  image: "user",
+  tool_result: "user",
+  tool_use: "assistant",
+  thinking: "assistant",
+  redacted_thinking: "assistant",
+};
+
+/** Reads blocks into parts; shared by the helpers below. */
+interface Context {
+  pending: PendingImages;
+  uses: Uses;
+}
+
+/** `system`: a string or text blocks, as one system message (none when absent). */
+export function parseSystem(body: Fields): Message[] {
+  const r = body.optional("system");
+  if (r === undefined) return [];
+  if (typeof r.value === "string") {
+    return [{ role: "system", parts: [{ type: "text", text: r.value }] }];
+  }
+  const parts = r.array(SYSTEM).map((item) => textBlock(item.object()));
+  return parts.length === 0 ? [] : [{ role: "system", parts }];
+}
+
+/** `messages`: a non-empty array of user and assistant (or system) turns, each `tool_result`
+ * answering a `tool_use` of the turn before it (Anthropic's rule). */
+export function parseMessages(body: Fields, ctx: Context): Message[] {
+  let calls = new Set<string>();
+  return body.array("messages", AT_LEAST_ONE).map((item) => {
+    const f = item.object();
+    const role = f.oneOf("role", ROLES);
+    const content = f.get("content");
+    if (typeof content.value === "string") {
+      calls = new Set();
+      return { role, parts: [{ type: "text", text: content.value }] };
+    }
+    const parts: Part[] = [];
+    for (const block of content.array(BLOCKS)) {
+      const part = blockPart(block, role, ctx);
+      if (part?.type === "tool_result" && !calls.has(part.callId)) {
+        throw invalidValue(
+          `${block.path}.tool_use_id`,
+          `expected the id of a tool_use block in the previous message, but got ${
+            quote(part.callId)
+          }`,
+        );
+      }
+      if (part !== null) parts.push(part);
+    }
+    calls = new Set(parts.flatMap((p) => p.type === "tool_call" ? [p.id] : []));
+    return { role, parts };
+  });
+}
+
+/** One content block as a part; `null` for a block only Anthropic takes (recorded). */
+function blockPart(r: Reader, role: "user" | "assistant" | "system", ctx: Context): Part | null {
+  const b = r.object();
+  const type = b.get("type");
+  const name = type.string(NON_EMPTY);
+  const owner = OWNER[name];
+  if (owner === undefined) {
+    ctx.uses.anthropicOnly.push({ path: type.path, type: name });
+    return null;
+  }
+  if (!ROLE_BLOCKS[role].includes(name)) {
+    throw type.invalid(
+      `${name} blocks are only allowed in ${owner} messages, not in ${role} messages`,
+    );
+  }
+  switch (name) {
+    case "text":
+      return textBlock(b);
+    case "image":
+      return imageBlock(b, ctx);
+    case "tool_use":
+      ctx.uses.toolBlocks.push(r.path);
+      return cached(b, {
+        type: "tool_call",
+        id: b.string("id", NON_EMPTY),
+        name: b.string("name", NON_EMPTY),
+        arguments: JSON.stringify(b.object("input").value),
+      });
+    case "tool_result":
+      ctx.uses.toolBlocks.push(r.path);
+      return toolResult(b, ctx);
+    case "thinking":
+      return thinking(b);
+    default: // redacted_thinking
+      return { type: "reasoning", text: "", redacted: b.string("data"), style: "anthropic" };
+  }
+}
+
+/** A `text` block (its `citations` read and left aside). */
+function textBlock(b: Fields): TextPart {
+  b.optional("citations");
+  return cached(b, { type: "text", text: b.string("text", NON_EMPTY) });
+}
+
+/** An `image` block: a base64 source (decoded with the request's other images) or a URL. */
+function imageBlock(b: Fields, ctx: Context): ImagePart {
+  ctx.uses.images.push(b.reader.path);
+  const source = b.object("source");
+  const kind = source.oneOf("type", SOURCE_TYPES);
+  if (kind === "url") {
+    const url = source.string("url");
+    if (!WEB_URL.test(url) || !URL.canParse(url)) {
+      throw source.get("url").invalid(
+        `expected an http(s) URL, but got ${quote(url)}`,
+        "invalid_image",
+      );
+    }
+    return cached(b, { type: "image", source: { kind: "url", url } });
+  }
+  const mediaType = source.oneOf("media_type", MEDIA_TYPES);
+  const data = source.get("data");
+  const part: ImagePart = { type: "image", source: { kind: "url", url: "" } };
+  ctx.pending.fields.push({ url: `data:${mediaType};base64,${data.string()}`, param: data.path });
+  ctx.pending.parts.push(part);
+  return cached(b, part);
+}
+
+/** A `tool_result` block: its content a string or text and image blocks. */
+function toolResult(b: Fields, ctx: Context): ToolResultPart {
+  const part: ToolResultPart = {
+    type: "tool_result",
+    callId: b.string("tool_use_id", NON_EMPTY),
+    content: [],
+    isError: b.boolean("is_error", OPTIONAL) ?? false,
+  };
+  const content = b.optional("content");
+  if (typeof content?.value === "string") {
+    if (content.value !== "") part.content.push({ type: "text", text: content.value });
+  } else if (content !== undefined) {
+    for (const item of content.array(BLOCKS)) {
+      const inner = item.object();
+      const type = inner.get("type");
+      const name = type.string(NON_EMPTY);
+      if (name === "text") part.content.push(textBlock(inner));
+      else if (name === "image") part.content.push(imageBlock(inner, ctx));
+      else ctx.uses.anthropicOnly.push({ path: type.path, type: name });
+    }
+  }
+  return cached(b, part);
+}
+
+/** A `thinking` block: Anthropic's signature kept for Anthropic; the gateway's own mark says
+ * which other style the reasoning came from. */
+function thinking(b: Fields): ReasoningPart {
+  const text = b.string("thinking");
+  const signature = b.string("signature");
+  const { style, anthropic } = signatureStyle(signature);
+  const part: ReasoningPart = { type: "reasoning", text, style };
+  if (anthropic) part.signature = signature;
+  return part;
+}
+
+/** The part with the block's `cache_control` as its cache marker. */
+function cached<P extends Exclude<Part, ReasoningPart | { type: "refusal" }>>(
+  b: Fields,
+  part: P,
+): P {
+  const cache = parseCacheControl(b.object("cache_control", OPTIONAL));
+  if (cache) part.cache = cache;
+  return part;
+}

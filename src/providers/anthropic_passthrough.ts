@@ -1,0 +1,177 @@
+/**
+ * Messages API calls forwarded to an Anthropic upstream as the client wrote them (DESIGN
+ * §6.2's same-protocol path): the body with only `model` rewritten to the upstream's id, so
+ * that nothing is lost (prompt caching, server tools, documents, fields the gateway does not
+ * model); the answer, and each event of a stream, as the upstream sent it with only `model`
+ * rewritten back to the gateway's id; the usage read on the way, for the request log.
+ *
+ * Headers: the client's `anthropic-version` wins over the provider's configured one (the body
+ * and the answer are the client's, in the version it speaks); its `anthropic-beta` is
+ * forwarded. The provider's own `headers` (the operator's) win over both.
+ */
+import type { Usage } from "../canonical/result.ts";
+import type { SseEvent } from "../http/sse.ts";
+import { fromAnthropicUsage } from "./anthropic_usage.ts";
+import type {
+  CallContext,
+  ForwardedAnswer,
+  ForwardedBatch,
+  ForwardedCall,
+  ProviderDeps,
+} from "./types.ts";
+import {
+  chatPost,
+  type RetryTiming,
+  Upstream,
+  type UpstreamResponse,
+  type UpstreamStyle,
+} from "./upstream.ts";
+import { isObject, type JsonObject, malformed, parseEventData } from "./wire.ts";
+
+/** The client headers an Anthropic upstream gets. */
+const FORWARDED_HEADERS = ["anthropic-version", "anthropic-beta"];
+
+const PATHS: Record<ForwardedCall["endpoint"], string> = {
+  messages: "/v1/messages",
+  count_tokens: "/v1/messages/count_tokens",
+};
+
+/** Forwards Messages API calls to one Anthropic provider. */
+export class AnthropicForwarder {
+  readonly #deps: ProviderDeps;
+  readonly #style: UpstreamStyle;
+  readonly #timing: RetryTiming;
+
+  constructor(deps: ProviderDeps, style: UpstreamStyle, timing: RetryTiming = {}) {
+    this.#deps = deps;
+    this.#style = style;
+    this.#timing = timing;
+  }
+
+  async forward(call: ForwardedCall, ctx: CallContext): Promise<ForwardedAnswer> {
+    const upstream = this.#upstream(call.headers);
+    const body: Record<string, unknown> = { ...call.body, model: ctx.upstreamModel };
+    const path = PATHS[call.endpoint];
+    if (call.endpoint === "count_tokens" || body.stream !== true) {
+      const data = await upstream.json(chatPost(ctx, path, body, false));
+      if (!isObject(data)) throw malformed("answer (not a JSON object)");
+      if (call.endpoint === "count_tokens") return { kind: "json", body: data, usage: null };
+      if (typeof data.model === "string") data.model = ctx.model.id;
+      return { kind: "json", body: data, usage: fromAnthropicUsage(data.usage) };
+    }
+    return {
+      kind: "stream",
+      batches: new ForwardedEvents(
+        () => upstream.call(chatPost(ctx, path, body, true)),
+        ctx.model.id,
+      ),
+    };
+  }
+
+  /** An upstream client with the client's version and betas (one per call: the headers are
+   * the call's). */
+  #upstream(client: Record<string, string>): Upstream {
+    const headers = { ...this.#style.headers };
+    for (const name of FORWARDED_HEADERS) {
+      const value = client[name];
+      if (value !== undefined) headers[name] = value;
+    }
+    return new Upstream(this.#deps, { ...this.#style, headers }, this.#timing);
+  }
+}
+
+/**
+ * A forwarded stream's bytes, one batch per upstream read that completed events: each event
+ * re-encoded as it came (`event:` name and `data:` text), `message_start`'s model rewritten.
+ * Ends after `message_stop`; an upstream `error` event is passed on and ends it too; a body
+ * that ends without either is a 502. Stopping early (`return`) aborts the upstream call.
+ */
+class ForwardedEvents implements AsyncIterableIterator<ForwardedBatch> {
+  readonly #open: () => Promise<UpstreamResponse>;
+  readonly #model: string;
+  #source: UpstreamResponse | null = null;
+  #done = false;
+  /** The cumulative usage fields so far (message_start, then each message_delta). */
+  #usage: JsonObject = {};
+
+  constructor(open: () => Promise<UpstreamResponse>, model: string) {
+    this.#open = open;
+    this.#model = model;
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  async next(): Promise<IteratorResult<ForwardedBatch, undefined>> {
+    if (this.#source === null && !this.#done) {
+      this.#source = await this.#open();
+      if (this.#done) this.#source.close();
+    }
+    while (!this.#done) {
+      let events: SseEvent[] | null;
+      try {
+        events = await this.#source!.readEvents();
+      } catch (e) {
+        this.#stop();
+        throw e;
+      }
+      if (events === null) {
+        this.#stop();
+        throw malformed("stream: it ended before message_stop");
+      }
+      let text = "";
+      let usage: Usage | null = null;
+      for (const event of events) {
+        const { data, ended, counted } = this.#take(event);
+        text += `event: ${event.event}\ndata: ${data.replaceAll("\n", "\ndata: ")}\n\n`;
+        if (counted) usage = fromAnthropicUsage(this.#usage);
+        if (ended) {
+          this.#done = true;
+          this.#source!.release();
+          break;
+        }
+      }
+      if (text !== "") return { done: false, value: { bytes: encoder.encode(text), usage } };
+    }
+    return { done: true, value: undefined };
+  }
+
+  return(): Promise<IteratorResult<ForwardedBatch, undefined>> {
+    this.#stop();
+    return Promise.resolve({ done: true, value: undefined });
+  }
+
+  /** One event's data as forwarded; whether it ends the stream or reported usage. */
+  #take(event: SseEvent): { data: string; ended: boolean; counted: boolean } {
+    const name = event.event;
+    if (name === "message_stop" || name === "error") {
+      return { data: event.data, ended: true, counted: false };
+    }
+    if (name !== "message_start" && name !== "message_delta") {
+      return { data: event.data, ended: false, counted: false };
+    }
+    const parsed = parseEventData(event.data);
+    const usage = name === "message_start"
+      ? (isObject(parsed.message) ? parsed.message.usage : undefined)
+      : parsed.usage;
+    if (isObject(usage)) {
+      for (const [key, value] of Object.entries(usage)) {
+        if (typeof value === "number" || isObject(value)) this.#usage[key] = value;
+      }
+    }
+    if (name === "message_start" && isObject(parsed.message)) {
+      parsed.message.model = this.#model;
+      return { data: JSON.stringify(parsed), ended: false, counted: isObject(usage) };
+    }
+    return { data: event.data, ended: false, counted: isObject(usage) };
+  }
+
+  #stop(): void {
+    if (this.#done) return;
+    this.#done = true;
+    this.#source?.close();
+  }
+}
+
+const encoder = new TextEncoder();

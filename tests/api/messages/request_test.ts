@@ -1,0 +1,235 @@
+import assert from "node:assert/strict";
+import { parseMessagesRequest } from "../../../src/api/messages/request.ts";
+import { ApiError } from "../../../src/errors.ts";
+import { pngBytes } from "../../support/images.ts";
+
+const PNG_1X1_BASE64 = pngBytes(1, 1).toBase64();
+
+const BASE = { model: "m", max_tokens: 100 };
+
+Deno.test("parseMessagesRequest: system, every block type and cache_control become canonical parts", () => {
+  const { req, uses } = parseMessagesRequest({
+    ...BASE,
+    system: [{ type: "text", text: "Be brief.", cache_control: { type: "ephemeral", ttl: "1h" } }],
+    messages: [
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "Look", citations: null },
+          {
+            type: "image",
+            source: { type: "base64", media_type: "image/png", data: PNG_1X1_BASE64 },
+          },
+          { type: "image", source: { type: "url", url: "https://example.com/a.png" } },
+        ],
+      },
+      {
+        role: "assistant",
+        content: [
+          { type: "thinking", thinking: "I look.", signature: "sig-anthropic" },
+          { type: "redacted_thinking", data: "opaque" },
+          { type: "thinking", thinking: "Mine.", signature: "switchyard.reasoning.simulator" },
+          { type: "tool_use", id: "toolu_1", name: "f", input: { a: 1 } },
+        ],
+      },
+      {
+        role: "user",
+        content: [{
+          type: "tool_result",
+          tool_use_id: "toolu_1",
+          is_error: true,
+          content: [{ type: "text", text: "boom" }],
+        }],
+      },
+    ],
+    cache_control: { type: "ephemeral" },
+  });
+  assert.deepEqual(req.messages[0], {
+    role: "system",
+    parts: [{ type: "text", text: "Be brief.", cache: { type: "ephemeral", ttl: "1h" } }],
+  });
+  const user = req.messages[1]!.parts;
+  assert.equal(user[1]!.type === "image" && user[1]!.source.kind, "data");
+  assert.deepEqual(user[2], {
+    type: "image",
+    source: { kind: "url", url: "https://example.com/a.png" },
+  });
+  assert.deepEqual(req.messages[2]!.parts, [
+    { type: "reasoning", text: "I look.", signature: "sig-anthropic", style: "anthropic" },
+    { type: "reasoning", text: "", redacted: "opaque", style: "anthropic" },
+    { type: "reasoning", text: "Mine.", style: "simulator" },
+    { type: "tool_call", id: "toolu_1", name: "f", arguments: '{"a":1}' },
+  ]);
+  assert.deepEqual(req.messages[3]!.parts, [{
+    type: "tool_result",
+    callId: "toolu_1",
+    isError: true,
+    content: [{ type: "text", text: "boom" }],
+    // The top-level cache_control marks the last block.
+    cache: { type: "ephemeral" },
+  }]);
+  assert.deepEqual(uses.images, ["messages[0].content[1]", "messages[0].content[2]"]);
+  assert.deepEqual(uses.toolBlocks, ["messages[1].content[3]", "messages[2].content[0]"]);
+  assert.equal(req.extras.protocol, "anthropic_messages");
+  assert.deepEqual(req.extras.fields, {});
+});
+
+Deno.test("parseMessagesRequest: options, tools, tool_choice, thinking and output_config", () => {
+  const { req, uses } = parseMessagesRequest({
+    ...BASE,
+    max_tokens: 4000,
+    messages: [{ role: "user", content: "hi" }],
+    stop_sequences: ["END"],
+    temperature: 0.5,
+    top_p: 0.9,
+    top_k: 5,
+    metadata: { user_id: "u1" },
+    tools: [
+      {
+        name: "f",
+        description: "d",
+        input_schema: { type: "object" },
+        cache_control: { type: "ephemeral" },
+      },
+      { type: "web_search_20250305", name: "web_search" },
+    ],
+    tool_choice: { type: "any", disable_parallel_tool_use: true },
+    thinking: { type: "enabled", budget_tokens: 2048 },
+    output_config: { effort: "max", format: { type: "json_schema", schema: { type: "object" } } },
+    service_tier: "auto",
+    stream: true,
+  });
+  const o = req.options;
+  assert.deepEqual([o.maxTokens, o.maxTokensGiven, o.stop, o.temperature, o.topP, o.topK, o.user], [
+    4000,
+    true,
+    ["END"],
+    0.5,
+    0.9,
+    5,
+    "u1",
+  ]);
+  assert.deepEqual(o.tools, [{
+    name: "f",
+    description: "d",
+    parameters: { type: "object" },
+    cache: { type: "ephemeral" },
+  }]);
+  assert.deepEqual(uses.anthropicOnly, [{ path: "tools[1].type", type: "web_search_20250305" }]);
+  assert.equal(o.toolChoice, "required");
+  assert.equal(o.parallelToolCalls, false);
+  assert.deepEqual(o.reasoning, { effort: "high", budgetTokens: 2048 });
+  assert.deepEqual(o.output, {
+    type: "json_schema",
+    name: "output",
+    schema: { type: "object" },
+    strict: true,
+  });
+  assert.equal(req.stream, true);
+  assert.deepEqual(req.extras.fields, { service_tier: "auto" });
+  const off = parseMessagesRequest({
+    ...BASE,
+    messages: [{ role: "user", content: "hi" }],
+    thinking: { type: "disabled" },
+  });
+  assert.deepEqual(off.req.options.reasoning, { disabled: true });
+});
+
+Deno.test("parseMessagesRequest: count_tokens bodies need no max_tokens", () => {
+  const { req } = parseMessagesRequest(
+    { model: "m", messages: [{ role: "user", content: "hi" }] },
+    undefined,
+    true,
+  );
+  assert.equal(req.options.maxTokensGiven, false);
+});
+
+Deno.test("parseMessagesRequest: each mistake is a 400 naming its path", () => {
+  const cases: [Record<string, unknown>, string][] = [
+    [{ model: "m", messages: [{ role: "user", content: "hi" }] }, "max_tokens"],
+    [{ ...BASE, max_tokens: 0, messages: [{ role: "user", content: "hi" }] }, "max_tokens"],
+    [
+      { ...BASE, messages: [{ role: "user", content: [{ type: "text", text: "" }] }] },
+      "messages[0].content[0].text",
+    ],
+    [{
+      ...BASE,
+      messages: [{ role: "user", content: [{ type: "tool_use", id: "a", name: "f", input: {} }] }],
+    }, "messages[0].content[0].type"],
+    [{
+      ...BASE,
+      messages: [{
+        role: "assistant",
+        content: [{ type: "tool_use", id: "a", name: "f", input: [] }],
+      }],
+    }, "messages[0].content[0].input"],
+    [{
+      ...BASE,
+      messages: [{
+        role: "user",
+        content: [{ type: "image", source: { type: "url", url: "ftp://x" } }],
+      }],
+    }, "messages[0].content[0].source.url"],
+    [{ ...BASE, messages: [{ role: "user", content: "hi" }], top_k: -1 }, "top_k"],
+    [
+      { ...BASE, messages: [{ role: "user", content: "hi" }], metadata: { user: "x" } },
+      "metadata.user",
+    ],
+    [
+      { ...BASE, messages: [{ role: "user", content: "hi" }], tool_choice: { type: "any" } },
+      "tool_choice.type",
+    ],
+    [{
+      ...BASE,
+      messages: [{ role: "user", content: "hi" }],
+      tools: [{ name: "f", input_schema: { type: "object" } }, {
+        name: "f",
+        input_schema: { type: "object" },
+      }],
+    }, "tools[1].name"],
+    [
+      { ...BASE, messages: [{ role: "user", content: "hi" }], stop_sequences: "END" },
+      "stop_sequences",
+    ],
+    [{
+      ...BASE,
+      messages: [{ role: "user", content: "hi" }],
+      output_config: { format: { type: "json_object" } },
+    }, "output_config.format.type"],
+  ];
+  for (const [body, param] of cases) {
+    assert.throws(
+      () => parseMessagesRequest(body),
+      (e: unknown) => e instanceof ApiError && e.status === 400 && e.param === param,
+      `${JSON.stringify(body)} → ${param}`,
+    );
+  }
+});
+
+Deno.test("parseMessagesRequest: a tool_result must answer a tool_use of the message before it", () => {
+  const call = {
+    role: "assistant",
+    content: [{ type: "tool_use", id: "t1", name: "f", input: {} }],
+  };
+  const result = (id: string) => ({
+    role: "user",
+    content: [{ type: "tool_result", tool_use_id: id, content: "ok" }],
+  });
+  parseMessagesRequest({
+    ...BASE,
+    messages: [{ role: "user", content: "hi" }, call, result("t1")],
+  });
+  for (
+    const messages of [
+      [{ role: "user", content: "hi" }, call, result("t2")],
+      [call, { role: "user", content: "hi" }, result("t1")],
+    ]
+  ) {
+    assert.throws(
+      () => parseMessagesRequest({ ...BASE, messages }),
+      (e: unknown) =>
+        e instanceof ApiError && e.param === `messages[2].content[0].tool_use_id` &&
+        /previous message/.test(e.message),
+    );
+  }
+});

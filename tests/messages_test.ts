@@ -1,0 +1,337 @@
+/**
+ * `POST /v1/messages` over raw HTTP on a real port: SSE transcripts read byte for byte and
+ * checked against Anthropic's event order (tool calls, thinking, parallel calls, mid-stream
+ * failures), Anthropic's error shape, dropped fields, clients that leave, and the log's usage.
+ */
+import assert from "node:assert/strict";
+import { checkTranscript, parseTranscript } from "./support/messages_stream.ts";
+import { askDirectly, type SdkGateway, startSdkGateway, STYLES } from "./support/sdk_gateway.ts";
+import { waitFor } from "./support/wait.ts";
+
+const HEADERS = { "anthropic-version": "2023-06-01", "content-type": "application/json" };
+
+function post(
+  gateway: SdkGateway,
+  body: unknown,
+  headers: Record<string, string> = {},
+  path = "/v1/messages",
+): Promise<Response> {
+  return fetch(`${gateway.server.url}${path}`, {
+    method: "POST",
+    headers: { ...HEADERS, "x-api-key": gateway.apiKey, ...headers },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(10_000),
+  });
+}
+
+async function transcript(gateway: SdkGateway, body: Record<string, unknown>) {
+  const res = await post(gateway, { ...body, stream: true });
+  const text = await res.text();
+  assert.equal(res.status, 200, text);
+  return checkTranscript(parseTranscript(text));
+}
+
+const TOOLS = [{
+  name: "get_weather",
+  input_schema: { type: "object", properties: { city: { type: "string" } } },
+}];
+
+for (const style of STYLES) {
+  Deno.test(`messages/${style.name}: a streamed tool call with thinking follows Anthropic's event order`, async () => {
+    await using gateway = await startSdkGateway({ sliceBytes: 5 });
+    if (style.name === "openai") gateway.openai.flavour = { reasoning: "A tool will know." };
+    const t = await transcript(gateway, {
+      model: style.model,
+      max_tokens: 3000,
+      thinking: { type: "enabled", budget_tokens: 1024 },
+      tools: TOOLS,
+      messages: [{ role: "user", content: "Call get_weather for Oslo and Bergen" }],
+    });
+    assert.equal(t.stopReason, "tool_use");
+    assert.equal(t.blocks[0]!.type, "thinking");
+    const calls = t.blocks.filter((b) => b.type === "tool_use");
+    assert.ok(calls.length >= 1);
+    for (const call of calls) assert.equal(call.name, "get_weather");
+    if (style.scripted) {
+      assert.deepEqual(calls.map((c) => c.input), [{ city: "Oslo" }, { city: "Bergen" }]);
+    }
+  });
+
+  Deno.test(`messages/${style.name}: non-streamed answers carry Anthropic's usage with cache counts`, async () => {
+    await using gateway = await startSdkGateway();
+    const res = await post(gateway, {
+      model: style.model,
+      max_tokens: 100,
+      messages: [{ role: "user", content: "Hello there" }],
+    });
+    const body = await res.json();
+    assert.equal(res.status, 200, JSON.stringify(body));
+    for (
+      const key of [
+        "input_tokens",
+        "output_tokens",
+        "cache_creation_input_tokens",
+        "cache_read_input_tokens",
+      ]
+    ) {
+      assert.equal(typeof body.usage[key], "number", key);
+    }
+    assert.equal(body.stop_sequence, null);
+  });
+}
+
+Deno.test("messages/openai: parallel tool calls come as one tool_use block each, in order", async () => {
+  await using gateway = await startSdkGateway({ sliceBytes: 3 });
+  const t = await transcript(gateway, {
+    model: "oa-chat",
+    max_tokens: 300,
+    tools: TOOLS,
+    messages: [{ role: "user", content: "Call get_weather for Oslo Bergen Paris Rome" }],
+  });
+  assert.deepEqual(
+    t.blocks.map((b) => b.input),
+    [{ city: "Oslo" }, { city: "Bergen" }, { city: "Paris" }, { city: "Rome" }],
+  );
+});
+
+Deno.test("messages: fields of other back ends are dropped and named; Anthropic-only blocks and tools are a 400 there", async () => {
+  await using gateway = await startSdkGateway();
+  for (const model of ["sim-vision", "oa-chat"]) {
+    const res = await post(gateway, {
+      model,
+      max_tokens: 50,
+      service_tier: "auto",
+      container: "c-1",
+      messages: [{ role: "user", content: "Hello" }],
+    });
+    await res.body?.cancel();
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get("x-switchyard-dropped-params"), "container,service_tier");
+    const doc = await post(gateway, {
+      model,
+      max_tokens: 50,
+      messages: [{
+        role: "user",
+        content: [{
+          type: "document",
+          source: { type: "text", media_type: "text/plain", data: "x" },
+        }],
+      }],
+    });
+    const body = await doc.json();
+    assert.equal(doc.status, 400);
+    assert.equal(body.type, "error");
+    assert.equal(body.error.type, "invalid_request_error");
+    assert.match(body.error.message, /^messages\.0\.content\.0\.type: .*document/);
+  }
+  assert.equal(gateway.openai.received.length, 1, "the 400 was answered before any upstream call");
+});
+
+Deno.test("messages: a failure mid-stream ends with Anthropic's error event", async () => {
+  await using gateway = await startSdkGateway();
+  const body = {
+    max_tokens: 200,
+    messages: [{ role: "user", content: "Hello there, how are you" }],
+  };
+  gateway.openai.faults = [{ breakAfterEvents: 3 }];
+  const broken = await transcript(gateway, { ...body, model: "oa-chat" });
+  assert.equal(broken.error?.type, "api_error");
+  // Forwarded: the upstream's own error event comes through as it was sent.
+  gateway.anthropic.faults = [{ errorAfterEvents: 3 }];
+  const overloaded = await transcript(gateway, { ...body, model: "an-chat" });
+  assert.deepEqual(overloaded.error, { type: "overloaded_error", message: "Overloaded" });
+  // Forwarded, and the connection breaks: the gateway's own error event.
+  gateway.anthropic.faults = [{ breakAfterEvents: 3 }];
+  const cut = await transcript(gateway, { ...body, model: "an-chat" });
+  assert.equal(cut.error?.type, "api_error");
+});
+
+Deno.test("messages: upstream errors before the stream begins are HTTP errors in Anthropic's shape", async () => {
+  await using gateway = await startSdkGateway();
+  gateway.anthropic.faults = [{
+    status: 429,
+    errorType: "rate_limit_error",
+    headers: { "retry-after": "7" },
+  }];
+  const res = await post(gateway, {
+    model: "an-chat",
+    max_tokens: 10,
+    stream: true,
+    messages: [{ role: "user", content: "Hi" }],
+  });
+  const body = await res.json();
+  assert.equal(res.status, 429);
+  assert.equal(body.error.type, "rate_limit_error");
+  assert.equal(res.headers.get("retry-after"), "7");
+});
+
+for (const model of ["oa-chat", "an-chat"]) {
+  Deno.test(`messages: a client that leaves a stream of ${model} aborts the upstream call and is logged 499`, async () => {
+    await using gateway = await startSdkGateway();
+    const fake = model === "oa-chat" ? gateway.openai : gateway.anthropic;
+    fake.faults = [{ stallAfterEvents: 2 }];
+    const res = await post(gateway, {
+      model,
+      max_tokens: 100,
+      stream: true,
+      messages: [{ role: "user", content: "Hello there" }],
+    });
+    assert.equal(res.status, 200);
+    const reader = res.body!.getReader();
+    await reader.read();
+    await reader.cancel();
+    assert.match(await fake.last.gone, /./);
+    await waitFor(
+      () =>
+        gateway.server.output.records().some((r) => r.path === "/v1/messages" && r.status === 499),
+      "the 499 log record",
+    );
+  });
+}
+
+for (const style of STYLES) {
+  Deno.test(`messages/${style.name}: the log records the streamed call's usage`, async () => {
+    await using gateway = await startSdkGateway();
+    const t = await transcript(gateway, {
+      model: style.model,
+      max_tokens: 100,
+      messages: [{ role: "user", content: "Hello there" }],
+    });
+    await waitFor(
+      () => gateway.server.output.records().some((r) => r.path === "/v1/messages"),
+      "the log record",
+    );
+    const record = gateway.server.output.records().find((r) => r.path === "/v1/messages")!;
+    assert.equal(record.status, 200);
+    assert.equal(record.model, style.model);
+    assert.equal(record.completion_tokens, t.usage.output_tokens);
+    const input = (t.usage.input_tokens as number) + (t.usage.cache_read_input_tokens as number) +
+      (t.usage.cache_creation_input_tokens as number);
+    assert.equal(record.prompt_tokens, input, "the log counts cached tokens as input too");
+  });
+}
+
+Deno.test("messages: Claude Code's way in: Authorization Bearer, count_tokens?beta=true, /v1/models with anthropic-version", async () => {
+  await using gateway = await startSdkGateway();
+  const headers = { "x-api-key": "", authorization: `Bearer ${gateway.apiKey}` };
+  const count = await post(
+    gateway,
+    { model: "an-chat", messages: [{ role: "user", content: "Hi" }] },
+    { ...headers, "anthropic-beta": "token-counting-2024-11-01" },
+    "/v1/messages/count_tokens?beta=true",
+  );
+  const counted = await count.json();
+  assert.equal(count.status, 200, JSON.stringify(counted));
+  assert.equal(typeof counted.input_tokens, "number");
+  assert.equal(gateway.anthropic.last.headers.get("anthropic-beta"), "token-counting-2024-11-01");
+  const models = await fetch(`${gateway.server.url}/v1/models`, {
+    headers: { "anthropic-version": "2023-06-01", authorization: `Bearer ${gateway.apiKey}` },
+  });
+  const list = await models.json();
+  assert.equal(list.has_more, false);
+  assert.equal(list.first_id, list.data[0].id);
+  assert.equal(list.last_id, list.data.at(-1).id);
+  const openai = await (await fetch(`${gateway.server.url}/v1/models`, {
+    headers: { authorization: `Bearer ${gateway.apiKey}` },
+  })).json();
+  assert.equal(openai.object, "list", "without anthropic-version: OpenAI's shape");
+});
+
+Deno.test("messages: 404 for an unknown model and 401 for a bad key come in Anthropic's shape", async () => {
+  await using gateway = await startSdkGateway();
+  const unknown = await post(gateway, {
+    model: "nope",
+    max_tokens: 5,
+    messages: [{ role: "user", content: "Hi" }],
+  });
+  assert.equal(unknown.status, 404);
+  const body = await unknown.json();
+  assert.equal(body.type, "error");
+  assert.equal(body.error.type, "not_found_error");
+  assert.match(body.error.message, /^model: /);
+  const bad = await post(gateway, { model: "sim-chat" }, { "x-api-key": "sk-bad" });
+  assert.equal(bad.status, 401);
+  assert.equal((await bad.json()).error.type, "authentication_error");
+});
+
+Deno.test("messages: capability flags are checked with Messages paths", async () => {
+  await using gateway = await startSdkGateway();
+  const cases: [Record<string, unknown>, RegExp][] = [
+    [
+      {
+        messages: [{
+          role: "user",
+          content: [{ type: "text", text: "See" }, {
+            type: "image",
+            source: { type: "url", url: "https://example.com/cat.png" },
+          }],
+        }],
+      },
+      /^messages\.0\.content\.1: .*image_input/,
+    ],
+    [{ tools: TOOLS, messages: [{ role: "user", content: "Hi" }] }, /^tools: .*function calling/],
+    [
+      {
+        messages: [
+          { role: "user", content: "Hi" },
+          { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "f", input: {} }] },
+        ],
+      },
+      /^messages\.1\.content\.0: .*function calling/,
+    ],
+  ];
+  for (const [body, message] of cases) {
+    // sim-chat has neither image input nor function calling.
+    const res = await post(gateway, { model: "sim-chat", max_tokens: 10, ...body });
+    const answer = await res.json();
+    assert.equal(res.status, 400, JSON.stringify(answer));
+    assert.equal(answer.error.type, "invalid_request_error");
+    assert.match(answer.error.message, message);
+  }
+});
+
+Deno.test("messages: a conversation moved from the simulator to an Anthropic model leaves the simulator's thinking behind", async () => {
+  await using gateway = await startSdkGateway();
+  const first = await (await post(gateway, {
+    model: "sim-vision",
+    max_tokens: 2000,
+    thinking: { type: "enabled", budget_tokens: 1024 },
+    messages: [{ role: "user", content: "Hello there" }],
+  })).json();
+  assert.equal(first.content[0].type, "thinking");
+  const messages = [
+    { role: "user", content: "Hello there" },
+    { role: "assistant", content: first.content },
+    { role: "user", content: "And now?" },
+  ];
+  const res = await post(gateway, { model: "an-chat", max_tokens: 100, messages });
+  assert.equal(res.status, 200, await res.clone().text());
+  await res.body?.cancel();
+  const sent = gateway.anthropic.last.body as { messages: { content: unknown }[] };
+  assert.deepEqual(sent.messages[1]!.content, first.content.slice(1), "only the text went on");
+  assert.deepEqual(gateway.anthropic.violations, []);
+});
+
+Deno.test("messages/anthropic: a forwarded stream is the upstream's, event for event, but for the model id", async () => {
+  await using gateway = await startSdkGateway({ sliceBytes: 11 });
+  const res = await post(gateway, {
+    model: "an-chat",
+    max_tokens: 2000,
+    stream: true,
+    thinking: { type: "enabled", budget_tokens: 1024 },
+    tools: TOOLS,
+    messages: [{ role: "user", content: "Call get_weather for Oslo" }],
+  });
+  const ours = parseTranscript(await res.text());
+  const theirs = await askDirectly(gateway.anthropic) as Record<string, unknown>[];
+  const same = (data: Record<string, unknown>) =>
+    JSON.stringify(data).replace(/msg_fake\d+/, "msg_x").replace(/toolu_fake\d+/g, "toolu_x");
+  assert.equal(ours.length, theirs.length);
+  ours.forEach(({ data }, i) => {
+    const upstream = structuredClone(theirs[i]!);
+    if (upstream.type === "message_start") {
+      (upstream.message as Record<string, unknown>).model = "an-chat";
+    }
+    assert.equal(same(data), same(upstream), `event ${i}`);
+  });
+});
