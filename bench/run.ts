@@ -10,7 +10,7 @@
  *   deno task bench --soak --streams N   that many concurrent streams instead
  *   deno task bench --seconds 5     length of each wrk run (default 5)
  *   deno task bench --rounds 2      interleaved rounds per row (default 2; medians reported)
- *   deno task bench --only clients  one part of the table: gateway, anthropic or clients
+ *   deno task bench --only clients  one part of the table: gateway, anthropic, routing or clients
  *   deno task bench --against main  also a Switchyard built from a git revision (a branch, a tag,
  *                                   a commit, HEAD~1), in the same run: see below
  *
@@ -44,7 +44,7 @@ const OUT = `${ROOT}.bench-out`;
 const args = parseArgs(Deno.args);
 const TASKSET = await has("taskset");
 const decoder = new TextDecoder();
-/** Whether the table includes `name` (`--only gateway|anthropic|clients` keeps one). */
+/** Whether the table includes `name` (`--only gateway|anthropic|routing|clients` keeps one). */
 function section(name: string): boolean {
   return args.only === null || args.only === name;
 }
@@ -350,6 +350,17 @@ async function benchConfig(
       { id: "bench-claude", provider: "bench-anthropic", chat_completions: true, access: "key" },
       // Anonymous callers' model, for the client-count rows (limits per client IP).
       { id: "bench-open", provider: "bench", chat_completions: true },
+      // The same upstream through three routes, for the routing rows.
+      {
+        id: "bench-routed",
+        chat_completions: true,
+        access: "key",
+        routes: [
+          { provider: "bench", upstream_model: "bench-a", weight: 2 },
+          { provider: "bench", upstream_model: "bench-b" },
+          { provider: "bench", upstream_model: "bench-c", priority: 1 },
+        ],
+      },
     ],
     // Anonymous limits raised out of the way but still counted in KV, per client IP.
     limits: { anonymous: { chat: { per_minute: 1_000_000_000, per_day: 1_000_000_000 } } },
@@ -593,6 +604,32 @@ async function table(): Promise<void> {
       row(mode, 32, "switchyard→anthropic", s, null, passMedian, r);
       results[`${mode} @32 switchyard→anthropic`] = s;
     }
+    // Routing: a model with three routes against the same model with one, in the same rounds.
+    if (section("routing")) {
+      const single: Sample[] = [];
+      const routed: Sample[] = [];
+      for (let round = 0; round < args.rounds; round++) {
+        for (
+          const model of round % 2
+            ? ["bench-routed", "bench-openai"]
+            : ["bench-openai", "bench-routed"]
+        ) {
+          const s = await wrk(sy.url, 32, chatBody(model, false), sy.key, sy.proc);
+          (model === "bench-routed" ? routed : single).push(s);
+        }
+      }
+      const one = medianSample(single);
+      const three = medianSample(routed);
+      row("non-stream 1 route", 32, "switchyard", one, null, null);
+      row("non-stream 3 routes", 32, "switchyard", three, null, null);
+      results["non-stream 1 route @32 switchyard"] = one;
+      results["non-stream 3 routes @32 switchyard"] = three;
+      clientRatios.push(
+        `3 routes: ${
+          fmt((three.cpuUsPerRequest / one.cpuUsPerRequest) * 100, 0)
+        }% of one route's CPU per request`,
+      );
+    }
     // Limits are counted per client: one anonymous client, then 10,000 distinct ones (a new
     // X-Forwarded-For address per request), each against the pass-through in the same rounds.
     for (const clients of section("clients") ? [1, CLIENTS] : []) {
@@ -666,7 +703,7 @@ async function table(): Promise<void> {
         fmt(await peakRssMb(upstream.pid), 0)
       } MB`,
     );
-    console.log(`Client counts (limits counted per client IP in KV): ${clientRatios.join("; ")}`);
+    console.log(`Client counts and routing: ${clientRatios.join("; ")}`);
     if (tree && rev) {
       console.log(
         `CPU µs per request of this checkout as a percentage of ${rev.label}'s (medians; non-stream should stay within 105%): ${

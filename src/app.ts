@@ -40,6 +40,8 @@ import {
   putAdminModel,
 } from "./api/admin/models.ts";
 import { getUsage } from "./api/admin/usage.ts";
+import { listRoutes } from "./api/admin/routes.ts";
+import { RouteHealth } from "./routing/health.ts";
 import { health } from "./api/health/route.ts";
 import { generateImages } from "./api/images/route.ts";
 import { listModels, retrieveModel } from "./api/models/route.ts";
@@ -110,6 +112,7 @@ const ADMIN_ROUTES: readonly Route[] = [
   },
   { path: "/admin/logs", methods: { GET: listLogs }, scope: null, admin: true },
   { path: "/admin/usage", methods: { GET: getUsage }, scope: null, admin: true },
+  { path: "/admin/routes", methods: { GET: listRoutes }, scope: null, admin: true },
 ];
 
 /** What an app is built from; everything but config and kv has a production default. */
@@ -129,6 +132,8 @@ export interface AppDeps {
   cataloguePollMs?: number;
   /** Milliseconds between batched log writes to KV. */
   logFlushMs?: number;
+  /** Numbers in [0, 1), for route choice (default `Math.random`). */
+  random?: () => number;
 }
 
 /** A built app: the request handler and the services behind it. */
@@ -200,6 +205,8 @@ export async function createApp(deps: AppDeps): Promise<App> {
     catalogue,
     providers,
     keys,
+    routes: new RouteHealth({ clock }),
+    random: deps.random ?? Math.random,
   };
   // One group commit for the request and token counters: their writes share KV commits.
   const commits = new GroupCommit(kv);

@@ -1,6 +1,12 @@
 import { quote } from "./quote.ts";
 import { ValidationError } from "./validation/error.ts";
-import { type ArrayRules, OPTIONAL, type Reader, readJson } from "./validation/reader.ts";
+import {
+  type ArrayRules,
+  type Fields,
+  OPTIONAL,
+  type Reader,
+  readJson,
+} from "./validation/reader.ts";
 
 /** Provider API styles that Switchyard can speak. */
 export const PROVIDER_STYLES = ["openai", "anthropic", "simulator"] as const;
@@ -102,10 +108,24 @@ export interface ImageGenerationConfig {
   num_inference_steps: boolean;
 }
 
-export interface ModelConfig {
-  id: string;
+/** One way to reach a model (DESIGN §6.3): a provider and its name for the model. */
+export interface RouteConfig {
   provider: string;
   upstream_model: string;
+  /** Share of the traffic among routes of the same priority (relative; default 1). */
+  weight: number;
+  /** Lower is preferred: routes of a higher priority serve only when those of the best
+   * priority fail or are broken (default 0). */
+  priority: number;
+}
+
+export interface ModelConfig {
+  id: string;
+  /** The provider (of the first route, when the model has `routes`). */
+  provider: string;
+  upstream_model: string;
+  /** The model's routes when it has several ways to reach it; absent: `provider` alone. */
+  routes?: RouteConfig[];
   owned_by: string;
   /** Unix seconds; `null` means "when first registered in KV". */
   created: number | null;
@@ -356,6 +376,45 @@ function readImageGeneration(r: Reader): ImageGenerationConfig {
 }
 
 const THRESHOLD = { optional: true, min: 0, max: 1 } as const;
+/** Routes of one model at most. */
+const MAX_ROUTES = 16;
+
+/** 400-style error for a provider id the config does not have. */
+function unknownProvider(
+  field: Reader,
+  id: string,
+  providers: ReadonlyMap<string, ProviderConfig>,
+): Error {
+  const known = [...providers.keys()].map((p) => `"${p}"`).join(", ");
+  return field.invalid(`unknown provider ${quote(id)} (known: ${known})`);
+}
+
+/** A model's `routes` (DESIGN §4.1): each a known provider and its model id, with a weight and
+ * a priority; a model has either `provider` or `routes`. */
+function readRoutes(
+  f: Fields,
+  providers: ReadonlyMap<string, ProviderConfig>,
+  id: string,
+): RouteConfig[] {
+  const field = f.get("routes");
+  if (f.has("provider") || f.has("upstream_model")) {
+    throw field.invalid("a model has either provider (and upstream_model) or routes, not both");
+  }
+  const items = f.array("routes", { minItems: 1, maxItems: MAX_ROUTES })!;
+  return items.map((item) => {
+    const r = item.object();
+    const providerId = r.string("provider", TEXT);
+    if (!providers.has(providerId)) throw unknownProvider(r.get("provider"), providerId, providers);
+    const route: RouteConfig = {
+      provider: providerId,
+      upstream_model: r.string("upstream_model", OPTIONAL_TEXT) ?? id,
+      weight: r.number("weight", { optional: true, min: 0.001, max: 1_000_000 }) ?? 1,
+      priority: r.integer("priority", { optional: true, min: 0, max: 100 }) ?? 0,
+    };
+    r.done();
+    return route;
+  });
+}
 const PRICE = { min: 0, max: 1_000_000 } as const;
 
 /** A model's `pricing`, or `null` when it has none (free). */
@@ -399,18 +458,17 @@ export function readModel(
 ): ModelConfig {
   const f = r.object();
   const id = f.string("id", MODEL_ID);
-  const providerField = f.get("provider");
-  const providerId = providerField.string(TEXT);
+  const routes = f.has("routes") ? readRoutes(f, providers, id) : undefined;
+  const providerId = routes ? routes[0]!.provider : f.string("provider", TEXT);
   const provider = providers.get(providerId);
-  if (!provider) {
-    const known = [...providers.keys()].map((p) => `"${p}"`).join(", ");
-    throw providerField.invalid(`unknown provider ${quote(providerId)} (known: ${known})`);
-  }
+  if (!provider) throw unknownProvider(f.get("provider"), providerId, providers);
   const image = f.get("image_generation");
   const model: ModelConfig = {
     id,
     provider: providerId,
-    upstream_model: f.string("upstream_model", OPTIONAL_TEXT) ?? id,
+    upstream_model: routes
+      ? routes[0]!.upstream_model
+      : f.string("upstream_model", OPTIONAL_TEXT) ?? id,
     owned_by: f.string("owned_by", OPTIONAL_TEXT) ?? providerId,
     created: f.integer("created", NULLABLE_COUNT) ?? null,
     chat_completions: f.boolean("chat_completions", OPTIONAL) ?? false,
@@ -433,15 +491,19 @@ export function readModel(
   };
   const pricing = readPricing(f.get("pricing"));
   if (pricing !== null) model.pricing = pricing;
-  const can = STYLE_CAPABILITIES[provider.style];
-  for (const cap of CAPABILITIES) {
-    if (model[cap] && !can.has(cap)) {
-      throw f.get(cap).invalid(
-        `provider "${providerId}" (style ${provider.style}) cannot serve ${cap}`,
-      );
+  if (routes) model.routes = routes;
+  for (const route of routes ?? [{ provider: providerId }]) {
+    const style = providers.get(route.provider)!.style;
+    const can = STYLE_CAPABILITIES[style];
+    for (const cap of CAPABILITIES) {
+      if (model[cap] && !can.has(cap)) {
+        throw f.get(cap).invalid(
+          `provider "${route.provider}" (style ${style}) cannot serve ${cap}`,
+        );
+      }
     }
   }
-  if (model.image_generation && !can.has("image_generation")) {
+  if (model.image_generation && !STYLE_CAPABILITIES[provider.style].has("image_generation")) {
     throw image.invalid(
       `provider "${providerId}" (style ${provider.style}) cannot generate images`,
     );

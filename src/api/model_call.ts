@@ -2,25 +2,37 @@ import type { ModelRecord } from "../catalogue/model.ts";
 import { ApiError, clientClosed, internalError } from "../errors.ts";
 import type { RequestContext } from "../pipeline/context.ts";
 import type { CallContext, Provider } from "../providers/types.ts";
+import { RoutedProvider } from "../routing/routed_provider.ts";
 
-/** The adapter and call context for a resolved model (see `pipeline/resolve.ts`). */
+/** The adapter and call context for a resolved model (see `pipeline/resolve.ts`): its
+ * provider's, or for a model with several routes one that tries them (DESIGN §6.3). */
 export function modelCall(
   ctx: RequestContext,
   record: ModelRecord,
 ): { provider: Provider; call: CallContext } {
-  const provider = ctx.services.providers.get(record.provider);
+  const call: CallContext = {
+    signal: ctx.signal,
+    requestId: ctx.requestId,
+    upstreamModel: record.upstream_model,
+    model: record,
+    dropped: new Set(),
+  };
+  const { providers, routes: health, random } = ctx.services;
+  if (record.routes !== undefined && record.routes.length > 1) {
+    const targets = record.routes.flatMap((route) => {
+      const provider = providers.get(route.provider);
+      return provider ? [{ route, provider }] : [];
+    });
+    call.served = (route) => {
+      ctx.provider = route.provider;
+      ctx.route = `${route.provider}/${route.upstream_model}`;
+    };
+    return { provider: new RoutedProvider(record.id, targets, { health, random }), call };
+  }
+  const provider = providers.get(record.provider);
   // resolve only returns models whose provider is available.
   if (!provider) throw internalError(ctx.requestId);
-  return {
-    provider,
-    call: {
-      signal: ctx.signal,
-      requestId: ctx.requestId,
-      upstreamModel: record.upstream_model,
-      model: record,
-      dropped: new Set(),
-    },
-  };
+  return { provider, call };
 }
 
 /** The response header naming the request fields the back end could not honour. */

@@ -3,9 +3,13 @@ import type { Providers } from "../providers/registry.ts";
 import type { Catalogue } from "./store.ts";
 import { accessAllows, allowListMatches, type ModelRecord, type Viewer } from "./model.ts";
 
-/** Whether a model is in service here: enabled, and its provider configured with its key. */
+/** Whether a model is in service here: enabled, and the provider of one of its routes
+ * configured with its key. */
 export function isServed(record: ModelRecord, providers: Providers): boolean {
-  return record.enabled && providers.isAvailable(record.provider);
+  return record.enabled &&
+    (record.routes === undefined
+      ? providers.isAvailable(record.provider)
+      : record.routes.some((route) => providers.isAvailable(route.provider)));
 }
 
 /** Whether a viewer may see (and use) a served model. */

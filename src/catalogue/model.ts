@@ -1,4 +1,4 @@
-import type { Access, ModelConfig } from "../config.ts";
+import type { Access, ModelConfig, RouteConfig } from "../config.ts";
 import type { Model } from "../types/openai.ts";
 
 /** A catalogue entry as stored in KV: the model's config plus its registration time. */
@@ -9,6 +9,12 @@ export interface ModelRecord extends Omit<ModelConfig, "created" | "default_max_
   default_max_tokens?: number | null;
   /** Where the record came from: seeded from the config file, or put through the admin API. */
   source: "config" | "admin";
+}
+
+/** A model's routes: its `routes`, or its one provider as the only route. */
+export function routesOf(record: ModelRecord): RouteConfig[] {
+  return record.routes ??
+    [{ provider: record.provider, upstream_model: record.upstream_model, weight: 1, priority: 0 }];
 }
 
 /** The public model object (spec §2.1) for a record. */

@@ -15,6 +15,7 @@ import type { Lease } from "../limits/leases.ts";
 import type { WindowState } from "../limits/windows.ts";
 import type { Logger } from "../log/logger.ts";
 import type { Providers } from "../providers/registry.ts";
+import type { RouteHealth } from "../routing/health.ts";
 import type { Held } from "./reserve.ts";
 
 /** Everything a step or handler may use, built once per app. */
@@ -28,6 +29,10 @@ export interface Services {
   catalogue: Catalogue;
   providers: Providers;
   keys: KeyStore;
+  /** The health of models' routes in this process. */
+  routes: RouteHealth;
+  /** Numbers in [0, 1) (route choice); injected so tests are deterministic. */
+  random: () => number;
 }
 
 /** A route handler: answers a request that passed every step before it. */
@@ -104,8 +109,10 @@ export class RequestContext {
   // Front doors (what settle reports).
   /** The model asked for, once known. */
   model: string | null = null;
-  /** The provider of the resolved model. */
+  /** The provider of the resolved model (of the route that served, when it has several). */
   provider: string | null = null;
+  /** The route that served (`provider/upstream_model`), when the model has several. */
+  route: string | null = null;
   /** The call's usage, once known (a stream's last usage event). */
   usage: Usage | null = null;
   /** Whether the answer is a stream. */

@@ -24,6 +24,7 @@ export function respond(logger: Logger): Step<RequestContext> {
       response = errorResponse(error, ctx.endpoint?.errors ?? "openai", ctx.requestId);
     }
     if (ctx.window) setRateLimitHeaders(response.headers, ctx.window, ctx.admittedAt);
+    if (ctx.route) response.headers.set("x-switchyard-route", ctx.route);
     if (ctx.tokenWindow) setTokenHeaders(response.headers, ctx.tokenWindow, ctx.admittedAt);
     return response;
   };

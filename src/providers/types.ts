@@ -1,6 +1,6 @@
 import type { ModelRecord } from "../catalogue/model.ts";
 import type { Clock } from "../clock.ts";
-import type { ProviderConfig } from "../config.ts";
+import type { ProviderConfig, RouteConfig } from "../config.ts";
 import type { ImageWork } from "../images/work.ts";
 import type { Logger } from "../log/logger.ts";
 import type { CanonicalRequest } from "../canonical/conversation.ts";
@@ -37,6 +37,8 @@ export interface CallContext {
    * their wire names while translating the request, before the upstream call; the front door
    * reports them in the `x-switchyard-dropped-params` header. */
   dropped: Set<string>;
+  /** Told which route answered, when the model has several (routing/routed_provider.ts). */
+  served?(route: RouteConfig): void;
 }
 
 /** One upstream style's adapter (DESIGN §6.2): translates canonical requests to its wire
