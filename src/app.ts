@@ -37,6 +37,7 @@ import { health } from "./api/health/route.ts";
 import { generateImages } from "./api/images/route.ts";
 import { listModels, retrieveModel } from "./api/models/route.ts";
 import { createModeration } from "./api/moderations/route.ts";
+import { adminPage, asset, homePage, playgroundPage } from "./api/pages/route.ts";
 
 /** The public API's route table. */
 const ROUTES: readonly Route[] = [
@@ -56,6 +57,11 @@ const ROUTES: readonly Route[] = [
     json: true,
   },
   { path: "/healthz", methods: { GET: health }, scope: null },
+  // The web pages (README "Web pages"): not limited, like /healthz; they serve from memory.
+  { path: "/", methods: { GET: homePage }, scope: null },
+  { path: "/playground", methods: { GET: playgroundPage }, scope: null },
+  { path: "/admin", methods: { GET: adminPage }, scope: null },
+  { path: "/assets/:name", methods: { GET: asset }, scope: null },
 ];
 
 /** The admin API (DESIGN §5), served only when `SWITCHYARD_ADMIN_TOKEN` is set. */
