@@ -229,6 +229,7 @@ async function loadKeys() {
       try {
         await admin(`/admin/keys/${encodeURIComponent(key.id)}`, { method: "DELETE" });
         keyStatus.textContent = `Revoked key ${key.name}.`;
+        byId("new-key", HTMLElement).hidden = true;
         await loadKeys();
       } catch (e) {
         keyStatus.textContent = messageOf(e);

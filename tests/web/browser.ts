@@ -44,7 +44,8 @@ export function launch(): Promise<Browser> {
 /** Desktop and phone viewports of the screenshots. */
 export const VIEWPORTS = {
   desktop: { width: 1280, height: 900 },
-  phone: { width: 390, height: 844, isMobile: true, hasTouch: true, deviceScaleFactor: 1 },
+  // Not `isMobile`: puppeteer reloads the page to switch it, losing what the test did.
+  phone: { width: 390, height: 844 },
 } as const;
 
 const SCREENSHOTS = new URL("../../docs/screenshots/", import.meta.url);
@@ -56,8 +57,12 @@ export async function screenshots(page: Page, name: string): Promise<void> {
   for (const [size, viewport] of Object.entries(VIEWPORTS)) {
     await page.setViewport(viewport);
     await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(resolve)));
+    // The whole page: a viewport as tall as the document (steadier than `fullPage`).
+    const height = await page.evaluate(() => document.documentElement.scrollHeight);
+    await page.setViewport({ ...viewport, height });
+    await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(resolve)));
     const path = new URL(`${name}-${size}.png`, SCREENSHOTS);
-    await page.screenshot({ path: path.pathname as `${string}.png`, fullPage: true });
+    await page.screenshot({ path: path.pathname as `${string}.png` });
   }
   await page.setViewport(VIEWPORTS.desktop);
 }

@@ -185,7 +185,7 @@ for await (const text of result.textStream) process.stdout.write(text);`,
     ],
   ];
   return `<p class="note">The OpenAI SDKs need a key (they send one always); curl and the AI SDK work without one.</p>
-<div class="snippets">${
+<div>${
     tabs.map(([id, label, code]) =>
       `<section class="snippet" id="snippet-${id}" aria-label="${label}"><h3>${label}</h3><pre tabindex="0"><code>${
         escapeHtml(code)
