@@ -247,6 +247,13 @@ Deno.test({
           "an answer",
           `!document.querySelector("#send").disabled && document.querySelector(".message.assistant .text")?.textContent.length > 0`,
         );
+        await playground.type("#moderation-input", "You people are vermin and I will hurt you");
+        await playground.click("#moderation-form button[type=submit]");
+        await until(
+          playground,
+          "the scores",
+          `document.querySelectorAll("#moderation-result svg.score").length === 11`,
+        );
         await screenshots(playground, "playground");
         await playground.close();
 
