@@ -29,8 +29,8 @@ function svg(tag, attributes) {
  */
 export function barChart(title, bars) {
   const row = 28;
-  const labelWidth = 180;
-  const width = 560;
+  const labelWidth = 150;
+  const width = 400;
   const max = Math.max(1, ...bars.map((b) => b.value));
   const height = Math.max(1, bars.length) * row + 8;
   const chart = svg("svg", {
@@ -45,8 +45,8 @@ export function barChart(title, bars) {
   bars.forEach((bar, i) => {
     const y = i * row + 4;
     const label = svg("text", { x: labelWidth - 8, y: y + row / 2 + 4, "text-anchor": "end" });
-    label.textContent = bar.label.length > 24 ? `${bar.label.slice(0, 23)}…` : bar.label;
-    const barWidth = Math.max(bar.value > 0 ? 2 : 0, (width - labelWidth - 70) * bar.value / max);
+    label.textContent = bar.label.length > 17 ? `${bar.label.slice(0, 16)}…` : bar.label;
+    const barWidth = Math.max(bar.value > 0 ? 2 : 0, (width - labelWidth - 50) * bar.value / max);
     const rect = svg("rect", {
       x: labelWidth,
       y: y + 4,
