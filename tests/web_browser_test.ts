@@ -257,6 +257,34 @@ Deno.test({
         await screenshots(playground, "playground");
         await playground.close();
 
+        // Edit: the form comes back filled in, and a save keeps what it did not change.
+        await page.click(`tr[data-key="${created.id}"] button.secondary`);
+        await until(
+          page,
+          "the key in the form",
+          `document.querySelector("#key-name").value === "web-team"`,
+        );
+        assert.equal(
+          await page.$eval("#limit-chat-minute", (e) => (e as HTMLInputElement).value),
+          "120",
+        );
+        await page.type("#key-name", "-2");
+        await page.type("#limit-images-day", "unlimited");
+        await page.click("#key-preview");
+        await page.click("#key-submit");
+        await until(
+          page,
+          "the saved key",
+          `document.querySelector('tr[data-key="${created.id}"]')?.textContent.includes("web-team-2")`,
+        );
+        const edited = await admin(server, "GET", `/admin/keys/${created.id}`);
+        assert.equal(edited.body.preview, false);
+        assert.equal(edited.body.disabled, false);
+        assert.deepEqual(edited.body.limits, {
+          chat: { per_minute: 120 },
+          images: { per_day: null },
+        });
+
         await page.click(`tr[data-key="${created.id}"] button.danger`);
         await until(
           page,

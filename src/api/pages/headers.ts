@@ -53,5 +53,6 @@ export function serve(request: Request, served: Served): Response {
     return new Response(null, { status: 304, headers });
   }
   headers.set("content-type", served.type);
-  return new Response(request.method === "HEAD" ? null : served.body, { headers });
+  // Deno.serve leaves the body out of an answer to HEAD (keeping its content-length).
+  return new Response(served.body, { headers });
 }
