@@ -68,6 +68,15 @@ Deno.test({
         async () => {
           await page.select("#model", "sim-slow");
           await page.type("#max-tokens", "400");
+          await page.type("#temperature", "0.7");
+          await page.type("#system", "You are a harbour pilot.");
+          const sent: unknown[] = [];
+          const onRequest = (request: { url(): string; postData(): string | undefined }) => {
+            if (request.url().endsWith("/v1/chat/completions")) {
+              sent.push(JSON.parse(request.postData() ?? "null"));
+            }
+          };
+          page.on("request", onRequest);
           await page.type(
             "#prompt",
             "Tell me a long story about the ships, the harbour, the tides and the lighthouse keeper.",
@@ -90,6 +99,22 @@ Deno.test({
           );
           assert.equal(await page.$eval("#stop", (b) => (b as HTMLButtonElement).disabled), false);
           await page.click("#stop");
+          page.off("request", onRequest);
+          assert.deepEqual(sent, [{
+            model: "sim-slow",
+            messages: [
+              { role: "system", content: "You are a harbour pilot." },
+              {
+                role: "user",
+                content:
+                  "Tell me a long story about the ships, the harbour, the tides and the lighthouse keeper.",
+              },
+            ],
+            stream: true,
+            stream_options: { include_usage: true },
+            temperature: 0.7,
+            max_tokens: 400,
+          }]);
           await aborted; // the simulator's stream saw its signal fire
           await until(
             page,
@@ -101,6 +126,31 @@ Deno.test({
           assert.equal(records.body.data[0].error, "client_disconnected");
         },
       );
+
+      await t.step("the keyboard alone sends a message (Ctrl+Enter)", async () => {
+        await page.click("#clear");
+        await page.$eval("#system", (e) => ((e as HTMLTextAreaElement).value = ""));
+        await page.$eval("#temperature", (e) => ((e as HTMLInputElement).value = ""));
+        await page.$eval("#max-tokens", (e) => ((e as HTMLInputElement).value = ""));
+        await page.select("#model", "sim-chat");
+        await page.focus("#prompt");
+        await page.keyboard.type("Ahoy there");
+        await page.keyboard.down("Control");
+        await page.keyboard.press("Enter");
+        await page.keyboard.up("Control");
+        await until(
+          page,
+          "the answer",
+          `document.querySelector(".message.assistant .text")?.textContent.includes("Ahoy there")`,
+        );
+        // On a fresh load, the first Tab stop skips to the content.
+        await page.goto(`${server.url}/playground`, { waitUntil: "networkidle0" });
+        await page.keyboard.press("Tab");
+        assert.equal(
+          await page.evaluate(() => document.activeElement?.textContent),
+          "Skip to content",
+        );
+      });
 
       await t.step("a tool call is shown, and its result continues the chat", async () => {
         await page.click("#clear");
