@@ -52,6 +52,7 @@ import {
   getResponse,
   listInputItems,
 } from "./api/responses/route.ts";
+import { adminPage, asset, homePage, playgroundPage } from "./api/pages/route.ts";
 
 /** The public API's route table. */
 const ROUTES: readonly Route[] = [
@@ -92,6 +93,11 @@ const ROUTES: readonly Route[] = [
     json: true,
   },
   { path: "/healthz", methods: { GET: health }, scope: null },
+  // The web pages (README "Web pages"): not limited, like /healthz; they serve from memory.
+  { path: "/", methods: { GET: homePage }, scope: null },
+  { path: "/playground", methods: { GET: playgroundPage }, scope: null },
+  { path: "/admin", methods: { GET: adminPage }, scope: null },
+  { path: "/assets/:name", methods: { GET: asset }, scope: null },
 ];
 
 /** The admin API (DESIGN §5), served only when `SWITCHYARD_ADMIN_TOKEN` is set. */

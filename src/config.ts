@@ -190,6 +190,16 @@ export interface LogsConfig {
   max_records_per_minute: number;
 }
 
+/** What the web pages say about this service (`site`). */
+export interface SiteConfig {
+  /** The service's name, in page titles and headings. */
+  name: string;
+  /** One or two sentences under the name on the catalogue page. */
+  description: string;
+  /** How to reach the operator (for keys, more models or higher limits), or `null`. */
+  contact: string | null;
+}
+
 /** The whole, validated configuration with every default filled in. */
 export interface Config {
   server: ServerConfig;
@@ -198,6 +208,7 @@ export interface Config {
   models: ModelConfig[];
   limits: LimitsConfig;
   logs: LogsConfig;
+  site: SiteConfig;
 }
 
 /** A configuration error; the message names the file and the field path. */
@@ -587,6 +598,20 @@ function readLogs(r: Reader): LogsConfig {
   return logs;
 }
 
+const SITE_TEXT = { optional: true, nonEmpty: true, maxLength: 1024 } as const;
+
+function readSite(r: Reader): SiteConfig {
+  const f = orEmpty(r).object();
+  const site: SiteConfig = {
+    name: f.string("name", OPTIONAL_TEXT) ?? "Switchyard",
+    description: f.string("description", SITE_TEXT) ??
+      "An OpenAI-compatible API in front of many models.",
+    contact: f.string("contact", { ...SITE_TEXT, nullable: true }) ?? null,
+  };
+  f.done();
+  return site;
+}
+
 function readProviders(r: Reader): Map<string, ProviderConfig> {
   const providers = new Map<string, ProviderConfig>();
   for (const item of r.array({ minItems: 1 })) {
@@ -641,6 +666,7 @@ function validate(raw: unknown): Config {
     models: readModels(root.get("models"), providers),
     limits: readLimits(root.get("limits")),
     logs: readLogs(root.get("logs")),
+    site: readSite(root.get("site")),
   };
   root.get("$schema"); // editors' hint; allowed, not used
   root.done();
