@@ -48,10 +48,18 @@ export const VIEWPORTS = {
   phone: { width: 390, height: 844 },
 } as const;
 
-const SCREENSHOTS = new URL("../../docs/screenshots/", import.meta.url);
+/** Where screenshots go: the README's `docs/screenshots/` with `UPDATE_SCREENSHOTS=1` (then
+ * commit them), else `.bench-out/screenshots/` (ignored by git), so that a test run leaves the
+ * tree clean. */
+const SCREENSHOTS = new URL(
+  Deno.env.get("UPDATE_SCREENSHOTS") === "1"
+    ? "../../docs/screenshots/"
+    : "../../.bench-out/screenshots/",
+  import.meta.url,
+);
 
-/** Saves full-page screenshots of `page` as `docs/screenshots/NAME-desktop.png` and
- * `NAME-phone.png`, and leaves the page at the desktop size. */
+/** Saves full-page screenshots of `page` as `NAME-desktop.png` and `NAME-phone.png` (see
+ * {@link SCREENSHOTS}), and leaves the page at the desktop size. */
 export async function screenshots(page: Page, name: string): Promise<void> {
   await Deno.mkdir(SCREENSHOTS, { recursive: true });
   for (const [size, viewport] of Object.entries(VIEWPORTS)) {
