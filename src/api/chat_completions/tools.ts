@@ -1,17 +1,13 @@
 import type { ToolChoice, ToolSpec } from "../../canonical/conversation.ts";
 import { quote } from "../../quote.ts";
 import { type Fields, OPTIONAL, type Reader } from "../../validation/reader.ts";
+import { FUNCTION_NAME, uniqueToolName } from "../tool_names.ts";
 import { parseCacheControl } from "./cache_control.ts";
 
 /** The `type` of tools, tool calls and a named tool choice. */
 export const FUNCTION_TYPE = ["function"] as const;
 
 /** A function name: 1 to 64 letters, digits, underscores or dashes. */
-export const FUNCTION_NAME = {
-  pattern: /^[A-Za-z0-9_-]{1,64}$/,
-  format: "1 to 64 letters, digits, underscores or dashes",
-} as const;
-
 /** OpenAI's limit on tools. */
 const TOOLS = { optional: true, maxItems: 128 } as const;
 const CHOICES = ["none", "auto", "required"] as const;
@@ -30,14 +26,7 @@ export function parseTools(body: Fields): ToolSpec[] {
     const t = item.object();
     t.oneOf("type", FUNCTION_TYPE);
     const fn = t.object("function");
-    const name = fn.string("name", FUNCTION_NAME);
-    const first = names.get(name);
-    if (first !== undefined) {
-      throw fn.get("name").invalid(
-        `expected a name no other tool has, but got ${quote(name)} (also tools[${first}])`,
-      );
-    }
-    names.set(name, i);
+    const name = uniqueToolName(fn, names, i);
     const tool: ToolSpec = { name };
     const description = fn.string("description", OPTIONAL);
     if (description !== undefined) tool.description = description;

@@ -7,7 +7,7 @@ import type { ToolChoice, ToolSpec } from "../../canonical/conversation.ts";
 import { quote } from "../../quote.ts";
 import { type Fields, OPTIONAL } from "../../validation/reader.ts";
 import { parseCacheControl } from "../chat_completions/cache_control.ts";
-import { FUNCTION_NAME } from "../chat_completions/tools.ts";
+import { uniqueToolName } from "../tool_names.ts";
 import type { Uses } from "./uses.ts";
 
 const TOOLS = { optional: true } as const;
@@ -29,14 +29,7 @@ export function parseTools(body: Fields, uses: Uses): ToolSpec[] {
       uses.anthropicOnly.push({ path: type.path, type: kind });
       return;
     }
-    const name = t.string("name", FUNCTION_NAME);
-    const first = names.get(name);
-    if (first !== undefined) {
-      throw t.get("name").invalid(
-        `expected a name no other tool has, but got ${quote(name)} (also tools[${first}])`,
-      );
-    }
-    names.set(name, i);
+    const name = uniqueToolName(t, names, i);
     const schema = t.get("input_schema").nullAsValue().object(SCHEMA);
     schema.oneOf("type", OBJECT_SCHEMA);
     schema.object("properties", OPTIONAL);

@@ -16,7 +16,7 @@ import { quote } from "../../quote.ts";
 import { type Fields, OPTIONAL, type Reader, readRequest } from "../../validation/reader.ts";
 import { count } from "../../validation/wording.ts";
 import { DEFAULT_MAX_TOKENS } from "../chat_completions/request.ts";
-import { FUNCTION_NAME } from "../chat_completions/tools.ts";
+import { FUNCTION_NAME, uniqueToolName } from "../tool_names.ts";
 
 /** The `include` values OpenAI documents. */
 const INCLUDES = [
@@ -195,14 +195,7 @@ function parseTools(
       hosted.push(t.get("type").path);
       return t.value;
     }
-    const name = t.string("name", FUNCTION_NAME);
-    const first = names.get(name);
-    if (first !== undefined) {
-      throw t.get("name").invalid(
-        `expected a name no other tool has, but got ${quote(name)} (also tools[${first}])`,
-      );
-    }
-    names.set(name, i);
+    const name = uniqueToolName(t, names, i);
     const tool: ToolSpec = { name };
     const description = t.string("description", OPTIONAL);
     if (description !== undefined) tool.description = description;
