@@ -126,6 +126,9 @@ export interface ModelConfig {
   upstream_model: string;
   /** The model's routes when it has several ways to reach it; absent: `provider` alone. */
   routes?: RouteConfig[];
+  /** With routes: a stream cut after its first event goes on on the next route that takes a
+   * prefill (the partial answer as the assistant's start), so the client sees one stream. */
+  continue_on_failure?: boolean;
   owned_by: string;
   /** Unix seconds; `null` means "when first registered in KV". */
   created: number | null;
@@ -503,6 +506,13 @@ export function readModel(
   const pricing = readPricing(f.get("pricing"));
   if (pricing !== null) model.pricing = pricing;
   if (routes) model.routes = routes;
+  const continues = f.boolean("continue_on_failure", OPTIONAL);
+  if (continues !== undefined) {
+    if (!routes) {
+      throw f.get("continue_on_failure").invalid("only a model with routes can continue on one");
+    }
+    model.continue_on_failure = continues;
+  }
   for (const route of routes ?? [{ provider: providerId }]) {
     const style = providers.get(route.provider)!.style;
     const can = STYLE_CAPABILITIES[style];

@@ -17,23 +17,31 @@ export function modelCall(
     model: record,
     dropped: new Set(),
   };
-  const { providers, routes: health, random } = ctx.services;
+  const { providers, routes: health, random, config } = ctx.services;
   if (record.routes !== undefined && record.routes.length > 1) {
     const targets = record.routes.flatMap((route) => {
       const provider = providers.get(route.provider);
-      return provider ? [{ route, provider }] : [];
+      const style = config.providers.find((p) => p.id === route.provider)?.style;
+      return provider
+        ? [{ route, provider, prefill: style !== undefined && PREFILL.has(style) }]
+        : [];
     });
     call.served = (route) => {
       ctx.provider = route.provider;
       ctx.route = `${route.provider}/${route.upstream_model}`;
     };
-    return { provider: new RoutedProvider(record.id, targets, { health, random }), call };
+    const continueOnFailure = record.continue_on_failure ?? false;
+    const provider = new RoutedProvider(record.id, targets, { health, random, continueOnFailure });
+    return { provider, call };
   }
   const provider = providers.get(record.provider);
   // resolve only returns models whose provider is available.
   if (!provider) throw internalError(ctx.requestId);
   return { provider, call };
 }
+
+/** Provider styles that go on from an assistant prefill (a routed stream's continuation). */
+const PREFILL: ReadonlySet<string> = new Set(["anthropic", "simulator"]);
 
 /** The response header naming the request fields the back end could not honour. */
 const DROPPED_HEADER = "x-switchyard-dropped-params";

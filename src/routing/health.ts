@@ -136,11 +136,12 @@ export class RouteHealth {
     h.probing = false;
   }
 
-  /** The route failed in a way that is not the caller's fault: enough in a row (or a failed
-   * probe) open its breaker. */
-  failed(model: string, route: RouteConfig): void {
+  /** The route failed in a way that is not the caller's fault (`afterStart`: a stream that had
+   * begun, already counted out of flight): enough in a row (or a failed probe) open its
+   * breaker. */
+  failed(model: string, route: RouteConfig, afterStart = false): void {
     const h = this.#of(model, route);
-    h.inFlight = Math.max(0, h.inFlight - 1);
+    if (!afterStart) h.inFlight = Math.max(0, h.inFlight - 1);
     h.errorRate += ALPHA * (1 - h.errorRate);
     h.consecutive++;
     h.failures++;

@@ -3,8 +3,9 @@
  * `routeOrder`'s order and moves to the next on a failure that is not the caller's fault (an
  * upstream 429, 5xx, 529, timeout, connection failure or refused credentials: what adapters
  * report as 429 or 5xx) before the first byte; a caller's error (400) is not retried. A stream
- * that failed after its first event ends as any stream does (the front door's error event).
- * The route that served is reported through the call context's `served`.
+ * cut after its first event ends as any stream does (the front door's error event), unless the
+ * model continues on failure: then the next route that takes a prefill goes on from the partial
+ * answer (continuation.ts). The route that served is reported through the call context.
  */
 import type { CanonicalRequest } from "../canonical/conversation.ts";
 import type { CanonicalEvent } from "../canonical/events.ts";
@@ -12,6 +13,7 @@ import type { CanonicalResult } from "../canonical/result.ts";
 import type { RouteConfig } from "../config.ts";
 import { ApiError, clientClosed } from "../errors.ts";
 import type { CallContext, Provider } from "../providers/types.ts";
+import { continuation, PartialAnswer, prefilled } from "./continuation.ts";
 import type { RouteHealth } from "./health.ts";
 import { routeOrder } from "./select.ts";
 
@@ -19,12 +21,16 @@ import { routeOrder } from "./select.ts";
 export interface RouteTarget {
   route: RouteConfig;
   provider: Provider;
+  /** Whether its style continues an answer from a prefill (Anthropic, the simulator). */
+  prefill: boolean;
 }
 
 /** What a routed provider needs besides its routes. */
 export interface RoutingDeps {
   health: RouteHealth;
   random: () => number;
+  /** Whether a stream cut mid-way goes on on another route (`continue_on_failure`). */
+  continueOnFailure?: boolean;
   /** Routes tried per request at most (default 4). */
   maxAttempts?: number;
 }
@@ -32,6 +38,14 @@ export interface RoutingDeps {
 /** Whether a failure may be the route's, so that another route may succeed. */
 export function retryable(error: unknown): boolean {
   return error instanceof ApiError && (error.status === 429 || error.status >= 500);
+}
+
+type Stream = AsyncIterator<CanonicalEvent[]>;
+
+/** A stream that answered: its iterator and its first batch. */
+interface Started {
+  events: Stream;
+  first: IteratorResult<CanonicalEvent[]>;
 }
 
 /** Tries a model's routes in order until one answers (see the module doc). */
@@ -56,6 +70,48 @@ export class RoutedProvider implements Provider {
     if (generate) this.generateImages = (req, ctx) => generate(req, this.#attempt(ctx, route));
   }
 
+  async chat(req: CanonicalRequest, ctx: CallContext): Promise<CanonicalResult> {
+    const order = this.#order();
+    return (await this.#first(order, ctx, (t, c) => t.provider.chat(req, c))).value;
+  }
+
+  async *chatStream(req: CanonicalRequest, ctx: CallContext): AsyncGenerator<CanonicalEvent[]> {
+    const order = this.#order();
+    const started = await this.#first(order, ctx, startStream(req));
+    let at = started.at;
+    let { events, first: batch } = started.value;
+    let renumber: ((events: readonly CanonicalEvent[]) => CanonicalEvent[]) | null = null;
+    const partial = new PartialAnswer();
+    try {
+      for (;;) {
+        try {
+          for (; !batch.done; batch = await events.next()) {
+            const out = renumber ? renumber(batch.value) : batch.value;
+            partial.add(out);
+            if (out.length > 0) yield out;
+          }
+          return;
+        } catch (e) {
+          if (!this.#deps.continueOnFailure || !retryable(e) || ctx.signal.aborted) throw e;
+          if (!partial.continuable) throw e;
+          this.#deps.health.failed(this.#model, order[at]!.route, true);
+          const rest = order.slice(at + 1).filter((t) => t.prefill);
+          let next: { at: number; value: Started };
+          try {
+            next = await this.#first(rest, ctx, startStream(prefilled(req, partial)));
+          } catch {
+            throw e;
+          }
+          at = order.indexOf(rest[next.at]!);
+          ({ events, first: batch } = next.value);
+          renumber = continuation(partial);
+        }
+      }
+    } finally {
+      await events.return?.()?.catch(() => {});
+    }
+  }
+
   /** The targets in the order to try them, at most `maxAttempts`. */
   #order(): RouteTarget[] {
     const routes = routeOrder(
@@ -74,18 +130,25 @@ export class RoutedProvider implements Provider {
     return { ...ctx, upstreamModel: route.upstream_model };
   }
 
-  async chat(req: CanonicalRequest, ctx: CallContext): Promise<CanonicalResult> {
+  /** Runs `call` on `order`'s targets in turn until one answers: its position and answer; the
+   * last route's error when none did. */
+  async #first<T>(
+    order: readonly RouteTarget[],
+    ctx: CallContext,
+    call: (target: RouteTarget, ctx: CallContext) => Promise<T>,
+  ): Promise<{ at: number; value: T }> {
     const { health } = this.#deps;
     let last: unknown = null;
-    for (const { route, provider } of this.#order()) {
+    for (const [at, target] of order.entries()) {
       if (ctx.signal.aborted) break;
+      const { route } = target;
       health.begin(this.#model, route);
       const started = performance.now();
       try {
-        const result = await provider.chat(req, this.#attempt(ctx, route));
+        const value = await call(target, this.#attempt(ctx, route));
         health.succeeded(this.#model, route, performance.now() - started);
         ctx.served?.(route);
-        return result;
+        return { at, value };
       } catch (e) {
         if (!retryable(e) || ctx.signal.aborted) {
           health.ended(this.#model, route);
@@ -97,36 +160,17 @@ export class RoutedProvider implements Provider {
     }
     throw last ?? clientClosed();
   }
+}
 
-  async *chatStream(req: CanonicalRequest, ctx: CallContext): AsyncGenerator<CanonicalEvent[]> {
-    const { health } = this.#deps;
-    let last: unknown = null;
-    for (const { route, provider } of this.#order()) {
-      if (ctx.signal.aborted) break;
-      health.begin(this.#model, route);
-      const started = performance.now();
-      const events = provider.chatStream(req, this.#attempt(ctx, route))[Symbol.asyncIterator]();
-      let first: IteratorResult<CanonicalEvent[]>;
-      try {
-        first = await events.next();
-      } catch (e) {
-        if (!retryable(e) || ctx.signal.aborted) {
-          health.ended(this.#model, route);
-          throw e;
-        }
-        health.failed(this.#model, route);
-        last = e;
-        continue;
-      }
-      health.succeeded(this.#model, route, performance.now() - started);
-      ctx.served?.(route);
-      try {
-        for (let next = first; !next.done; next = await events.next()) yield next.value;
-      } finally {
-        await events.return?.();
-      }
-      return;
+/** Starts a stream of `req` on a target: answered once its first batch came. */
+function startStream(req: CanonicalRequest) {
+  return async (target: RouteTarget, ctx: CallContext): Promise<Started> => {
+    const events = target.provider.chatStream(req, ctx)[Symbol.asyncIterator]();
+    try {
+      return { events, first: await events.next() };
+    } catch (e) {
+      await events.return?.()?.catch(() => {});
+      throw e;
     }
-    throw last ?? clientClosed();
-  }
+  };
 }

@@ -26,10 +26,31 @@ export interface Generation {
   usage: Usage;
 }
 
-/** The answer to `req` (a 400 when a schema it samples is over the sampler's budget). */
+/** The text of a last assistant message made only of text (a prefill to continue), or
+ * `null`. */
+function prefillOf(req: CanonicalRequest): string | null {
+  const last = req.messages.at(-1);
+  if (last?.role !== "assistant" || last.parts.length === 0) return null;
+  let text = "";
+  for (const part of last.parts) {
+    if (part.type !== "text") return null;
+    text += part.text;
+  }
+  return text;
+}
+
+/** The answer to `req` (a 400 when a schema it samples is over the sampler's budget). With a
+ * prefill (the conversation ends with the assistant's text, as Anthropic allows), the answer
+ * goes on from it: the rest of the reply to the conversation before it, when that reply
+ * starts with the prefill, else that whole reply; no reasoning. */
 export function generate(req: CanonicalRequest, ctx: CallContext): Generation {
-  const facts = readConversation(req.messages);
-  const reply = planReply(req, facts, ctx.model.id);
+  const prefill = prefillOf(req);
+  const asked = prefill === null ? req : { ...req, messages: req.messages.slice(0, -1) };
+  const facts = readConversation(asked.messages);
+  const planned = planReply(asked, facts, ctx.model.id);
+  const reply = prefill !== null && planned.kind === "text" && planned.text.startsWith(prefill)
+    ? { kind: "text" as const, text: planned.text.slice(prefill.length) }
+    : planned;
   const blocks: Block[] = [];
   let room = req.options.maxTokens;
   let cut = false;
@@ -40,7 +61,7 @@ export function generate(req: CanonicalRequest, ctx: CallContext): Generation {
     cut = more;
     return tokens;
   };
-  const thinking = thinks(req, ctx.upstreamModel);
+  const thinking = prefill === null && thinks(req, ctx.upstreamModel);
   if (thinking) blocks.push({ kind: "reasoning", tokens: take(reasoningText(req, facts, reply)) });
   const reasoning = req.options.maxTokens - room;
   if (reply.kind === "text") {

@@ -520,3 +520,20 @@ Deno.test("stopping early (return) ends the stream with no timer left behind", a
   assert.deepEqual(await iterator.return!(), { done: true, value: undefined });
   assert.equal((await iterator.next()).done, true);
 });
+
+Deno.test("simulator: with a prefill it goes on from it: the rest of its reply, whatever was cut", async () => {
+  const ask = chatRequest();
+  const whole = (await simulateChat(ask, callContext(), OPTIONS)).parts[0];
+  assert.equal(whole?.type, "text");
+  const full = (whole as { text: string }).text;
+  for (const cut of [1, 12, full.length - 1]) {
+    const prefix = full.slice(0, cut);
+    const prefilled = chatRequest({
+      messages: [...ask.messages, { role: "assistant", parts: [{ type: "text", text: prefix }] }],
+    });
+    const rest = await simulateChat(prefilled, callContext(), OPTIONS);
+    assert.equal(prefix + (rest.parts[0] as { text: string }).text, full, `cut at ${cut}`);
+    // The prefill is input, as for any upstream.
+    assert.ok(rest.usage.input > (await simulateChat(ask, callContext(), OPTIONS)).usage.input);
+  }
+});
