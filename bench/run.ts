@@ -10,7 +10,8 @@
  *   deno task bench --soak --streams N   that many concurrent streams instead
  *   deno task bench --seconds 5     length of each wrk run (default 5)
  *   deno task bench --rounds 2      interleaved rounds per row (default 2; medians reported)
- *   deno task bench --only clients  one part of the table: gateway, anthropic, routing or clients
+ *   deno task bench --only clients  one part of the table: gateway, paced, anthropic, routing or
+ *                                   clients
  *   deno task bench --against main  also a Switchyard built from a git revision (a branch, a tag,
  *                                   a commit, HEAD~1), in the same run: see below
  *
@@ -44,10 +45,16 @@ const OUT = `${ROOT}.bench-out`;
 const args = parseArgs(Deno.args);
 const TASKSET = await has("taskset");
 const decoder = new TextDecoder();
-/** Whether the table includes `name` (`--only gateway|anthropic|routing|clients` keeps one). */
+/** Whether the table includes `name` (`--only gateway|paced|anthropic|routing|clients` keeps
+ * one). */
 function section(name: string): boolean {
   return args.only === null || args.only === name;
 }
+
+/** The paced rows: concurrent streams, chunks per stream, milliseconds between chunks. */
+const PACED_STREAMS = 200;
+const PACED_CHUNKS = 50;
+const PACED_MS = 10;
 
 /** Distinct client addresses of the many-clients rows. */
 const CLIENTS = 10_000;
@@ -324,6 +331,7 @@ async function benchConfig(
   kvPath: string,
   root: string,
   path: string,
+  pacedPort: number,
 ): Promise<string[]> {
   const config = {
     // `trust_proxy` for the many-clients rows, whose client addresses come in X-Forwarded-For.
@@ -334,6 +342,13 @@ async function benchConfig(
         id: "bench",
         style: "openai",
         base_url: `http://127.0.0.1:${upstreamPort}/v1`,
+        api_key_env: "BENCH_UPSTREAM_KEY",
+        max_retries: 0,
+      },
+      {
+        id: "bench-paced",
+        style: "openai",
+        base_url: `http://127.0.0.1:${pacedPort}/v1`,
         api_key_env: "BENCH_UPSTREAM_KEY",
         max_retries: 0,
       },
@@ -350,6 +365,8 @@ async function benchConfig(
       { id: "bench-claude", provider: "bench-anthropic", chat_completions: true, access: "key" },
       // Anonymous callers' model, for the client-count rows (limits per client IP).
       { id: "bench-open", provider: "bench", chat_completions: true },
+      // Streams paced like a model's tokens (the paced upstream), for the paced rows.
+      { id: "bench-paced", provider: "bench-paced", chat_completions: true, access: "key" },
       // The same upstream through three routes, for the routing rows.
       {
         id: "bench-routed",
@@ -379,12 +396,17 @@ function fmt(n: number, digits = 2): string {
 
 /** A fresh KV file with the bench key in it, and the config pointing at the upstream, for the
  * Switchyard at `root` (this checkout's unless `--against`'s worktree). */
-async function benchSetup(name: string, upstreamPort: number, root = ROOT) {
+async function benchSetup(
+  name: string,
+  upstreamPort: number,
+  root = ROOT,
+  pacedPort = upstreamPort,
+) {
   const kvPath = `${OUT}/${name}.kv.sqlite`;
   for (const f of [kvPath, `${kvPath}-wal`, `${kvPath}-shm`]) await Deno.remove(f).catch(() => {});
   const key = await createBenchKey(root, kvPath);
   const configPath = root === ROOT ? `${OUT}/switchyard.bench.json` : `${OUT}/${name}.bench.json`;
-  const dropped = await benchConfig(upstreamPort, kvPath, root, configPath);
+  const dropped = await benchConfig(upstreamPort, kvPath, root, configPath, pacedPort);
   return { key, configPath, dropped };
 }
 
@@ -454,7 +476,8 @@ async function checkAnswers(t: Target): Promise<void> {
 
 async function table(): Promise<void> {
   const upstreamPort = freePort();
-  const { key, configPath } = await benchSetup("bench", upstreamPort);
+  const pacedPort = freePort();
+  const { key, configPath } = await benchSetup("bench", upstreamPort, ROOT, pacedPort);
   const procs: Proc[] = [];
   const started = (proc: Proc) => {
     procs.push(proc);
@@ -469,10 +492,22 @@ async function table(): Promise<void> {
     }
     const upstream = started(await startUpstream("upstream", upstreamPort, { CHUNKS: "20" }));
     const passthrough = started(await startPassthrough("passthrough", upstreamPort));
+    // Streams paced like a model's: PACED_CHUNKS chunks PACED_MS apart.
+    const paced = section("paced")
+      ? {
+        upstream: started(
+          await startUpstream("upstream-paced", pacedPort, {
+            CHUNKS: String(PACED_CHUNKS),
+            DRIP_MS: String(PACED_MS),
+          }),
+        ),
+        passthrough: started(await startPassthrough("passthrough-paced", pacedPort)),
+      }
+      : null;
     let rev: Target | null = null;
     let dropped: string[] = [];
     if (tree) {
-      const setup = await benchSetup("rev", upstreamPort, tree.root);
+      const setup = await benchSetup("rev", upstreamPort, tree.root, pacedPort);
       dropped = setup.dropped;
       const proc = started(await startSwitchyard("switchyard-rev", setup.configPath, tree.root));
       rev = {
@@ -603,6 +638,57 @@ async function table(): Promise<void> {
       }
       row(mode, 32, "switchyard→anthropic", s, null, passMedian, r);
       results[`${mode} @32 switchyard→anthropic`] = s;
+    }
+    // Paced streams: PACED_STREAMS at once, each PACED_CHUNKS chunks PACED_MS apart, against
+    // the pass-through of the same paced upstream, interleaved.
+    if (paced) {
+      const targets: Target[] = [
+        {
+          label: "direct",
+          proc: paced.upstream,
+          url: chatUrl(paced.upstream),
+          model: "bench-upstream",
+          key: null,
+        },
+        {
+          label: "passthrough",
+          proc: paced.passthrough,
+          url: chatUrl(paced.passthrough),
+          model: "bench-upstream",
+          key: null,
+        },
+        { ...sy, model: "bench-paced" },
+        ...(rev ? [{ ...rev, model: "bench-paced" }] : []),
+      ];
+      const samples = new Map<string, Sample[]>();
+      for (let round = 0; round < args.rounds; round++) {
+        for (const t of round % 2 ? [...targets].reverse() : targets) {
+          const s = await wrk(t.url, PACED_STREAMS, chatBody(t.model, true), t.key, t.proc);
+          samples.set(t.label, [...(samples.get(t.label) ?? []), s]);
+        }
+      }
+      const mode = `stream ${PACED_CHUNKS}×${PACED_MS}ms`;
+      const d = medianSample(samples.get("direct")!);
+      const p = medianSample(samples.get("passthrough")!);
+      const s = medianSample(samples.get("switchyard")!);
+      row(mode, PACED_STREAMS, "direct", d, null, null);
+      row(mode, PACED_STREAMS, "passthrough", p, d, null);
+      const r = rev ? medianSample(samples.get(rev.label)!) : null;
+      if (rev && r) {
+        row(mode, PACED_STREAMS, rev.label, r, d, p);
+        results[`${mode} @${PACED_STREAMS} ${rev.label}`] = r;
+        cpuRatio[`${mode} @${PACED_STREAMS}`] = s.cpuUsPerRequest / r.cpuUsPerRequest;
+      }
+      row(mode, PACED_STREAMS, "switchyard", s, d, p, r);
+      results[`${mode} @${PACED_STREAMS} passthrough`] = p;
+      results[`${mode} @${PACED_STREAMS} switchyard`] = s;
+      clientRatios.push(
+        `${mode} @${PACED_STREAMS}: switchyard ${fmt(s.cpuUsPerRequest, 0)} µs CPU a stream (${
+          fmt(s.cpuUsPerRequest / PACED_CHUNKS, 1)
+        } a chunk), ${fmt(s.cpuUsPerRequest / p.cpuUsPerRequest)}× the pass-through's ${
+          fmt(p.cpuUsPerRequest, 0)
+        }; peak RSS ${fmt(s.rssMb, 0)} MB against ${fmt(p.rssMb, 0)} MB`,
+      );
     }
     // Routing: a model with three routes against the same model with one, in the same rounds.
     if (section("routing")) {
