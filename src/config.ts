@@ -3,7 +3,7 @@ import { ValidationError } from "./validation/error.ts";
 import { type ArrayRules, OPTIONAL, type Reader, readJson } from "./validation/reader.ts";
 
 /** Provider API styles that Switchyard can speak. */
-export const PROVIDER_STYLES = ["openai", "anthropic", "simulator"] as const;
+export const PROVIDER_STYLES = ["openai", "anthropic", "gemini", "simulator"] as const;
 export type ProviderStyle = typeof PROVIDER_STYLES[number];
 
 /** Model access levels (DESIGN §4). */
@@ -55,6 +55,7 @@ export const STYLE_CAPABILITIES: Record<ProviderStyle, ReadonlySet<Capability>> 
     "image_generation",
   ]),
   anthropic: new Set(["chat_completions", "moderation", "image_input", "function_calling"]),
+  gemini: new Set(["chat_completions", "image_input", "function_calling"]),
 };
 
 export interface ServerConfig {
@@ -287,6 +288,7 @@ function readServer(r: Reader): ServerConfig {
 const DEFAULT_BASE_URL: Record<ProviderStyle, string> = {
   openai: "https://api.openai.com/v1",
   anthropic: "https://api.anthropic.com",
+  gemini: "https://generativelanguage.googleapis.com",
   simulator: "",
 };
 
