@@ -69,6 +69,8 @@ export function toGeminiContents(
   const system: { text: string }[] = [];
   const contents: GeminiContent[] = [];
   const calls = new Map<string, KnownCall>();
+  /** The position of each function response's call in its model turn. */
+  const order = new Map<GeminiPart, number>();
   conversation.forEach((message, i) => {
     const at = `messages[${i}]`;
     if (message.parts.some((p) => "cache" in p && p.cache !== undefined)) {
@@ -84,11 +86,11 @@ export function toGeminiContents(
       case "assistant":
         // The calls a result may answer are those of the model turn just before it.
         if (contents.at(-1)?.role !== "model") calls.clear();
-        addTurn(contents, "model", modelParts(message.parts, at, calls));
+        addTurn(contents, "model", modelParts(message.parts, at, calls), order);
         break;
       case "user":
       case "tool":
-        addTurn(contents, "user", userParts(message.parts, at, calls, dropped));
+        addTurn(contents, "user", userParts(message.parts, at, calls, order, dropped), order);
     }
   });
   if (contents.length === 0) {
@@ -100,20 +102,22 @@ export function toGeminiContents(
   return { system, contents };
 }
 
-/** Appends parts as a new turn, or to the last one of the same role (function responses
- * before what it holds that is not one). */
-function addTurn(contents: GeminiContent[], role: GeminiContent["role"], parts: GeminiPart[]) {
+/** Appends parts as a new turn, or to the last one of the same role; function responses
+ * lead, in the order of their calls (`order`). */
+function addTurn(
+  contents: GeminiContent[],
+  role: GeminiContent["role"],
+  parts: GeminiPart[],
+  order: ReadonlyMap<GeminiPart, number>,
+) {
   if (parts.length === 0) return;
   const last = contents.at(-1);
-  if (last?.role !== role) {
-    contents.push({ role, parts });
-    return;
-  }
-  const responses = parts.filter((p) => p.functionResponse !== undefined);
-  let at = last.parts.findIndex((p) => p.functionResponse === undefined);
-  if (at < 0) at = last.parts.length;
-  last.parts.splice(at, 0, ...responses);
-  last.parts.push(...parts.filter((p) => p.functionResponse === undefined));
+  const all = last?.role === role ? [...last.parts, ...parts] : parts;
+  const responses = all.filter((p) => order.has(p));
+  responses.sort((a, b) => order.get(a)! - order.get(b)!);
+  const merged = [...responses, ...all.filter((p) => !order.has(p))];
+  if (last?.role === role) last.parts = merged;
+  else contents.push({ role, parts: merged });
 }
 
 function modelParts(parts: readonly Part[], at: string, calls: Map<string, KnownCall>) {
@@ -180,18 +184,18 @@ function userParts(
   parts: readonly Part[],
   at: string,
   calls: Map<string, KnownCall>,
+  order: Map<GeminiPart, number>,
   dropped: Set<string>,
 ): GeminiPart[] {
-  const responses: { order: number; part: GeminiPart }[] = [];
-  const rest: GeminiPart[] = [];
+  const out: GeminiPart[] = [];
   parts.forEach((part, j) => {
     const param = `${at}.content[${j}]`;
     switch (part.type) {
       case "text":
-        if (part.text.trim() !== "") rest.push({ text: part.text });
+        if (part.text.trim() !== "") out.push({ text: part.text });
         break;
       case "image":
-        rest.push(image(part, `${param}.image_url.url`, dropped));
+        out.push(image(part, `${param}.image_url.url`, dropped));
         break;
       case "tool_result": {
         const call = calls.get(part.callId);
@@ -201,18 +205,19 @@ function userParts(
             `${at}.tool_call_id`,
           );
         }
-        responses.push({ order: call.order, part: functionResponse(part, call) });
+        const response = functionResponse(part, call);
+        order.set(response, call.order);
+        out.push(response);
         part.content.forEach((c, k) => {
           if (c.type === "image") {
-            rest.push(image(c, `${param}.content[${k}].image_url.url`, dropped));
+            out.push(image(c, `${param}.content[${k}].image_url.url`, dropped));
           }
         });
         break;
       }
     }
   });
-  responses.sort((a, b) => a.order - b.order);
-  return [...responses.map((r) => r.part), ...rest];
+  return out;
 }
 
 function functionResponse(part: ToolResultPart, call: KnownCall): GeminiPart {
