@@ -624,8 +624,10 @@ export function startFakeGemini(options: FakeGeminiOptions = {}): FakeGemini {
         answer: (body) => answer(model, stream, body, fake.script),
       };
     },
-    errorBody: (status, _type, message, code) => {
-      const error: Obj = { code: status, message, status: GRPC_STATUS[status] ?? "UNKNOWN" };
+    errorBody: (status, type, message, code) => {
+      // A gRPC status name given as the type is the status; other types are other styles'.
+      const name = /^[A-Z_]+$/.test(type) ? type : GRPC_STATUS[status] ?? "UNKNOWN";
+      const error: Obj = { code: status, message, status: name };
       if (code !== undefined) {
         error.details = [{
           "@type": "type.googleapis.com/google.rpc.ErrorInfo",
