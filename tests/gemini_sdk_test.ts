@@ -294,29 +294,21 @@ Deno.test("gemini/ai-sdk: generateText and streamText run a tool loop", async ()
       },
     }),
   };
-  const prompt = "Use get_weather for Paris and Tokyo";
-  const result = await generateText({
+  const loop = {
     model: provider.chat(MODEL),
-    prompt,
+    prompt: "Use get_weather for Paris and Tokyo",
     tools,
     stopWhen: stepCountIs(3),
     maxRetries: 0,
-    abortSignal: deadline(),
-  });
+  };
+  const result = await generateText({ ...loop, abortSignal: deadline() });
   assert.deepEqual(calls, ["Paris", "Tokyo"]);
   assert.equal(result.steps[0]!.finishReason, "tool-calls");
   assert.equal(result.steps.length, 2);
   assert.match(result.text, /Paris: 18C.*Tokyo: 18C/);
 
   calls.length = 0;
-  const streamed = streamText({
-    model: provider.chat(MODEL),
-    prompt,
-    tools,
-    stopWhen: stepCountIs(3),
-    maxRetries: 0,
-    abortSignal: deadline(),
-  });
+  const streamed = streamText({ ...loop, abortSignal: deadline() });
   let text = "";
   for await (const piece of streamed.textStream) text += piece;
   assert.deepEqual(calls, ["Paris", "Tokyo"]);
