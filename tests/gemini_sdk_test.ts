@@ -1,7 +1,8 @@
 /**
  * Real clients calling a Gemini-backed model through the gateway on a real port, the fake
  * Gemini upstream writing its streams 7 bytes at a time: the official `openai` client (plain,
- * streamed, parallel tool calls and their results, streamed or not), the Vercel AI SDK
+ * streamed, parallel tool calls and their results, streamed or not, thinking round trips, an
+ * image, a zod JSON schema answer), the Vercel AI SDK
  * (`generateText` and `streamText` running a tool loop) and LangChain (`invoke`, `stream`,
  * `bindTools`). Every request the fake received must follow Gemini's documented format,
  * including its thought-signature rule (the first call of a step sent back with the
@@ -15,6 +16,8 @@ import { createOpenAI } from "npm:@ai-sdk/openai@4.0.118";
 import { ChatOpenAI } from "npm:@langchain/openai@1.6.0";
 import { HumanMessage, ToolMessage } from "npm:@langchain/core@1.4.0/messages";
 import { z } from "npm:zod@4.6.7";
+import { zodResponseFormat } from "npm:openai@7.55.0/helpers/zod";
+import { dataUrl, pngBytes } from "./support/images.ts";
 import { type FakeGemini, geminiSignature, startFakeGemini } from "./support/fake_gemini.ts";
 import { createKey, deadline } from "./support/sdk_gateway.ts";
 import { startServer, testConfig, type TestServer } from "./support/server.ts";
@@ -340,5 +343,76 @@ Deno.test("gemini/langchain: invoke, stream and a tool round trip with bindTools
   );
   const final = await withTools.invoke([ask, called, ...results]);
   assert.equal(final.content, "Tool results: Paris: 18C; Tokyo: 18C");
+  assert.deepEqual(gateway.fake.violations, []);
+});
+
+Deno.test("gemini/openai: a streamed thinking turn, then its call and result sent back", async () => {
+  await using gateway = await startGeminiGateway();
+  const client = openai(gateway);
+  const ask = {
+    model: MODEL,
+    reasoning_effort: "medium" as const,
+    messages: [{ role: "user" as const, content: "Call get_weather for Oslo" }],
+    tools: [WEATHER],
+  };
+  const stream = client.chat.completions.stream({ ...ask, stream: true });
+  let reasoning = "";
+  stream.on("chunk", (chunk) => {
+    const delta = chunk.choices[0]?.delta as { reasoning_content?: string } | undefined;
+    reasoning += delta?.reasoning_content ?? "";
+  });
+  const first = await stream.finalChatCompletion();
+  assert.equal(reasoning, "Thinking about: Call get_weather for Oslo");
+  const message = first.choices[0]!.message;
+  const call = message.tool_calls![0]!;
+  assert.ok(call.type === "function");
+  const second = await client.chat.completions.create({
+    ...ask,
+    messages: [
+      ...ask.messages,
+      { role: "assistant", content: null, tool_calls: [call] },
+      { role: "tool", tool_call_id: call.id, content: "-3C" },
+    ],
+  });
+  assert.equal(second.choices[0]!.message.content, "Tool results: -3C");
+  assert.deepEqual(gateway.fake.violations, []);
+  assert.ok(partsOf(gateway.fake, 1)[0]!.thoughtSignature, "the signature went back");
+});
+
+Deno.test("gemini/openai: an image and a JSON schema answer", async () => {
+  await using gateway = await startGeminiGateway();
+  const client = openai(gateway);
+  const png = dataUrl("image/png", pngBytes(2, 2));
+  const seen = await client.chat.completions.create({
+    model: MODEL,
+    messages: [{
+      role: "user",
+      content: [{ type: "text", text: "What is this?" }, {
+        type: "image_url",
+        image_url: { url: png },
+      }],
+    }],
+  });
+  assert.match(seen.choices[0]!.message.content!, /I see an image\/png image/);
+  assert.deepEqual(partsOf(gateway.fake, 0)[1], {
+    inlineData: { mimeType: "image/png", data: png.split(",")[1] },
+  });
+
+  gateway.fake.script = () => ({ text: '{"city":"Paris","celsius":18}', toolCalls: [] });
+  const Weather = z.object({ city: z.string(), celsius: z.number() });
+  const parsed = await client.chat.completions.parse({
+    model: MODEL,
+    messages: [{ role: "user", content: "Weather in Paris as JSON" }],
+    response_format: zodResponseFormat(Weather, "weather"),
+  });
+  assert.deepEqual(parsed.choices[0]!.message.parsed, { city: "Paris", celsius: 18 });
+  const config = (gateway.fake.last.body as { generationConfig: Obj }).generationConfig;
+  assert.equal(config.responseMimeType, "application/json");
+  assert.deepEqual(config.responseJsonSchema, {
+    type: "object",
+    properties: { city: { type: "string" }, celsius: { type: "number" } },
+    required: ["city", "celsius"],
+    additionalProperties: false,
+  });
   assert.deepEqual(gateway.fake.violations, []);
 });
