@@ -9,7 +9,7 @@ import {
 } from "./validation/reader.ts";
 
 /** Provider API styles that Switchyard can speak. */
-export const PROVIDER_STYLES = ["openai", "anthropic", "simulator"] as const;
+export const PROVIDER_STYLES = ["openai", "anthropic", "gemini", "simulator"] as const;
 export type ProviderStyle = typeof PROVIDER_STYLES[number];
 
 /** Model access levels (DESIGN §4). */
@@ -61,6 +61,7 @@ export const STYLE_CAPABILITIES: Record<ProviderStyle, ReadonlySet<Capability>> 
     "image_generation",
   ]),
   anthropic: new Set(["chat_completions", "moderation", "image_input", "function_calling"]),
+  gemini: new Set(["chat_completions", "image_input", "function_calling"]),
 };
 
 export interface ServerConfig {
@@ -321,6 +322,7 @@ function readServer(r: Reader): ServerConfig {
 const DEFAULT_BASE_URL: Record<ProviderStyle, string> = {
   openai: "https://api.openai.com/v1",
   anthropic: "https://api.anthropic.com",
+  gemini: "https://generativelanguage.googleapis.com",
   simulator: "",
 };
 

@@ -45,8 +45,8 @@ Deno.test("each kind of config error names the file and the field path", () => {
     ],
     [
       "unknown provider style",
-      (r) => (r.providers = [SIM, { id: "g", style: "gemini" }]),
-      'switchyard.json: providers[1].style: expected "openai", "anthropic" or "simulator", but got "gemini"',
+      (r) => (r.providers = [SIM, { id: "v", style: "vertex" }]),
+      'switchyard.json: providers[1].style: expected "openai", "anthropic", "gemini" or "simulator", but got "vertex"',
     ],
     [
       "duplicate model id",

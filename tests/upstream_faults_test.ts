@@ -1,5 +1,5 @@
 /**
- * Upstream faults through a real gateway port, for both upstream styles: what the client gets
+ * Upstream faults through a real gateway port, for every upstream style: what the client gets
  * (status and error body before streaming began, an SSE error event and no `[DONE]` after),
  * that the provider key never reaches a response or a log line, that a client leaving
  * closes the upstream connection, streaming or not, that a slow client is not the upstream's
@@ -31,6 +31,14 @@ const TARGETS = [
     fake: (g: Gateway) => g.anthropic,
     style: STYLES[1]!,
     eventsBeforeContent: 3,
+  },
+  // Every Gemini frame holds content.
+  {
+    model: "ge-chat",
+    upstream: "gemini-up",
+    fake: (g: Gateway) => g.gemini,
+    style: STYLES[2]!,
+    eventsBeforeContent: 0,
   },
 ] as const;
 
@@ -213,7 +221,7 @@ for (const target of TARGETS) {
 
   t("an error event before any output is an HTTP error, not a 200 stream", async () => {
     await using gateway = await startGateway();
-    fail(target.fake(gateway), { errorAfterEvents: target.eventsBeforeContent - 1 });
+    fail(target.fake(gateway), { errorAfterEvents: Math.max(0, target.eventsBeforeContent - 1) });
     const response = await postChat(gateway.server, {
       model: target.model,
       messages: HELLO,
@@ -389,7 +397,9 @@ for (const target of TARGETS) {
         assert.ok(!message.includes("tail-sentinel"), "cut to 100 characters of the quoted value");
         await logRecord(gateway.server, response.headers.get("x-request-id"));
         const { err } = gateway.server.output;
-        assert.match(err, /upstream answered HTTP 400 invalid_request_error/);
+        // Gemini's type is its status name.
+        const type = target.style.name === "gemini" ? "INVALID_ARGUMENT" : "invalid_request_error";
+        assert.match(err, new RegExp(`upstream answered HTTP 400 ${type}`));
         assert.equal(err.includes("zebra-sentinel"), includeContent);
       },
     );

@@ -3,6 +3,7 @@ import type { Config, ProviderStyle } from "../config.ts";
 import { type ImageWork, ImageWorkers } from "../images/work.ts";
 import type { Logger } from "../log/logger.ts";
 import { AnthropicProvider } from "./anthropic.ts";
+import { GeminiProvider } from "./gemini.ts";
 import { OpenAIProvider } from "./openai.ts";
 import { SimulatorProvider } from "./simulator/provider.ts";
 import type { Provider, ProviderDeps } from "./types.ts";
@@ -14,6 +15,7 @@ const FACTORIES: Record<ProviderStyle, (deps: ProviderDeps) => Provider> = {
   simulator: (deps) => new SimulatorProvider(deps),
   openai: (deps) => new OpenAIProvider(deps),
   anthropic: (deps) => new AnthropicProvider(deps),
+  gemini: (deps) => new GeminiProvider(deps),
 };
 
 /** The configured providers; a provider whose key variable is unset is disabled. */

@@ -18,6 +18,9 @@ export interface UpstreamStyle {
   headers: Record<string, string>;
   /** Reads an error body (already parsed as JSON, or the raw text when it was not JSON). */
   parseError(body: unknown): UpstreamErrorDetail;
+  /** The error for a failure whose meaning the status alone does not carry (Gemini answers a
+   * bad key with a 400), or `null` for the table of {@link mapUpstreamStatus}. */
+  mapError?(status: number, detail: UpstreamErrorDetail): ApiError | null;
 }
 
 /** Retry timing; the defaults suit production, tests shorten them. */
@@ -468,7 +471,7 @@ export class Upstream {
       : this.#style.parseError(body);
     const detail = boundedDetail(parsed, this.#deps.apiKey);
     const status = response.status;
-    const error = mapUpstreamStatus(
+    const error = this.#style.mapError?.(status, detail) ?? mapUpstreamStatus(
       this.#deps.config.id,
       status,
       detail,

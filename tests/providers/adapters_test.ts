@@ -66,7 +66,7 @@ for (const style of STYLES) {
     assert.deepEqual([result.usage.input, result.usage.output], [4, 4]);
     assert.ok(result.id);
     assert.deepEqual(fake.violations, []);
-    assert.equal((fake.last.body as { model: string }).model, "upstream-model-v1");
+    assert.equal(style.modelOf(fake.last), "upstream-model-v1");
   });
 
   Deno.test(`${style.name} adapter: two parallel tool calls`, async () => {

@@ -7,8 +7,6 @@
  * what an upstream says about a request reaches stderr only with `logs.include_content`.
  */
 import assert from "node:assert/strict";
-import { AnthropicProvider } from "../../src/providers/anthropic.ts";
-import { OpenAIProvider } from "../../src/providers/openai.ts";
 import type { CanonicalEvent } from "../../src/canonical/events.ts";
 import type { FakeUpstream } from "../support/fake_upstream.ts";
 import {
@@ -18,7 +16,7 @@ import {
   collect,
   providerDeps,
 } from "../support/provider_call.ts";
-import { STYLES, type UpstreamStyle } from "../support/provider_styles.ts";
+import { styleProvider, STYLES, type UpstreamStyle } from "../support/provider_styles.ts";
 import { gatewayError } from "../support/rejection.ts";
 import { waitFor } from "../support/wait.ts";
 
@@ -58,7 +56,7 @@ function capped(style: UpstreamStyle, fake: FakeUpstream, includeContent = false
     max_event_bytes: 16 * 1024,
   });
   deps.includeContent = includeContent;
-  const provider = style.name === "openai" ? new OpenAIProvider(deps) : new AnthropicProvider(deps);
+  const provider = styleProvider(style.name, deps);
   return { provider, output: deps.output };
 }
 
@@ -158,7 +156,9 @@ for (const style of STYLES) {
     const error = await gatewayError(() => provider.chat(chatRequest(), callContext()));
     assert.equal(error.status, 400);
     assert.equal(error.type, "invalid_request_error");
-    assert.equal(error.code, "invalid_request_error", "the upstream's type when it has no code");
+    // Gemini's type is its status name.
+    const type = style.name === "gemini" ? "INVALID_ARGUMENT" : "invalid_request_error";
+    assert.equal(error.code, type, "the upstream's type when it has no code");
     assert.equal(error.message, "prompt is too long for gw-model: 300000 tokens > 200000 maximum");
     assert.equal(fake.received.length, 1);
   });
@@ -456,7 +456,8 @@ for (const style of STYLES) {
         assert.equal(error.status, 400);
         assert.match(error.message, /input_value='\[\{"role":"user".*zebra-sentinel.*…'\)$/);
         assert.ok(!error.message.includes("tail-sentinel"), "the quoted value is cut to 100");
-        assert.match(output.err, /upstream answered HTTP 400 invalid_request_error/);
+        const type = style.name === "gemini" ? "INVALID_ARGUMENT" : "invalid_request_error";
+        assert.match(output.err, new RegExp(`upstream answered HTTP 400 ${type}`));
         assert.equal(output.err.includes("zebra-sentinel"), includeContent);
         assert.ok(!output.err.includes("tail-sentinel"));
       },

@@ -83,6 +83,11 @@ export interface FakeStyle {
   answer(body: Record<string, unknown>, script: Script): Answer;
   /** Other endpoints by path (e.g. `/v1/moderations`); faults apply to them too. */
   routes?: Record<string, FakeRoute>;
+  /** Endpoints whose path holds a parameter (Gemini's `/v1beta/models/{model}:method`), by
+   * the request's URL; faults apply to them too. */
+  match?(url: URL): FakeRoute | undefined;
+  /** The answer to a request with the wrong key (default: a 401 `authentication_error`). */
+  authError?(): { status: number; body: unknown };
   /** The style's error body. */
   errorBody(status: number, type: string, message: string, code?: string): unknown;
   /** The style's mid-stream error event (SSE text). */
@@ -180,7 +185,7 @@ export class FakeUpstream {
     const style = this.#style;
     const route: FakeRoute | undefined = url.pathname === style.path
       ? { check: style.check, answer: (b) => style.answer(b, this.script) }
-      : style.routes?.[url.pathname];
+      : style.routes?.[url.pathname] ?? style.match?.(url);
     if (request.method !== "POST" || !route) {
       received.violations.push(`unexpected ${request.method} ${url.pathname}`);
       return json(404, style.errorBody(404, "not_found_error", `No route ${url.pathname}`));
@@ -202,7 +207,9 @@ export class FakeUpstream {
     }
     if (received.violations.length > 0) {
       if (received.violations.some((v) => v.startsWith("auth:"))) {
-        return json(401, style.errorBody(401, "authentication_error", "invalid x-api-key"));
+        const auth = style.authError?.() ??
+          { status: 401, body: style.errorBody(401, "authentication_error", "invalid x-api-key") };
+        return json(auth.status, auth.body);
       }
       return json(
         400,
@@ -311,7 +318,7 @@ export class FakeUpstream {
 function promptOf(body: unknown): unknown {
   if (typeof body !== "object" || body === null) return body;
   const fields = body as Record<string, unknown>;
-  return fields.messages ?? fields.input ?? fields.prompt;
+  return fields.messages ?? fields.input ?? fields.prompt ?? fields.contents;
 }
 
 /** A 200 with `body` as JSON and whitespace after it up to `bytes`, in 64 KiB pieces. */

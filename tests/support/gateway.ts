@@ -1,9 +1,11 @@
 /**
- * A gateway on a real port with three chat models side by side: the simulator (`sim-vision`),
- * one behind the fake OpenAI-style upstream (`oa-chat`) and one behind the fake Anthropic
- * upstream (`an-chat`), with rate limits no test reaches.
+ * A gateway on a real port with four chat models side by side: the simulator (`sim-vision`),
+ * one behind the fake OpenAI-style upstream (`oa-chat`), one behind the fake Anthropic
+ * upstream (`an-chat`) and one behind the fake Gemini upstream (`ge-chat`), with rate limits
+ * no test reaches.
  */
 import { startFakeAnthropic } from "./fake_anthropic.ts";
+import { startFakeGemini } from "./fake_gemini.ts";
 import { startFakeOpenAI } from "./fake_openai.ts";
 import type { FakeUpstream } from "./fake_upstream.ts";
 import { startServer, testConfig, type TestServer } from "./server.ts";
@@ -16,6 +18,7 @@ export interface Gateway {
   server: TestServer;
   openai: FakeUpstream;
   anthropic: FakeUpstream;
+  gemini: FakeUpstream;
   [Symbol.asyncDispose](): Promise<void>;
 }
 
@@ -23,7 +26,7 @@ export interface Gateway {
 export interface GatewayOptions {
   /** The fakes write their streams in slices of this many bytes. */
   sliceBytes?: number;
-  /** Provider settings for both upstream providers (timeout_ms, max_retries…). */
+  /** Provider settings for the upstream providers (timeout_ms, max_retries…). */
   provider?: Record<string, unknown>;
   /** More models (on provider `oa` or `an`), e.g. moderation or image models. */
   models?: Record<string, unknown>[];
@@ -34,7 +37,12 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
   const fakeOptions = options.sliceBytes ? { sliceBytes: options.sliceBytes } : {};
   const openai = startFakeOpenAI(fakeOptions);
   const anthropic = startFakeAnthropic(fakeOptions);
-  const keys: Record<string, string> = { OA_KEY: openai.apiKey, AN_KEY: anthropic.apiKey };
+  const gemini = startFakeGemini(fakeOptions);
+  const keys: Record<string, string> = {
+    OA_KEY: openai.apiKey,
+    AN_KEY: anthropic.apiKey,
+    GE_KEY: gemini.apiKey,
+  };
   const server = await startServer({
     config: testConfig((raw) => {
       (raw.providers as unknown[]).push(
@@ -52,10 +60,18 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
           api_key_env: "AN_KEY",
           ...options.provider,
         },
+        {
+          id: "ge",
+          style: "gemini",
+          base_url: gemini.url,
+          api_key_env: "GE_KEY",
+          ...options.provider,
+        },
       );
       (raw.models as unknown[]).push(
         { id: "oa-chat", provider: "oa", upstream_model: "gpt-up", ...CHAT_MODEL },
         { id: "an-chat", provider: "an", upstream_model: "claude-up", ...CHAT_MODEL },
+        { id: "ge-chat", provider: "ge", upstream_model: "gemini-up", ...CHAT_MODEL },
         ...options.models ?? [],
       );
       raw.limits = {
@@ -69,10 +85,12 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
     server,
     openai,
     anthropic,
+    gemini,
     async [Symbol.asyncDispose]() {
       await server.close();
       await openai.close();
       await anthropic.close();
+      await gemini.close();
     },
   };
 }

@@ -1,11 +1,14 @@
-/** The two upstream styles side by side: each one's fake and an adapter pointed at it. */
+/** The upstream styles side by side: each one's fake and an adapter pointed at it. */
 import type { ProviderConfig } from "../../src/config.ts";
 import { AnthropicProvider } from "../../src/providers/anthropic.ts";
+import { GeminiProvider } from "../../src/providers/gemini.ts";
 import { OpenAIProvider } from "../../src/providers/openai.ts";
-import type { Provider } from "../../src/providers/types.ts";
+import type { Provider, ProviderDeps } from "../../src/providers/types.ts";
+import type { RetryTiming } from "../../src/providers/upstream.ts";
 import { startFakeAnthropic } from "./fake_anthropic.ts";
+import { startFakeGemini } from "./fake_gemini.ts";
 import { startFakeOpenAI } from "./fake_openai.ts";
-import type { FakeOptions, FakeUpstream } from "./fake_upstream.ts";
+import type { FakeOptions, FakeUpstream, Received } from "./fake_upstream.ts";
 import type { CapturedOutput } from "./server.ts";
 import { providerDeps } from "./provider_call.ts";
 
@@ -18,8 +21,11 @@ export interface Adapter {
   fetches: () => number;
 }
 
+/** The names of the styles. */
+export type StyleName = "openai" | "anthropic" | "gemini";
+
 export interface UpstreamStyle {
-  name: "openai" | "anthropic";
+  name: StyleName;
   start(options?: FakeOptions): FakeUpstream;
   /** The `base_url` for a fake (or any server at `url`). */
   baseUrl(url: string): string;
@@ -29,10 +35,28 @@ export interface UpstreamStyle {
     apiKey: string | null,
     config?: Partial<ProviderConfig>,
   ): Adapter;
+  /** The upstream model a request was for (in its body, or its path for Gemini). */
+  modelOf(received: Received): string;
+}
+
+/** The adapter of a style for `deps`. */
+export function styleProvider(
+  style: StyleName,
+  deps: ProviderDeps,
+  timing: RetryTiming = {},
+): Provider {
+  switch (style) {
+    case "openai":
+      return new OpenAIProvider(deps, timing);
+    case "anthropic":
+      return new AnthropicProvider(deps, timing);
+    case "gemini":
+      return new GeminiProvider(deps, timing);
+  }
 }
 
 function adapter(
-  style: "openai" | "anthropic",
+  style: StyleName,
   baseUrl: string,
   apiKey: string | null,
   config: Partial<ProviderConfig>,
@@ -44,9 +68,7 @@ function adapter(
     return fetch(input, init);
   };
   const timing = { initialBackoffMs: 1, maxBackoffMs: 4 };
-  const provider = style === "openai"
-    ? new OpenAIProvider(deps, timing)
-    : new AnthropicProvider(deps, timing);
+  const provider = styleProvider(style, deps, timing);
   return { provider, output: deps.output, fetches: () => count };
 }
 
@@ -56,11 +78,24 @@ export const STYLES: UpstreamStyle[] = [
     start: (options) => startFakeOpenAI(options),
     baseUrl: (url) => `${url}/v1`,
     make: (url, apiKey, config = {}) => adapter("openai", `${url}/v1`, apiKey, config),
+    modelOf: bodyModel,
   },
   {
     name: "anthropic",
     start: (options) => startFakeAnthropic(options),
     baseUrl: (url) => url,
     make: (url, apiKey, config = {}) => adapter("anthropic", url, apiKey, config),
+    modelOf: bodyModel,
+  },
+  {
+    name: "gemini",
+    start: (options) => startFakeGemini(options),
+    baseUrl: (url) => url,
+    make: (url, apiKey, config = {}) => adapter("gemini", url, apiKey, config),
+    modelOf: (received) => /^\/v1beta\/models\/([^/:]+):/.exec(received.path)?.[1] ?? "",
   },
 ];
+
+function bodyModel(received: Received): string {
+  return (received.body as { model: string }).model;
+}
