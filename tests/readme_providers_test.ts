@@ -10,7 +10,7 @@ const section = readme.slice(readme.indexOf("## Providers"), readme.indexOf("## 
 const examples = [...section.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => JSON.parse(m[1]!));
 
 Deno.test("the README's provider examples are valid configs", () => {
-  assert.equal(examples.length, 5);
+  assert.equal(examples.length, 6);
   for (const example of examples) {
     const config = parseConfig(example, "README.md");
     const output = new CapturedOutput();
