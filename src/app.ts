@@ -18,6 +18,7 @@ import { compose } from "./pipeline/compose.ts";
 import { RequestContext, type Services } from "./pipeline/context.ts";
 import { cors } from "./pipeline/cors.ts";
 import { logRecord } from "./pipeline/log.ts";
+import { countRequest } from "./pipeline/metrics.ts";
 import { respond } from "./pipeline/respond.ts";
 import { type Route, route } from "./pipeline/route.ts";
 import { settle, Settler } from "./pipeline/settle.ts";
@@ -33,6 +34,9 @@ import {
   putAdminModel,
 } from "./api/admin/models.ts";
 import { getUsage } from "./api/admin/usage.ts";
+import { scrapeMetrics } from "./api/metrics/route.ts";
+import { GatewayMetrics } from "./metrics/gateway.ts";
+import { timedCommits } from "./metrics/timed_kv.ts";
 import { health } from "./api/health/route.ts";
 import { generateImages } from "./api/images/route.ts";
 import { listModels, retrieveModel } from "./api/models/route.ts";
@@ -101,7 +105,8 @@ export interface AppDeps {
 export interface App {
   handler(request: Request, info: Deno.ServeHandlerInfo): Promise<Response>;
   services: Services;
-  /** Stops background work and writes pending log records. */
+  /** Settles the requests still open (as stopped by the shutdown), stops background work and
+   * writes pending log records. */
   close(): Promise<void>;
 }
 
@@ -113,9 +118,29 @@ export async function createApp(deps: AppDeps): Promise<App> {
   const loggerOptions: ConstructorParameters<typeof Logger>[0] = { clock };
   if (deps.output) loggerOptions.output = deps.output;
   const logger = new Logger(loggerOptions);
+  const adminTokenValue = env("SWITCHYARD_ADMIN_TOKEN");
+  const adminToken = adminTokenValue ? new AdminToken(adminTokenValue) : null;
+  const metricsTokenValue = config.metrics.token_env ? env(config.metrics.token_env) : undefined;
+  const scrapeTokens = [adminToken, metricsTokenValue ? new AdminToken(metricsTokenValue) : null]
+    .filter((token) => token !== null);
+  // Metrics are kept only when someone can read them.
+  const metrics: GatewayMetrics | null = config.metrics.enabled && scrapeTokens.length > 0
+    ? new GatewayMetrics({
+      open: () => settler.open(),
+      recordsNotStored: () => logger.recordsNotStored,
+      memory: () => Deno.memoryUsage(),
+    })
+    : null;
+  if (config.metrics.enabled && !metrics) {
+    logger.warn(
+      "metrics.enabled, but neither SWITCHYARD_ADMIN_TOKEN nor metrics.token_env is set: /metrics is not served",
+    );
+  }
+  const timed = (store: string) =>
+    metrics ? timedCommits(kv, (seconds) => metrics.kvCommit(store, seconds)) : kv;
   logger.addSink(
     new KvLogSink({
-      kv,
+      kv: timed("log"),
       retentionDays: config.logs.retention_days,
       intervalMs: deps.logFlushMs ?? 250,
       maxRecordsPerMinute: config.logs.max_records_per_minute,
@@ -167,26 +192,36 @@ export async function createApp(deps: AppDeps): Promise<App> {
     providers,
     keys,
   };
-  const limiter = new RateLimiter({ kv, clock, limits: config.limits, keys });
-  const adminTokenValue = env("SWITCHYARD_ADMIN_TOKEN");
-  const adminToken = adminTokenValue ? new AdminToken(adminTokenValue) : null;
+  const limiter = new RateLimiter({ kv: timed("ratelimit"), clock, limits: config.limits, keys });
   if (adminToken) logger.info("admin API enabled under /admin/");
   const store = new StoreGuard(kvHealth, logger);
-  const routes = adminToken ? [...ROUTES, ...ADMIN_ROUTES] : ROUTES;
+  const routes = adminToken ? [...ROUTES, ...ADMIN_ROUTES] : [...ROUTES];
+  if (metrics) {
+    routes.push({
+      path: "/metrics",
+      methods: { GET: scrapeMetrics(metrics, scrapeTokens) },
+      scope: null,
+    });
+  }
+  // What runs once each request has settled, in order.
+  const settler: Settler = new Settler(
+    metrics
+      ? [logRecord(logger, config.logs.include_content), countRequest(metrics)]
+      : [logRecord(logger, config.logs.include_content)],
+    logger,
+  );
   const policy = new Cors(config.server.cors_origins);
   // The request pipeline (DESIGN §3), outermost step first: a new cross-cutting step is one
   // module and one line here; the endpoint's handler answers last.
   const run = compose<RequestContext>([
     cors(policy),
-    settle,
+    settle(settler),
     respond(logger),
     route(routes, policy),
     auth(adminToken, keys, store),
     admit(limiter, store, clock),
     body(disconnects, config.server),
   ], (ctx) => ctx.endpoint.handler(ctx));
-  // What runs once each request has settled, in order.
-  const settler = new Settler([logRecord(logger, config.logs.include_content)], logger);
 
   function handler(request: Request, info: Deno.ServeHandlerInfo): Promise<Response> {
     const ip = clientIp(request, info.remoteAddr, config.server.trust_proxy);
@@ -199,6 +234,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     handler,
     services,
     async close() {
+      await settler.close();
       kvHealth.close();
       disconnects.close();
       catalogue.close();

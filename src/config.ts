@@ -153,6 +153,13 @@ export interface LogsConfig {
   max_records_per_minute: number;
 }
 
+export interface MetricsConfig {
+  /** Whether `GET /metrics` is served (with the admin token or the metrics token). */
+  enabled: boolean;
+  /** The environment variable holding a token that reads `/metrics` only, or `null`. */
+  token_env: string | null;
+}
+
 /** The whole, validated configuration with every default filled in. */
 export interface Config {
   server: ServerConfig;
@@ -161,6 +168,7 @@ export interface Config {
   models: ModelConfig[];
   limits: LimitsConfig;
   logs: LogsConfig;
+  metrics: MetricsConfig;
 }
 
 /** A configuration error; the message names the file and the field path. */
@@ -479,6 +487,16 @@ function readLogs(r: Reader): LogsConfig {
   return logs;
 }
 
+function readMetrics(r: Reader): MetricsConfig {
+  const f = orEmpty(r).object();
+  const metrics: MetricsConfig = {
+    enabled: f.boolean("enabled", OPTIONAL) ?? true,
+    token_env: f.string("token_env", { optional: true, nullable: true, ...TEXT }) ?? null,
+  };
+  f.done();
+  return metrics;
+}
+
 function readProviders(r: Reader): Map<string, ProviderConfig> {
   const providers = new Map<string, ProviderConfig>();
   for (const item of r.array({ minItems: 1 })) {
@@ -533,6 +551,7 @@ function validate(raw: unknown): Config {
     models: readModels(root.get("models"), providers),
     limits: readLimits(root.get("limits")),
     logs: readLogs(root.get("logs")),
+    metrics: readMetrics(root.get("metrics")),
   };
   root.get("$schema"); // editors' hint; allowed, not used
   root.done();

@@ -9,7 +9,7 @@ import type { SettleHook } from "./settle.ts";
 /** Writes each settled request's record to `logger`, with its content when `includeContent`
  * (`logs.include_content`). */
 export function logRecord(logger: Logger, includeContent: boolean): SettleHook {
-  return (ctx, { status, error, usage, ms }) => {
+  return (ctx, { status, error, usage, estimated, ms, reason }) => {
     const { principal } = ctx;
     const record: LogRecord = {
       ts: logger.timestamp(ctx.arrived),
@@ -22,11 +22,14 @@ export function logRecord(logger: Logger, includeContent: boolean): SettleHook {
       key_id: principal.kind === "key" ? principal.key.id : null,
       model: ctx.model,
       provider: ctx.provider,
-      prompt_tokens: usage === null ? null : usage.input,
+      // An estimate counts only the streamed output; the input is known if it was reported.
+      prompt_tokens: usage === null || (estimated && ctx.usage === null) ? null : usage.input,
       completion_tokens: usage === null ? null : usage.output,
       error,
     };
     if (ctx.stream) record.stream = true;
+    if (estimated) record.estimated = true;
+    if (reason !== null) record.reason = reason;
     if (includeContent && ctx.content !== undefined) record.content = ctx.content;
     logger.request(record);
   };

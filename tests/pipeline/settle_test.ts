@@ -53,11 +53,11 @@ function streaming(events: CanonicalEvent[], failAfter?: number): Handler {
 function pipeline(handler: Handler, request?: Request) {
   const { settler, settled, logger } = recordingSettler();
   const run = compose<RequestContext>(
-    [settle, respond(logger)],
+    [settle(settler), respond(logger)],
     (ctx) => ctx.endpoint.handler(ctx),
   );
   const ctx = testContext(request, { settle: settler, endpoint: endpoint({ handler }) });
-  return { run: () => run(ctx), ctx, settled };
+  return { run: () => run(ctx), ctx, settled, settler };
 }
 
 Deno.test("settle: once when the handler has answered, with the status and the usage", async () => {
@@ -67,7 +67,25 @@ Deno.test("settle: once when the handler has answered, with the status and the u
   });
   const response = await run();
   assert.equal(response.status, 201);
-  assert.deepEqual(settled, [{ requestId: ctx.requestId, status: 201, error: null, usage: USAGE }]);
+  assert.deepEqual(
+    settled.map(({ requestId, status, error, usage, estimated, reason }) => ({
+      requestId,
+      status,
+      error,
+      usage,
+      estimated,
+      reason,
+    })),
+    [{
+      requestId: ctx.requestId,
+      status: 201,
+      error: null,
+      usage: USAGE,
+      estimated: false,
+      reason: null,
+    }],
+  );
+  assert.ok(settled[0]!.firstByteMs !== null && settled[0]!.firstByteMs >= 0);
   ctx.settle(500, "late");
   assert.equal(settled.length, 1, "a second settle does nothing");
 });
@@ -128,6 +146,62 @@ Deno.test("settle: a stream the client stops reading settles once as 499", async
   assert.deepEqual(settled.map((s) => [s.status, s.error, s.usage]), [
     [499, "client_disconnected", null],
   ]);
+});
+
+Deno.test("settle: a stream left mid-way without usage is settled with its output estimated from the text", async () => {
+  // 40 characters streamed before the client leaves; the usage event never came.
+  const events = textEvents(["a".repeat(15), "b".repeat(25), "never sent"], USAGE);
+  const { run, settled } = pipeline(streaming(events));
+  const reader = (await run()).body!.getReader();
+  let text = "";
+  while (!text.includes("block_delta")) {
+    text += new TextDecoder().decode((await reader.read()).value);
+  }
+  await reader.read();
+  await reader.cancel();
+  assert.deepEqual(settled.map((s) => [s.status, s.usage, s.estimated]), [
+    [499, { input: 0, output: 10 }, true],
+  ]);
+});
+
+Deno.test("settle: a stream left after a partial usage keeps its input and estimates a larger output", async () => {
+  const start: Usage = { input: 50, output: 1 };
+  const events = textEvents(["x".repeat(80), "never sent"], USAGE);
+  events.splice(1, 0, { type: "usage", usage: start });
+  const { run, settled } = pipeline((ctx) => {
+    const abort = new AbortController();
+    return eventStreamResponse(batches(events), renderer, {
+      abort,
+      signal: abort.signal,
+      observe(batch) {
+        for (const event of batch) if (event.type === "usage") ctx.usage = event.usage;
+      },
+      settleLater: () => ctx.settleLater(),
+      settle: ({ status, error }) => ctx.settle(status, error),
+      onUnexpected: () => internalError(ctx.requestId),
+    });
+  });
+  const reader = (await run()).body!.getReader();
+  for (let i = 0; i < 4; i++) await reader.read();
+  await reader.cancel();
+  assert.deepEqual(settled.map((s) => [s.status, s.usage, s.estimated]), [
+    [499, { input: 50, output: 20 }, true],
+  ]);
+});
+
+Deno.test("Settler.close: requests still open settle as 503 server_shutdown with their tokens so far", async () => {
+  const events = textEvents(["y".repeat(12), "never sent"], USAGE);
+  const { run, settled, settler } = pipeline(streaming(events));
+  const reader = (await run()).body!.getReader();
+  for (let i = 0; i < 3; i++) await reader.read();
+  assert.deepEqual(settler.open(), { requests: 1, streams: 1 });
+  await settler.close();
+  assert.deepEqual(settled.map((s) => [s.status, s.error, s.reason, s.usage, s.estimated]), [
+    [503, "server_shutdown", "shutdown", { input: 0, output: 3 }, true],
+  ]);
+  assert.deepEqual(settler.open(), { requests: 0, streams: 0 });
+  await reader.cancel();
+  assert.equal(settled.length, 1, "the stream's own end does not settle it again");
 });
 
 Deno.test("settle: a stream that fails before its first bytes is settled by the step, once", async () => {

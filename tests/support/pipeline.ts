@@ -49,6 +49,9 @@ export interface Settled {
   status: number;
   error: string | null;
   usage: Usage | null;
+  estimated: boolean;
+  reason: "shutdown" | null;
+  firstByteMs: number | null;
 }
 
 /** A {@link Settler} with one hook that records what it sees, and the logger it reports
@@ -62,8 +65,17 @@ export function recordingSettler(): {
   const settled: Settled[] = [];
   const output = new CapturedOutput();
   const logger = new Logger({ clock: new FakeClock(), output, flushMs: 0 });
-  const hook = (ctx: RequestContext, { status, error, usage }: Settlement) => {
-    settled.push({ requestId: ctx.requestId, status, error, usage });
+  const hook = (ctx: RequestContext, s: Settlement) => {
+    const { status, error, usage, estimated, reason, firstByteMs } = s;
+    settled.push({
+      requestId: ctx.requestId,
+      status,
+      error,
+      usage,
+      estimated,
+      reason,
+      firstByteMs,
+    });
   };
   return { settler: new Settler([hook], logger), settled, logger, output };
 }
