@@ -131,11 +131,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
       memory: () => Deno.memoryUsage(),
     })
     : null;
-  if (config.metrics.enabled && !metrics) {
-    logger.warn(
-      "metrics.enabled, but neither SWITCHYARD_ADMIN_TOKEN nor metrics.token_env is set: /metrics is not served",
-    );
-  }
+  if (metrics) logger.info("metrics served at /metrics");
   const timed = (store: string) =>
     metrics ? timedCommits(kv, (seconds) => metrics.kvCommit(store, seconds)) : kv;
   logger.addSink(

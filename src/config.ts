@@ -156,7 +156,8 @@ export interface LogsConfig {
 export interface MetricsConfig {
   /** Whether `GET /metrics` is served (with the admin token or the metrics token). */
   enabled: boolean;
-  /** The environment variable holding a token that reads `/metrics` only, or `null`. */
+  /** The environment variable holding a token that reads `/metrics` only (default
+   * `SWITCHYARD_METRICS_TOKEN`), or `null` for none. */
   token_env: string | null;
 }
 
@@ -489,9 +490,10 @@ function readLogs(r: Reader): LogsConfig {
 
 function readMetrics(r: Reader): MetricsConfig {
   const f = orEmpty(r).object();
+  const tokenEnv = f.string("token_env", { optional: true, nullable: true, ...TEXT });
   const metrics: MetricsConfig = {
     enabled: f.boolean("enabled", OPTIONAL) ?? true,
-    token_env: f.string("token_env", { optional: true, nullable: true, ...TEXT }) ?? null,
+    token_env: tokenEnv === undefined ? "SWITCHYARD_METRICS_TOKEN" : tokenEnv,
   };
   f.done();
   return metrics;
