@@ -37,6 +37,10 @@ import { getUsage } from "./api/admin/usage.ts";
 import { scrapeMetrics } from "./api/metrics/route.ts";
 import { GatewayMetrics } from "./metrics/gateway.ts";
 import { timedCommits } from "./metrics/timed_kv.ts";
+import { traceRoute } from "./pipeline/trace.ts";
+import { type OtelApi, otelEnabled } from "./telemetry/otel.ts";
+import { tracedProvider } from "./telemetry/traced_provider.ts";
+import { Tracing } from "./telemetry/tracing.ts";
 import { health } from "./api/health/route.ts";
 import { generateImages } from "./api/images/route.ts";
 import { listModels, retrieveModel } from "./api/models/route.ts";
@@ -99,6 +103,8 @@ export interface AppDeps {
   cataloguePollMs?: number;
   /** Milliseconds between batched log writes to KV. */
   logFlushMs?: number;
+  /** OpenTelemetry as Deno offers it (default `Deno.telemetry`; used when `OTEL_DENO` is on). */
+  telemetry?: OtelApi;
 }
 
 /** A built app: the request handler and the services behind it. */
@@ -152,6 +158,14 @@ export async function createApp(deps: AppDeps): Promise<App> {
     logger,
   };
   if (deps.providers) providerOptions.overrides = deps.providers;
+  // Traces through Deno's built-in OpenTelemetry (OTEL_DENO=true), when it is on.
+  const tracing = otelEnabled(env)
+    ? new Tracing((deps.telemetry ?? Deno.telemetry) as OtelApi, config.logs.include_content)
+    : null;
+  if (tracing) {
+    providerOptions.decorate = (provider, providerConfig) =>
+      tracedProvider(provider, providerConfig, tracing);
+  }
   const providers = createProviders(config, providerOptions);
   const catalogue = await Catalogue.open({
     kv,
@@ -214,6 +228,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     settle(settler),
     respond(logger),
     route(routes, policy),
+    ...(tracing ? [traceRoute(tracing)] : []),
     auth(adminToken, keys, store),
     admit(limiter, store, clock),
     body(disconnects, config.server),

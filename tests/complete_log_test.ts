@@ -7,87 +7,7 @@
 import assert from "node:assert/strict";
 import { startFakeAnthropic } from "./support/fake_anthropic.ts";
 import { startFakeOpenAI } from "./support/fake_openai.ts";
-import type { FakeUpstream } from "./support/fake_upstream.ts";
-
-const MAIN = new URL("../main.ts", import.meta.url).pathname;
-const CHAT = { chat_completions: true };
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
-}
-
-/** A gateway process over the two fakes; its stdout read line by line as records. */
-async function startProcess(openai: FakeUpstream, anthropic: FakeUpstream) {
-  const dir = await Deno.makeTempDir();
-  const port = freePort();
-  await Deno.writeTextFile(
-    `${dir}/config.json`,
-    JSON.stringify({
-      server: { hostname: "127.0.0.1", port, shutdown_grace_seconds: 1 },
-      kv: { path: `${dir}/kv.sqlite` },
-      providers: [
-        { id: "oa", style: "openai", base_url: `${openai.url}/v1`, api_key_env: "OA_KEY" },
-        { id: "an", style: "anthropic", base_url: anthropic.url, api_key_env: "AN_KEY" },
-      ],
-      models: [
-        { id: "oa-chat", provider: "oa", upstream_model: "gpt-up", ...CHAT },
-        { id: "an-chat", provider: "an", upstream_model: "claude-up", ...CHAT },
-      ],
-    }),
-  );
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MAIN, "--config", `${dir}/config.json`],
-    env: { NO_COLOR: "1", OA_KEY: openai.apiKey, AN_KEY: anthropic.apiKey },
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const records: Record<string, unknown>[] = [];
-  const stderr = new Response(child.stderr).text();
-  const reading = (async () => {
-    let buffer = "";
-    for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
-      buffer += chunk;
-      const lines = buffer.split("\n");
-      buffer = lines.pop()!;
-      for (const line of lines) if (line !== "") records.push(JSON.parse(line));
-    }
-  })();
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0;; i++) {
-    try {
-      await (await fetch(`${url}/healthz`)).body?.cancel();
-      break;
-    } catch (e) {
-      if (i > 400) throw e;
-      await new Promise((r) => setTimeout(r, 25));
-    }
-  }
-  return {
-    url,
-    records,
-    /** Waits for a record `match` accepts (the process flushes its log every 20 ms). */
-    async record(match: (r: Record<string, unknown>) => boolean) {
-      for (let i = 0; i < 1000; i++) {
-        const found = records.find(match);
-        if (found) return found;
-        await new Promise((r) => setTimeout(r, 10));
-      }
-      throw new Error("no such record");
-    },
-    /** SIGTERM, then the exit code and stderr once stdout has ended. */
-    async stop() {
-      child.kill("SIGTERM");
-      const status = await child.status;
-      await reading;
-      const text = await stderr;
-      await Deno.remove(dir, { recursive: true });
-      return { code: status.code, stderr: text };
-    },
-  };
-}
+import { startGatewayProcess } from "./support/gateway_process.ts";
 
 /** Starts a stream and reads it until `contents` pieces of content arrived; returns their
  * text and the reader (still open). */
@@ -126,7 +46,7 @@ Deno.test("a client that leaves a stream is logged 499 with the tokens streamed 
   // Each fake stalls after three pieces of content, until the caller leaves.
   openai.faults = [{ stallAfterEvents: 1 + 3 }];
   anthropic.faults = [{ stallAfterEvents: 3 + 3 }];
-  const gateway = await startProcess(openai, anthropic);
+  const gateway = await startGatewayProcess(openai, anthropic);
   try {
     const expected: Record<string, string> = {};
     for (const model of ["oa-chat", "an-chat"]) {
@@ -160,7 +80,7 @@ Deno.test("requests still open when the grace period ends are logged 503 shutdow
   await using openai = startFakeOpenAI();
   await using anthropic = startFakeAnthropic();
   openai.faults = [{ stallAfterEvents: 1 + 2 }, { delayMs: 60_000 }];
-  const gateway = await startProcess(openai, anthropic);
+  const gateway = await startGatewayProcess(openai, anthropic);
   const { text, reader, requestId } = await readContent(gateway.url, "oa-chat", 2);
   const waiting = fetch(`${gateway.url}/v1/chat/completions`, {
     method: "POST",
