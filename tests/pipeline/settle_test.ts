@@ -168,19 +168,7 @@ Deno.test("settle: a stream left after a partial usage keeps its input and estim
   const start: Usage = { input: 50, output: 1 };
   const events = textEvents(["x".repeat(80), "never sent"], USAGE);
   events.splice(1, 0, { type: "usage", usage: start });
-  const { run, settled } = pipeline((ctx) => {
-    const abort = new AbortController();
-    return eventStreamResponse(batches(events), renderer, {
-      abort,
-      signal: abort.signal,
-      observe(batch) {
-        for (const event of batch) if (event.type === "usage") ctx.usage = event.usage;
-      },
-      settleLater: () => ctx.settleLater(),
-      settle: ({ status, error }) => ctx.settle(status, error),
-      onUnexpected: () => internalError(ctx.requestId),
-    });
-  });
+  const { run, settled } = pipeline(streaming(events));
   const reader = (await run()).body!.getReader();
   for (let i = 0; i < 4; i++) await reader.read();
   await reader.cancel();

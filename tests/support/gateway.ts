@@ -29,6 +29,25 @@ export interface GatewayOptions {
   models?: Record<string, unknown>[];
 }
 
+/** The config of the providers `oa` and `an` over the fakes (keys in `OA_KEY`, `AN_KEY`), with
+ * `settings` for both. */
+export function fakeProviders(
+  openai: FakeUpstream,
+  anthropic: FakeUpstream,
+  settings: Record<string, unknown> = {},
+): Record<string, unknown>[] {
+  return [
+    { id: "oa", style: "openai", base_url: `${openai.url}/v1`, api_key_env: "OA_KEY", ...settings },
+    { id: "an", style: "anthropic", base_url: anthropic.url, api_key_env: "AN_KEY", ...settings },
+  ];
+}
+
+/** A chat model on each fake: `oa-chat` (upstream `gpt-up`) and `an-chat` (`claude-up`). */
+export const FAKE_CHAT_MODELS: readonly Record<string, unknown>[] = [
+  { id: "oa-chat", provider: "oa", upstream_model: "gpt-up", ...CHAT_MODEL },
+  { id: "an-chat", provider: "an", upstream_model: "claude-up", ...CHAT_MODEL },
+];
+
 /** Starts both fakes and a gateway configured with a model on each. */
 export async function startGateway(options: GatewayOptions = {}): Promise<Gateway> {
   const fakeOptions = options.sliceBytes ? { sliceBytes: options.sliceBytes } : {};
@@ -37,27 +56,8 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
   const keys: Record<string, string> = { OA_KEY: openai.apiKey, AN_KEY: anthropic.apiKey };
   const server = await startServer({
     config: testConfig((raw) => {
-      (raw.providers as unknown[]).push(
-        {
-          id: "oa",
-          style: "openai",
-          base_url: `${openai.url}/v1`,
-          api_key_env: "OA_KEY",
-          ...options.provider,
-        },
-        {
-          id: "an",
-          style: "anthropic",
-          base_url: anthropic.url,
-          api_key_env: "AN_KEY",
-          ...options.provider,
-        },
-      );
-      (raw.models as unknown[]).push(
-        { id: "oa-chat", provider: "oa", upstream_model: "gpt-up", ...CHAT_MODEL },
-        { id: "an-chat", provider: "an", upstream_model: "claude-up", ...CHAT_MODEL },
-        ...options.models ?? [],
-      );
+      (raw.providers as unknown[]).push(...fakeProviders(openai, anthropic, options.provider));
+      (raw.models as unknown[]).push(...FAKE_CHAT_MODELS, ...options.models ?? []);
       raw.limits = {
         anonymous: { chat: GENEROUS, other: GENEROUS, images: GENEROUS },
         key: { chat: GENEROUS, other: GENEROUS, images: GENEROUS },

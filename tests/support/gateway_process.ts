@@ -3,9 +3,9 @@
  * `oa-chat` and `an-chat`), its stdout read line by line as request records.
  */
 import type { FakeUpstream } from "./fake_upstream.ts";
+import { FAKE_CHAT_MODELS, fakeProviders } from "./gateway.ts";
 
 const MAIN = new URL("../../main.ts", import.meta.url).pathname;
-const CHAT = { chat_completions: true };
 
 function freePort(): number {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
@@ -47,26 +47,8 @@ export async function startGatewayProcess(
     JSON.stringify({
       server: { hostname: "127.0.0.1", port, shutdown_grace_seconds: 1 },
       kv: { path: `${dir}/kv.sqlite` },
-      providers: [
-        {
-          id: "oa",
-          style: "openai",
-          base_url: `${openai.url}/v1`,
-          api_key_env: "OA_KEY",
-          ...options.provider,
-        },
-        {
-          id: "an",
-          style: "anthropic",
-          base_url: anthropic.url,
-          api_key_env: "AN_KEY",
-          ...options.provider,
-        },
-      ],
-      models: [
-        { id: "oa-chat", provider: "oa", upstream_model: "gpt-up", ...CHAT },
-        { id: "an-chat", provider: "an", upstream_model: "claude-up", ...CHAT },
-      ],
+      providers: fakeProviders(openai, anthropic, options.provider),
+      models: FAKE_CHAT_MODELS,
     }),
   );
   const child = new Deno.Command(Deno.execPath(), {
