@@ -240,6 +240,12 @@ Deno.test("/metrics: counters move by exactly the requests made", async () => {
   assert.ok(
     after.histogramCount("switchyard_kv_commit_duration_seconds", 'store="ratelimit"') > 0,
   );
+  await server.app.services.logger.flush();
+  const flushed = await scrape(server);
+  assert.ok(
+    flushed.histogramCount("switchyard_kv_commit_duration_seconds", 'store="log"') > 0,
+    "the log sink's commits are timed",
+  );
 });
 
 Deno.test("/metrics: an open stream is counted as active until it ends", async () => {
