@@ -18,7 +18,6 @@ import { compose } from "./pipeline/compose.ts";
 import { RequestContext, type Services } from "./pipeline/context.ts";
 import { cors } from "./pipeline/cors.ts";
 import { logRecord } from "./pipeline/log.ts";
-import { countRequest } from "./pipeline/metrics.ts";
 import { respond } from "./pipeline/respond.ts";
 import { type Route, route } from "./pipeline/route.ts";
 import { settle, Settler } from "./pipeline/settle.ts";
@@ -34,11 +33,9 @@ import {
   putAdminModel,
 } from "./api/admin/models.ts";
 import { getUsage } from "./api/admin/usage.ts";
-import { scrapeMetrics } from "./api/metrics/route.ts";
-import { GatewayMetrics } from "./metrics/gateway.ts";
-import { timedCommits } from "./metrics/timed_kv.ts";
+import { AppMetrics } from "./metrics/setup.ts";
 import { traceRoute } from "./pipeline/trace.ts";
-import { type OtelApi, otelEnabled } from "./telemetry/otel.ts";
+import type { OtelApi } from "./telemetry/otel.ts";
 import { tracedProvider } from "./telemetry/traced_provider.ts";
 import { Tracing } from "./telemetry/tracing.ts";
 import { health } from "./api/health/route.ts";
@@ -124,25 +121,14 @@ export async function createApp(deps: AppDeps): Promise<App> {
   const loggerOptions: ConstructorParameters<typeof Logger>[0] = { clock };
   if (deps.output) loggerOptions.output = deps.output;
   const logger = new Logger(loggerOptions);
-  const adminTokenValue = env("SWITCHYARD_ADMIN_TOKEN");
-  const adminToken = adminTokenValue ? new AdminToken(adminTokenValue) : null;
-  const metricsTokenValue = config.metrics.token_env ? env(config.metrics.token_env) : undefined;
-  const scrapeTokens = [adminToken, metricsTokenValue ? new AdminToken(metricsTokenValue) : null]
-    .filter((token) => token !== null);
-  // Metrics are kept only when someone can read them.
-  const metrics: GatewayMetrics | null = config.metrics.enabled && scrapeTokens.length > 0
-    ? new GatewayMetrics({
-      open: () => settler.open(),
-      recordsNotStored: () => logger.recordsNotStored,
-      memory: () => Deno.memoryUsage(),
-    })
-    : null;
-  if (metrics) logger.info("metrics served at /metrics");
-  const timed = (store: string) =>
-    metrics ? timedCommits(kv, (seconds) => metrics.kvCommit(store, seconds)) : kv;
+  const metrics = AppMetrics.configured(config, env, {
+    open: () => settler.open(),
+    recordsNotStored: () => logger.recordsNotStored,
+    memory: () => Deno.memoryUsage(),
+  });
   logger.addSink(
     new KvLogSink({
-      kv: timed("log"),
+      kv: metrics?.kv(kv, "log") ?? kv,
       retentionDays: config.logs.retention_days,
       intervalMs: deps.logFlushMs ?? 250,
       maxRecordsPerMinute: config.logs.max_records_per_minute,
@@ -158,14 +144,8 @@ export async function createApp(deps: AppDeps): Promise<App> {
     logger,
   };
   if (deps.providers) providerOptions.overrides = deps.providers;
-  // Traces through Deno's built-in OpenTelemetry (OTEL_DENO=true), when it is on.
-  const tracing = otelEnabled(env)
-    ? new Tracing((deps.telemetry ?? Deno.telemetry) as OtelApi, config.logs.include_content)
-    : null;
-  if (tracing) {
-    providerOptions.decorate = (provider, providerConfig) =>
-      tracedProvider(provider, providerConfig, tracing);
-  }
+  const tracing = Tracing.configured(env, deps.telemetry, config.logs.include_content);
+  if (tracing) providerOptions.decorate = (p, c) => tracedProvider(p, c, tracing);
   const providers = createProviders(config, providerOptions);
   const catalogue = await Catalogue.open({
     kv,
@@ -202,22 +182,22 @@ export async function createApp(deps: AppDeps): Promise<App> {
     providers,
     keys,
   };
-  const limiter = new RateLimiter({ kv: timed("ratelimit"), clock, limits: config.limits, keys });
+  const limiter = new RateLimiter({
+    kv: metrics?.kv(kv, "ratelimit") ?? kv,
+    clock,
+    limits: config.limits,
+    keys,
+  });
+  const adminTokenValue = env("SWITCHYARD_ADMIN_TOKEN");
+  const adminToken = adminTokenValue ? new AdminToken(adminTokenValue) : null;
   if (adminToken) logger.info("admin API enabled under /admin/");
+  if (metrics) logger.info("metrics served at /metrics");
   const store = new StoreGuard(kvHealth, logger);
   const routes = adminToken ? [...ROUTES, ...ADMIN_ROUTES] : [...ROUTES];
-  if (metrics) {
-    routes.push({
-      path: "/metrics",
-      methods: { GET: scrapeMetrics(metrics, scrapeTokens) },
-      scope: null,
-    });
-  }
+  if (metrics) routes.push(metrics.route());
   // What runs once each request has settled, in order.
   const settler: Settler = new Settler(
-    metrics
-      ? [logRecord(logger, config.logs.include_content), countRequest(metrics)]
-      : [logRecord(logger, config.logs.include_content)],
+    [logRecord(logger, config.logs.include_content), ...(metrics ? [metrics.hook()] : [])],
     logger,
   );
   const policy = new Cors(config.server.cors_origins);

@@ -64,9 +64,3 @@ export const SPAN_KEY = Symbol.for("OpenTelemetry Context Key SPAN");
 export const SPAN_KIND_CLIENT = 2;
 /** Span status code ERROR. */
 export const STATUS_ERROR = 2;
-
-/** Whether Deno's telemetry is on: `OTEL_DENO` is `true` or `1`. */
-export function otelEnabled(env: (name: string) => string | undefined): boolean {
-  const value = env("OTEL_DENO")?.toLowerCase();
-  return value === "true" || value === "1";
-}

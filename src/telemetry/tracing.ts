@@ -49,6 +49,18 @@ export class Tracing {
   readonly #tokenUsage: OtelHistogram;
   readonly #duration: OtelHistogram;
 
+  /** Tracing over `api` (default `Deno.telemetry`) when `OTEL_DENO` is `true` or `1`, else
+   * `null`; message content with `includeContent` (`logs.include_content`). */
+  static configured(
+    env: (name: string) => string | undefined,
+    api: OtelApi | undefined,
+    includeContent: boolean,
+  ): Tracing | null {
+    const on = env("OTEL_DENO")?.toLowerCase();
+    if (on !== "true" && on !== "1") return null;
+    return new Tracing(api ?? (Deno.telemetry as OtelApi), includeContent);
+  }
+
   constructor(api: OtelApi, includeContent: boolean) {
     this.#api = api;
     this.#tracer = api.tracerProvider.getTracer("switchyard");
