@@ -59,6 +59,7 @@ export class Settler implements SettleRunner {
   readonly #open = new Map<RequestContext, Open>();
   /** Hooks still running (a hook's promise, and the hooks after it). */
   readonly #running = new Set<Promise<void>>();
+  /** Set while {@link close} settles the open requests. */
   #closing = false;
 
   constructor(hooks: readonly SettleHook[], logger: Logger) {
@@ -124,6 +125,7 @@ export class Settler implements SettleRunner {
   async close(): Promise<void> {
     this.#closing = true;
     for (const ctx of [...this.#open.keys()]) ctx.settle(SHUTDOWN_STATUS, SHUTDOWN_ERROR);
+    this.#closing = false;
     while (this.#running.size > 0) await Promise.all(this.#running);
   }
 
