@@ -8,7 +8,7 @@ import { Logger } from "../../src/log/logger.ts";
 import { compose } from "../../src/pipeline/compose.ts";
 import type { Handler, RequestContext } from "../../src/pipeline/context.ts";
 import { respond } from "../../src/pipeline/respond.ts";
-import { settle, type SettleHook, Settler } from "../../src/pipeline/settle.ts";
+import { settle, type SettleHook, type Settlement, Settler } from "../../src/pipeline/settle.ts";
 import { textEvents } from "../support/events.ts";
 import { endpoint, recordingSettler, testContext } from "../support/pipeline.ts";
 import { CapturedOutput, FakeClock } from "../support/server.ts";
@@ -51,41 +51,26 @@ function streaming(events: CanonicalEvent[], failAfter?: number): Handler {
 
 /** The settle and respond steps around `handler`, with a recording settle hook. */
 function pipeline(handler: Handler, request?: Request) {
-  const { settler, settled, logger } = recordingSettler();
+  const { settler, settled, settlements, logger } = recordingSettler();
   const run = compose<RequestContext>(
     [settle(settler), respond(logger)],
     (ctx) => ctx.endpoint.handler(ctx),
   );
   const ctx = testContext(request, { settle: settler, endpoint: endpoint({ handler }) });
-  return { run: () => run(ctx), ctx, settled, settler };
+  return { run: () => run(ctx), ctx, settled, settlements, settler };
 }
 
 Deno.test("settle: once when the handler has answered, with the status and the usage", async () => {
-  const { run, ctx, settled } = pipeline((ctx) => {
+  const { run, ctx, settled, settlements } = pipeline((ctx) => {
     ctx.usage = USAGE;
     return json({ ok: true }, 201);
   });
   const response = await run();
   assert.equal(response.status, 201);
-  assert.deepEqual(
-    settled.map(({ requestId, status, error, usage, estimated, reason }) => ({
-      requestId,
-      status,
-      error,
-      usage,
-      estimated,
-      reason,
-    })),
-    [{
-      requestId: ctx.requestId,
-      status: 201,
-      error: null,
-      usage: USAGE,
-      estimated: false,
-      reason: null,
-    }],
-  );
-  assert.ok(settled[0]!.firstByteMs !== null && settled[0]!.firstByteMs >= 0);
+  assert.deepEqual(settled, [{ requestId: ctx.requestId, status: 201, error: null, usage: USAGE }]);
+  const [{ estimated, reason, firstByteMs }] = settlements as [Settlement];
+  assert.deepEqual([estimated, reason], [false, null]);
+  assert.ok(firstByteMs !== null && firstByteMs >= 0);
   ctx.settle(500, "late");
   assert.equal(settled.length, 1, "a second settle does nothing");
 });
@@ -151,7 +136,7 @@ Deno.test("settle: a stream the client stops reading settles once as 499", async
 Deno.test("settle: a stream left mid-way without usage is settled with its output estimated from the text", async () => {
   // 40 characters streamed before the client leaves; the usage event never came.
   const events = textEvents(["a".repeat(15), "b".repeat(25), "never sent"], USAGE);
-  const { run, settled } = pipeline(streaming(events));
+  const { run, settlements } = pipeline(streaming(events));
   const reader = (await run()).body!.getReader();
   let text = "";
   while (!text.includes("block_delta")) {
@@ -159,7 +144,7 @@ Deno.test("settle: a stream left mid-way without usage is settled with its outpu
   }
   await reader.read();
   await reader.cancel();
-  assert.deepEqual(settled.map((s) => [s.status, s.usage, s.estimated]), [
+  assert.deepEqual(settlements.map((s) => [s.status, s.usage, s.estimated]), [
     [499, { input: 0, output: 10 }, true],
   ]);
 });
@@ -168,28 +153,28 @@ Deno.test("settle: a stream left after a partial usage keeps its input and estim
   const start: Usage = { input: 50, output: 1 };
   const events = textEvents(["x".repeat(80), "never sent"], USAGE);
   events.splice(1, 0, { type: "usage", usage: start });
-  const { run, settled } = pipeline(streaming(events));
+  const { run, settlements } = pipeline(streaming(events));
   const reader = (await run()).body!.getReader();
   for (let i = 0; i < 4; i++) await reader.read();
   await reader.cancel();
-  assert.deepEqual(settled.map((s) => [s.status, s.usage, s.estimated]), [
+  assert.deepEqual(settlements.map((s) => [s.status, s.usage, s.estimated]), [
     [499, { input: 50, output: 20 }, true],
   ]);
 });
 
 Deno.test("Settler.close: requests still open settle as 503 server_shutdown with their tokens so far", async () => {
   const events = textEvents(["y".repeat(12), "never sent"], USAGE);
-  const { run, settled, settler } = pipeline(streaming(events));
+  const { run, settlements, settler } = pipeline(streaming(events));
   const reader = (await run()).body!.getReader();
   for (let i = 0; i < 3; i++) await reader.read();
   assert.deepEqual(settler.open(), { requests: 1, streams: 1 });
   await settler.close();
-  assert.deepEqual(settled.map((s) => [s.status, s.error, s.reason, s.usage, s.estimated]), [
+  assert.deepEqual(settlements.map((s) => [s.status, s.error, s.reason, s.usage, s.estimated]), [
     [503, "server_shutdown", "shutdown", { input: 0, output: 3 }, true],
   ]);
   assert.deepEqual(settler.open(), { requests: 0, streams: 0 });
   await reader.cancel();
-  assert.equal(settled.length, 1, "the stream's own end does not settle it again");
+  assert.equal(settlements.length, 1, "the stream's own end does not settle it again");
 });
 
 Deno.test("settle: a stream that fails before its first bytes is settled by the step, once", async () => {

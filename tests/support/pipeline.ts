@@ -49,9 +49,6 @@ export interface Settled {
   status: number;
   error: string | null;
   usage: Usage | null;
-  estimated: boolean;
-  reason: "shutdown" | null;
-  firstByteMs: number | null;
 }
 
 /** A {@link Settler} with one hook that records what it sees, and the logger it reports
@@ -59,25 +56,21 @@ export interface Settled {
 export function recordingSettler(): {
   settler: Settler;
   settled: Settled[];
+  /** The whole settlements, in the same order. */
+  settlements: Settlement[];
   logger: Logger;
   output: CapturedOutput;
 } {
   const settled: Settled[] = [];
+  const settlements: Settlement[] = [];
   const output = new CapturedOutput();
   const logger = new Logger({ clock: new FakeClock(), output, flushMs: 0 });
-  const hook = (ctx: RequestContext, s: Settlement) => {
-    const { status, error, usage, estimated, reason, firstByteMs } = s;
-    settled.push({
-      requestId: ctx.requestId,
-      status,
-      error,
-      usage,
-      estimated,
-      reason,
-      firstByteMs,
-    });
+  const hook = (ctx: RequestContext, settlement: Settlement) => {
+    const { status, error, usage } = settlement;
+    settled.push({ requestId: ctx.requestId, status, error, usage });
+    settlements.push(settlement);
   };
-  return { settler: new Settler([hook], logger), settled, logger, output };
+  return { settler: new Settler([hook], logger), settled, settlements, logger, output };
 }
 
 /** What the steps that use KV are built over: a fresh in-memory store, its health and guard,
