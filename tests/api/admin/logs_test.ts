@@ -178,16 +178,23 @@ Deno.test("GET /admin/logs: bad parameters are 400s naming the parameter", async
   }
 });
 
-/** Reads SSE text from `reader` until `done` accepts what arrived; returns it. */
+/** Reads SSE text from `reader` until `done` accepts what arrived; returns it. Fails (rather
+ * than waits for ever) when nothing more arrives for 20 s. */
 async function readUntil(
   reader: ReadableStreamDefaultReader<string>,
   done: (text: string) => boolean,
 ): Promise<string> {
   let text = "";
   while (!done(text)) {
-    const { value, done: ended } = await reader.read();
-    assert.ok(!ended, `the stream ended after ${JSON.stringify(text)}`);
-    text += value;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const silence = new Promise<"silence">((resolve) => {
+      timer = setTimeout(() => resolve("silence"), 20_000);
+    });
+    const read = await Promise.race([reader.read(), silence]);
+    clearTimeout(timer);
+    assert.ok(read !== "silence", `nothing more arrived after ${JSON.stringify(text)}`);
+    assert.ok(!read.done, `the stream ended after ${JSON.stringify(text)}`);
+    text += read.value;
   }
   return text;
 }
@@ -209,8 +216,11 @@ Deno.test("GET /admin/logs?follow=1: new records as SSE, filtered, from every ap
   };
   await requestId(server, path);
   await server.app.services.logger.flush();
+  // A client of its own, closed at the end, so that the follower's connection surely closes.
+  using client = Deno.createHttpClient({});
   const res = await fetch(`${server.url}/admin/logs?follow=1&path=${path}`, {
     headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    client,
   });
   assert.equal(res.status, 200);
   assert.equal(res.headers.get("content-type"), "text/event-stream; charset=utf-8");
