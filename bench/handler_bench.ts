@@ -2,7 +2,8 @@
  * The whole gateway in one process, without the network: 32 concurrent chat requests through
  * `app.handler` (auth with an API key, the rate limit counted on a KV file, validation, the
  * OpenAI adapter, logging to KV) against canned upstream answers. Per iteration, so divide by
- * 32 for one request. `deno task bench:micro`.
+ * 32 for one request; each also with metrics on (a metrics token set), against the same app with
+ * them off. `deno task bench:micro`.
  */
 import { createApp } from "../src/app.ts";
 import { KeyStore } from "../src/auth/keys.ts";
@@ -39,13 +40,19 @@ const upstream = ((_input: string | URL | Request, init?: RequestInit) => {
     }),
   );
 }) as typeof fetch;
-const app = await createApp({
-  config,
-  kv,
-  env: (name) => name === "BENCH_UPSTREAM_KEY" ? "sk-upstream" : undefined,
-  fetch: upstream,
-  output: { stdout() {}, stderr() {} },
-});
+/** The app, with metrics on when `metricsToken` is given. */
+function app(metricsToken?: string) {
+  const env: Record<string, string> = { BENCH_UPSTREAM_KEY: "sk-upstream" };
+  if (metricsToken) env.SWITCHYARD_METRICS_TOKEN = metricsToken;
+  return createApp({
+    config,
+    kv,
+    env: (name) => env[name],
+    fetch: upstream,
+    output: { stdout() {}, stderr() {} },
+  });
+}
+const apps = { "metrics off": await app(), "metrics on": await app("bench-metrics") };
 const info = {
   remoteAddr: { transport: "tcp", hostname: "127.0.0.1", port: 40000 },
   completed: Promise.resolve(),
@@ -65,16 +72,19 @@ function request(body: string): Request {
 
 for (const streaming of [false, true]) {
   const body = chatBody("bench-openai", streaming);
-  Deno.bench(
-    `chat through app.handler, ${streaming ? "stream of 20 chunks" : "non-stream"}: 32 at once`,
-    { group: "handler" },
-    async () => {
-      await Promise.all(Array.from({ length: 32 }, async () => {
-        const response = await app.handler(request(body), info);
-        await response.text();
-      }));
-    },
-  );
+  const mode = streaming ? "stream of 20 chunks" : "non-stream";
+  for (const [label, built] of Object.entries(apps)) {
+    Deno.bench(
+      `chat through app.handler, ${mode}: 32 at once, ${label}`,
+      { group: `handler ${mode}`, baseline: label === "metrics off" },
+      async () => {
+        await Promise.all(Array.from({ length: 32 }, async () => {
+          const response = await built.handler(request(body), info);
+          await response.text();
+        }));
+      },
+    );
+  }
 }
 
 globalThis.addEventListener("unload", () => {

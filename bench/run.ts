@@ -14,6 +14,8 @@
  *                                   clients
  *   deno task bench --against main  also a Switchyard built from a git revision (a branch, a tag,
  *                                   a commit, HEAD~1), in the same run: see below
+ *   deno task bench --metrics       the cost of metrics: this checkout with metrics on (a metrics
+ *                                   token set) and off (`metrics.enabled` false), interleaved
  *
  * `--against REV` checks REV out into a detached git worktree (`.bench-out/against-<pid>`, removed
  * at the end, also when the run fails or is interrupted; one left by a killed run is removed by
@@ -94,6 +96,7 @@ function parseArgs(argv: string[]) {
   }
   return {
     soak: argv.includes("--soak"),
+    metrics: argv.includes("--metrics"),
     seconds: get("seconds", 5),
     rounds: get("rounds", 2),
     streams: get("streams", 1000),
@@ -332,6 +335,7 @@ async function benchConfig(
   root: string,
   path: string,
   pacedPort: number,
+  extra: Record<string, unknown> = {},
 ): Promise<string[]> {
   const config = {
     // `trust_proxy` for the many-clients rows, whose client addresses come in X-Forwarded-For.
@@ -384,6 +388,7 @@ async function benchConfig(
     // Every record still goes to KV (the default budget of 6,000 a minute would send most of
     // the load to stdout only), so the figures include the whole log path.
     logs: { max_records_per_minute: 100_000_000 },
+    ...extra,
   };
   const fitted = await fitConfig(config, root);
   await Deno.writeTextFile(path, JSON.stringify(fitted.config, null, 2));
@@ -401,12 +406,15 @@ async function benchSetup(
   upstreamPort: number,
   root = ROOT,
   pacedPort = upstreamPort,
+  extra: Record<string, unknown> = {},
 ) {
   const kvPath = `${OUT}/${name}.kv.sqlite`;
   for (const f of [kvPath, `${kvPath}-wal`, `${kvPath}-shm`]) await Deno.remove(f).catch(() => {});
   const key = await createBenchKey(root, kvPath);
-  const configPath = root === ROOT ? `${OUT}/switchyard.bench.json` : `${OUT}/${name}.bench.json`;
-  const dropped = await benchConfig(upstreamPort, kvPath, root, configPath, pacedPort);
+  const configPath = root === ROOT && name === "bench"
+    ? `${OUT}/switchyard.bench.json`
+    : `${OUT}/${name}.bench.json`;
+  const dropped = await benchConfig(upstreamPort, kvPath, root, configPath, pacedPort, extra);
   return { key, configPath, dropped };
 }
 
@@ -429,13 +437,18 @@ function startPassthrough(name: string, upstreamPort: number): Promise<Proc> {
 
 /** Starts Switchyard (`main.ts`, as `deno task start` runs it) on core 0: this checkout's, or
  * the one at `root` (run from there, so that its own deno.json applies). */
-function startSwitchyard(name: string, configPath: string, root = ROOT): Promise<Proc> {
+function startSwitchyard(
+  name: string,
+  configPath: string,
+  root = ROOT,
+  env: Record<string, string> = {},
+): Promise<Proc> {
   const port = freePort();
   return spawn(
     name,
     0,
     [Deno.execPath(), "run", "-A", `${root}main.ts`, "--config", configPath],
-    { PORT: String(port), BENCH_UPSTREAM_KEY: "sk-upstream-bench" },
+    { PORT: String(port), BENCH_UPSTREAM_KEY: "sk-upstream-bench", ...env },
     port,
     root,
   );
@@ -935,6 +948,85 @@ async function soak(): Promise<void> {
   }
 }
 
+/** The metrics token of `--metrics`'s Switchyard with metrics on. */
+const METRICS_TOKEN = "bench-metrics-token";
+
+/**
+ * `--metrics`: two Switchyards of this checkout, one with metrics on (a metrics token, so
+ * `/metrics` is served and every request is counted, KV commits timed) and one with
+ * `metrics.enabled` false, measured in the same run, taking turns to go first; CPU µs per request
+ * of each and on/off as a percentage (the issue's bar: within 105%). Finally `/metrics` is
+ * scraped to show that the "on" side counted every request it served.
+ */
+async function metricsOverhead(): Promise<void> {
+  const upstreamPort = freePort();
+  const procs: Proc[] = [];
+  try {
+    procs.push(await startUpstream("upstream", upstreamPort, { CHUNKS: "20" }));
+    const targets: Target[] = [];
+    for (
+      const [label, extra, env] of [
+        ["metrics on", {}, { SWITCHYARD_METRICS_TOKEN: METRICS_TOKEN }],
+        ["metrics off", { metrics: { enabled: false } }, {}],
+      ] as const
+    ) {
+      const name = label.replace(" ", "-");
+      const setup = await benchSetup(name, upstreamPort, ROOT, upstreamPort, extra);
+      const proc = await startSwitchyard(`switchyard-${name}`, setup.configPath, ROOT, env);
+      procs.push(proc);
+      targets.push({ label, proc, url: chatUrl(proc), model: "bench-openai", key: setup.key });
+    }
+    for (const t of targets) {
+      await checkAnswers(t);
+      await wrk(t.url, 32, chatBody(t.model, false), t.key, t.proc);
+    }
+    const load = await loadAverage();
+    const rows = [
+      "| mode | conns | target | req/s | p50 ms | p99 ms | CPU µs/req | on vs off |",
+      "|---|---|---|---|---|---|---|---|",
+    ];
+    const ratios: string[] = [];
+    for (const stream of [false, true]) {
+      const mode = stream ? "stream 20" : "non-stream";
+      const samples = new Map<string, Sample[]>();
+      for (let round = 0; round < args.rounds; round++) {
+        for (const t of round % 2 ? [...targets].reverse() : targets) {
+          const s = await wrk(t.url, 32, chatBody(t.model, stream), t.key, t.proc);
+          samples.set(t.label, [...(samples.get(t.label) ?? []), s]);
+        }
+      }
+      const on = medianSample(samples.get("metrics on")!);
+      const off = medianSample(samples.get("metrics off")!);
+      const ratio = `${fmt((on.cpuUsPerRequest / off.cpuUsPerRequest) * 100, 1)}%`;
+      ratios.push(`${mode} ${ratio}`);
+      for (const [label, s] of [["metrics off", off], ["metrics on", on]] as const) {
+        rows.push(
+          `| ${mode} | 32 | ${label} | ${fmt(s.rps, 0)} | ${fmt(s.p50)} | ${fmt(s.p99)} | ${
+            fmt(s.cpuUsPerRequest, 1)
+          } | ${label === "metrics on" ? ratio : ""} |`,
+        );
+      }
+    }
+    const scrape = await fetch(`http://127.0.0.1:${targets[0]!.proc.port}/metrics`, {
+      headers: { authorization: `Bearer ${METRICS_TOKEN}` },
+    });
+    const text = await scrape.text();
+    const counted = text.split("\n")
+      .filter((l) => l.startsWith('switchyard_http_requests_total{route="/v1/chat/completions"'))
+      .reduce((n, l) => n + Number(l.split(" ").at(-1)), 0);
+    console.log(
+      `\nMetrics overhead: ${args.seconds} s per run, ${args.rounds} interleaved rounds (medians), taskset ${
+        TASKSET ? "on" : "off"
+      }, Deno ${Deno.version.deno}, load average ${load} before and ${await loadAverage()} after\n`,
+    );
+    console.log(rows.join("\n"));
+    console.log(`\nCPU per request with metrics on, as a percentage of off: ${ratios.join(", ")}`);
+    console.log(`/metrics of the "on" side counted ${counted} chat requests.`);
+  } finally {
+    for (const proc of procs.reverse()) await stop(proc);
+  }
+}
+
 await Deno.mkdir(OUT, { recursive: true });
 if (!(await has("wrk")) && !args.soak) {
   console.error("wrk is not installed: installing it with apt-get (Debian package wrk)…");
@@ -951,7 +1043,7 @@ if (!(await has("wrk")) && !args.soak) {
 }
 if (args.soak) await soak();
 else {
-  await table().catch((e) => {
+  await (args.metrics ? metricsOverhead() : table()).catch((e) => {
     console.error(`bench: ${e instanceof Error ? e.message : String(e)}`);
     Deno.exit(1);
   });

@@ -42,6 +42,11 @@ import {
 import { getUsage } from "./api/admin/usage.ts";
 import { listRoutes } from "./api/admin/routes.ts";
 import { RouteHealth } from "./routing/health.ts";
+import { AppMetrics } from "./metrics/setup.ts";
+import { traceRoute } from "./pipeline/trace.ts";
+import type { OtelApi } from "./telemetry/otel.ts";
+import { tracedProvider } from "./telemetry/traced_provider.ts";
+import { Tracing } from "./telemetry/tracing.ts";
 import { health } from "./api/health/route.ts";
 import { generateImages } from "./api/images/route.ts";
 import { listModels, retrieveModel } from "./api/models/route.ts";
@@ -140,13 +145,16 @@ export interface AppDeps {
   logFlushMs?: number;
   /** Numbers in [0, 1), for route choice (default `Math.random`). */
   random?: () => number;
+  /** OpenTelemetry as Deno offers it (default `Deno.telemetry`; used when `OTEL_DENO` is on). */
+  telemetry?: OtelApi;
 }
 
 /** A built app: the request handler and the services behind it. */
 export interface App {
   handler(request: Request, info: Deno.ServeHandlerInfo): Promise<Response>;
   services: Services;
-  /** Stops background work and writes pending log records. */
+  /** Settles the requests still open (as stopped by the shutdown), stops background work and
+   * writes pending log records. */
   close(): Promise<void>;
 }
 
@@ -158,9 +166,14 @@ export async function createApp(deps: AppDeps): Promise<App> {
   const loggerOptions: ConstructorParameters<typeof Logger>[0] = { clock };
   if (deps.output) loggerOptions.output = deps.output;
   const logger = new Logger(loggerOptions);
+  const metrics = AppMetrics.configured(config, env, {
+    open: () => settler.open(),
+    recordsNotStored: () => logger.recordsNotStored,
+    memory: () => Deno.memoryUsage(),
+  });
   logger.addSink(
     new KvLogSink({
-      kv,
+      kv: metrics?.kv(kv, "log") ?? kv,
       retentionDays: config.logs.retention_days,
       intervalMs: deps.logFlushMs ?? 250,
       maxRecordsPerMinute: config.logs.max_records_per_minute,
@@ -176,6 +189,8 @@ export async function createApp(deps: AppDeps): Promise<App> {
     logger,
   };
   if (deps.providers) providerOptions.overrides = deps.providers;
+  const tracing = Tracing.configured(env, deps.telemetry, config.logs.include_content);
+  if (tracing) providerOptions.decorate = (p, c) => tracedProvider(p, c, tracing);
   const providers = createProviders(config, providerOptions);
   const catalogue = await Catalogue.open({
     kv,
@@ -215,9 +230,10 @@ export async function createApp(deps: AppDeps): Promise<App> {
     random: deps.random ?? Math.random,
   };
   // One group commit for the request and token counters: their writes share KV commits.
-  const commits = new GroupCommit(kv);
+  const limitsKv = metrics?.kv(kv, "ratelimit") ?? kv;
+  const commits = new GroupCommit(limitsKv);
   const limiter = new RateLimiter({
-    kv,
+    kv: limitsKv,
     clock,
     limits: config.limits,
     keys,
@@ -225,35 +241,39 @@ export async function createApp(deps: AppDeps): Promise<App> {
     commits,
   });
   const ledgers = {
-    tokens: tokenLedger({ kv, clock, commits }),
-    spend: spendLedger({ kv, clock, commits }),
+    tokens: tokenLedger({ kv: limitsKv, clock, commits }),
+    spend: spendLedger({ kv: limitsKv, clock, commits }),
   };
-  const leases = new ConcurrencyLeases({ kv, clock, commits });
+  const leases = new ConcurrencyLeases({ kv: limitsKv, clock, commits });
   const adminTokenValue = env("SWITCHYARD_ADMIN_TOKEN");
   const adminToken = adminTokenValue ? new AdminToken(adminTokenValue) : null;
   if (adminToken) logger.info("admin API enabled under /admin/");
+  if (metrics) logger.info("metrics served at /metrics");
   const store = new StoreGuard(kvHealth, logger);
-  const routes = adminToken ? [...ROUTES, ...ADMIN_ROUTES] : ROUTES;
+  const routes = adminToken ? [...ROUTES, ...ADMIN_ROUTES] : [...ROUTES];
+  if (metrics) routes.push(metrics.route());
+  // What runs once each request has settled, in order.
+  const settler: Settler = new Settler([
+    logRecord(logger, config.logs.include_content, (model) => catalogue.get(model)?.pricing),
+    settleReservations(ledgers, logger),
+    releaseSlot(leases, logger),
+    ...(metrics ? [metrics.hook()] : []),
+  ], logger);
   const policy = new Cors(config.server.cors_origins);
   // The request pipeline (DESIGN §3), outermost step first: a new cross-cutting step is one
   // module and one line here; the endpoint's handler answers last.
   const run = compose<RequestContext>([
     cors(policy),
-    settle,
+    settle(settler),
     respond(logger),
     route(routes, policy),
+    ...(tracing ? [traceRoute(tracing)] : []),
     auth(adminToken, keys, store),
     admit(limiter, store, clock),
     concurrency(leases, store),
     body(disconnects, config.server),
     reserve(ledgers, store),
   ], (ctx) => ctx.endpoint.handler(ctx));
-  // What runs once each request has settled, in order.
-  const settler = new Settler([
-    logRecord(logger, config.logs.include_content, (model) => catalogue.get(model)?.pricing),
-    settleReservations(ledgers, logger),
-    releaseSlot(leases, logger),
-  ], logger);
 
   function handler(request: Request, info: Deno.ServeHandlerInfo): Promise<Response> {
     const ip = clientIp(request, info.remoteAddr, config.server.trust_proxy);
@@ -266,6 +286,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     handler,
     services,
     async close() {
+      await settler.close();
       kvHealth.close();
       leases.close();
       disconnects.close();

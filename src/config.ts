@@ -204,6 +204,14 @@ export interface SiteConfig {
   contact: string | null;
 }
 
+export interface MetricsConfig {
+  /** Whether `GET /metrics` is served (with the admin token or the metrics token). */
+  enabled: boolean;
+  /** The environment variable holding a token that reads `/metrics` only (default
+   * `SWITCHYARD_METRICS_TOKEN`), or `null` for none. */
+  token_env: string | null;
+}
+
 /** The whole, validated configuration with every default filled in. */
 export interface Config {
   server: ServerConfig;
@@ -213,6 +221,7 @@ export interface Config {
   limits: LimitsConfig;
   logs: LogsConfig;
   site: SiteConfig;
+  metrics: MetricsConfig;
 }
 
 /** A configuration error; the message names the file and the field path. */
@@ -624,6 +633,17 @@ function readSite(r: Reader): SiteConfig {
   return site;
 }
 
+function readMetrics(r: Reader): MetricsConfig {
+  const f = orEmpty(r).object();
+  const tokenEnv = f.string("token_env", { optional: true, nullable: true, ...TEXT });
+  const metrics: MetricsConfig = {
+    enabled: f.boolean("enabled", OPTIONAL) ?? true,
+    token_env: tokenEnv === undefined ? "SWITCHYARD_METRICS_TOKEN" : tokenEnv,
+  };
+  f.done();
+  return metrics;
+}
+
 function readProviders(r: Reader): Map<string, ProviderConfig> {
   const providers = new Map<string, ProviderConfig>();
   for (const item of r.array({ minItems: 1 })) {
@@ -679,6 +699,7 @@ function validate(raw: unknown): Config {
     limits: readLimits(root.get("limits")),
     logs: readLogs(root.get("logs")),
     site: readSite(root.get("site")),
+    metrics: readMetrics(root.get("metrics")),
   };
   root.get("$schema"); // editors' hint; allowed, not used
   root.done();

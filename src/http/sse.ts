@@ -23,7 +23,8 @@ export function doneEvent(): Uint8Array {
   return DONE;
 }
 
-const SSE_HEADERS = {
+/** The headers of an SSE response. */
+export const SSE_HEADERS = {
   "content-type": "text/event-stream; charset=utf-8",
   "cache-control": "no-cache",
   "x-accel-buffering": "no",

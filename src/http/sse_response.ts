@@ -3,11 +3,50 @@
  * batches are pulled only when the client is ready for more, each batch rendered by the front
  * door's protocol and written in one piece; at the end the protocol's closing bytes (`data:
  * [DONE]`), or its error event when the back end fails mid-stream; the back end stopped when
- * the client goes away.
+ * the client goes away. The response carries a tally of what was streamed, so that settling
+ * knows the tokens of a stream cut short whatever front door rendered it.
  */
 import type { CanonicalEvent } from "../canonical/events.ts";
+import type { Usage } from "../canonical/result.ts";
 import { ApiError, upstreamError } from "../errors.ts";
-import { sseResponse } from "./sse.ts";
+import { SSE_HEADERS } from "./sse.ts";
+
+/** Characters of text per token assumed when a stream's tokens must be estimated (the common
+ * rule of thumb for English with the GPT and Claude tokenizers). */
+const CHARS_PER_TOKEN = 4;
+
+/** What a stream has produced so far: the characters of its content (text, reasoning, tool
+ * arguments, refusals) and the last usage its back end reported. */
+export class StreamTally {
+  chars = 0;
+  usage: Usage | null = null;
+
+  /** Counts a batch of events. */
+  add(events: readonly CanonicalEvent[]): void {
+    for (const event of events) {
+      if (event.type === "block_delta") {
+        const delta = event.delta;
+        if (delta.type === "arguments") this.chars += delta.json.length;
+        else if (delta.type !== "signature") this.chars += delta.text.length;
+      } else if (event.type === "usage") this.usage = event.usage;
+    }
+  }
+
+  /** The output tokens of the content streamed so far, estimated from its length. */
+  estimatedOutput(): number {
+    return Math.ceil(this.chars / CHARS_PER_TOKEN);
+  }
+}
+
+/** A streamed answer's response: the SSE body and the tally of what it streamed. */
+export class EventStreamResponse extends Response {
+  constructor(body: ReadableStream<Uint8Array>, readonly tally: StreamTally) {
+    // Content-Type alone keeps Deno's fast path; the other two are cheaper set afterwards.
+    super(body, { status: 200, headers: { "content-type": SSE_HEADERS["content-type"] } });
+    this.headers.set("cache-control", SSE_HEADERS["cache-control"]);
+    this.headers.set("x-accel-buffering", SSE_HEADERS["x-accel-buffering"]);
+  }
+}
 
 /** How a stream ended, for settling the request. */
 export interface StreamOutcome {
@@ -58,7 +97,9 @@ export async function eventStreamResponse(
 ): Promise<Response> {
   const iterator = batches[Symbol.asyncIterator]();
   const { abort } = options;
+  const tally = new StreamTally();
   const take = (events: readonly CanonicalEvent[]): Uint8Array | null => {
+    tally.add(events);
     options.observe?.(events);
     return renderer.render(events);
   };
@@ -125,5 +166,5 @@ export async function eventStreamResponse(
       iterator.return?.().catch(() => {});
     },
   }, { highWaterMark: 0 });
-  return sseResponse(body);
+  return new EventStreamResponse(body, tally);
 }

@@ -13,6 +13,11 @@ import { addUsage } from "./usage.ts";
  */
 export const LOG_PREFIX = ["logs"] as const;
 
+/** Key prefix of the index of recently committed rows, for followers of the log (`tail.ts`):
+ * `["logtail", <commit ms>, <row id>] → <the row's bucket>`, kept {@link TAIL_KEEP_MS}. */
+export const TAIL_PREFIX = ["logtail"] as const;
+const TAIL_KEEP_MS = 5 * 60_000;
+
 /** One KV row of the log. */
 export interface LogRow {
   /** JSON records, one per line. */
@@ -195,11 +200,12 @@ export class KvLogSink implements LogSink {
   async #commit(rows: readonly PackedRow[]): Promise<void> {
     const result = await retryWhileBusy(() => {
       const op = this.#kv.atomic();
+      const committed = this.#clock.now();
       for (const row of rows) {
         const value: LogRow = { lines: row.lines.join("\n") };
-        op.set([...LOG_PREFIX, row.bucket, crypto.randomUUID()], value, {
-          expireIn: this.#expireIn,
-        });
+        const id = crypto.randomUUID();
+        op.set([...LOG_PREFIX, row.bucket, id], value, { expireIn: this.#expireIn });
+        op.set([...TAIL_PREFIX, committed, id], row.bucket, { expireIn: TAIL_KEEP_MS });
         addUsage(op, row.records);
       }
       return op.commit();

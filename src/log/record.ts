@@ -20,6 +20,11 @@ export interface LogRecord {
   cost?: number;
   /** Whether the response was a stream. */
   stream?: boolean;
+  /** Present when `completion_tokens` was estimated from the streamed text (a stream cut short
+   * before its back end reported them, or one that never did). */
+  estimated?: true;
+  /** `shutdown`: the process stopped before the request ended. */
+  reason?: "shutdown";
   /** Message text, only when `logs.include_content` is on. */
   content?: unknown;
 }

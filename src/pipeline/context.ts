@@ -52,6 +52,8 @@ export interface Endpoint {
   readonly json: boolean;
   /** The error shape its errors are answered in (OpenAI's unless said). */
   readonly errors?: ErrorStyle;
+  /** The path template of its route (`/v1/models/:id`), for metrics. */
+  readonly path?: string;
 }
 
 /** Runs the settle hooks of a request (see settle.ts). */

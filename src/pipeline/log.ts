@@ -15,7 +15,7 @@ export function logRecord(
   includeContent: boolean,
   pricingOf: (model: string) => Pricing | undefined = () => undefined,
 ): SettleHook {
-  return (ctx, { status, error, usage, ms }) => {
+  return (ctx, { status, error, usage, estimated, ms, reason }) => {
     const { principal } = ctx;
     const record: LogRecord = {
       ts: logger.timestamp(ctx.arrived),
@@ -28,13 +28,16 @@ export function logRecord(
       key_id: principal.kind === "key" ? principal.key.id : null,
       model: ctx.model,
       provider: ctx.provider,
-      prompt_tokens: usage === null ? null : usage.input,
+      // An estimate counts only the streamed output; the input is known if it was reported.
+      prompt_tokens: usage === null || (estimated && ctx.usage === null) ? null : usage.input,
       completion_tokens: usage === null ? null : usage.output,
       error,
     };
     if (ctx.stream) record.stream = true;
     const pricing = usage !== null && ctx.model !== null ? pricingOf(ctx.model) : undefined;
     if (pricing && usage) record.cost = fromMicros(costMicros(usage, pricing));
+    if (estimated) record.estimated = true;
+    if (reason !== null) record.reason = reason;
     if (includeContent && ctx.content !== undefined) record.content = ctx.content;
     logger.request(record);
   };

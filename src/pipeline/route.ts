@@ -72,7 +72,8 @@ function endpointsOf(route: Route): RouteEndpoints {
   const methods: Partial<Record<string, Endpoint>> = {};
   for (const [method, handler] of Object.entries(route.methods)) {
     if (handler) {
-      methods[method] = { handler, scope: route.scope, auth, json: route.json ?? false, errors };
+      const json = route.json ?? false;
+      methods[method] = { handler, scope: route.scope, auth, json, errors, path: route.path };
     }
   }
   const allow = [...Object.keys(route.methods), "OPTIONS"];
@@ -86,6 +87,7 @@ function endpointsOf(route: Route): RouteEndpoints {
       auth: route.admin ? "admin" : "none",
       json: false,
       errors,
+      path: route.path,
     },
   };
 }

@@ -1,12 +1,13 @@
 /**
  * Settling a request (DESIGN §3): once, after its response was sent or its stream ended, also
- * on an error, a client that left and a stream cut short, its settle hooks run in order with
- * how it ended and its final usage. The log record is written by one hook; the ledger's token
- * and spend settlement plugs in as another.
+ * on an error, a client that left, a stream cut short and the process shutting down, its settle
+ * hooks run in order with how it ended and its final usage. The log record is written by one
+ * hook, the metrics by another; the ledger's token and spend settlement plugs in as another.
  */
 import type { Usage } from "../canonical/result.ts";
+import { EventStreamResponse, type StreamTally } from "../http/sse_response.ts";
 import type { Logger } from "../log/logger.ts";
-import type { Next } from "./compose.ts";
+import type { Step } from "./compose.ts";
 import type { RequestContext, SettleRunner } from "./context.ts";
 
 /** How a request ended. */
@@ -14,10 +15,22 @@ export interface Settlement {
   status: number;
   /** The error code sent to the client (`client_disconnected` when it left), or `null`. */
   error: string | null;
-  /** The call's final usage, or `null` when no model was called (or it reported none). */
+  /** The call's final usage, or `null` when no model was called (or it reported none and
+   * streamed nothing). */
   usage: Usage | null;
+  /** Whether `usage.output` was estimated from the streamed text: the back end reported fewer
+   * tokens (or none) before the stream ended early, or none at all. `usage.input` is then
+   * what it reported, 0 when it reported nothing. */
+  estimated: boolean;
   /** Milliseconds from arrival to the end: the last byte, the error or the disconnect. */
   ms: number;
+  /** Milliseconds from arrival until the response was ready (a stream's first bytes), or
+   * `null` when there was none. */
+  firstByteMs: number | null;
+  /** Whether a streamed answer began. */
+  streamed: boolean;
+  /** `shutdown` when the gateway settled the request because the process was stopping. */
+  reason: "shutdown" | null;
 }
 
 /** Work done once a request has settled. A hook that returns a promise holds the hooks after
@@ -26,22 +39,94 @@ export type SettleHook = (ctx: RequestContext, settlement: Settlement) => void |
 
 /** Client-closed status (nginx's convention). */
 const CLIENT_CLOSED = 499;
+/** The status and error code of a request the process stopped before it ended. */
+const SHUTDOWN_STATUS = 503;
+const SHUTDOWN_ERROR = "server_shutdown";
+
+/** A request between the settle step and its settling. */
+interface Open {
+  /** `performance.now()` when its response was ready, or `null`. */
+  responded: number | null;
+  /** What its stream produced, once one began. */
+  tally: StreamTally | null;
+}
 
 /** Runs the app's settle hooks, in order; a hook that fails is reported on stderr and the hooks
- * after it still run. */
+ * after it still run. Knows the requests not yet settled, so that {@link close} settles them. */
 export class Settler implements SettleRunner {
   readonly #hooks: readonly SettleHook[];
   readonly #logger: Logger;
+  readonly #open = new Map<RequestContext, Open>();
+  /** Hooks still running (a hook's promise, and the hooks after it). */
+  readonly #running = new Set<Promise<void>>();
+  /** Set while {@link close} settles the open requests. */
+  #closing = false;
 
   constructor(hooks: readonly SettleHook[], logger: Logger) {
     this.#hooks = hooks;
     this.#logger = logger;
   }
 
+  /** Requests not yet settled, and how many of them are streams that began. */
+  open(): { requests: number; streams: number } {
+    let streams = 0;
+    for (const open of this.#open.values()) if (open.tally !== null) streams++;
+    return { requests: this.#open.size, streams };
+  }
+
+  /** Notes a request the settle step took (settled later by {@link run} or {@link close}). */
+  opened(ctx: RequestContext): void {
+    this.#open.set(ctx, { responded: null, tally: null });
+  }
+
+  /** Notes that the request's response is ready (a stream's first bytes, with its tally). */
+  responded(ctx: RequestContext, response: Response): void {
+    const open = this.#open.get(ctx);
+    if (!open) return;
+    open.responded = performance.now();
+    if (response instanceof EventStreamResponse) open.tally = response.tally;
+  }
+
   /** Settles `ctx` (called by {@link RequestContext.settle}, which makes it once). */
   run(ctx: RequestContext, status: number, error: string | null): void {
-    const ms = Math.round((performance.now() - ctx.started) * 100) / 100;
-    this.#from(0, ctx, { status, error, usage: ctx.usage, ms });
+    const now = performance.now();
+    const open = this.#open.get(ctx);
+    this.#open.delete(ctx);
+    const tally = open?.tally ?? null;
+    let usage = ctx.usage;
+    let estimated = false;
+    if (tally !== null && tally.chars > 0) {
+      // A stream that ended early may have a count from its start only (Anthropic's
+      // message_start), one without usage has none: then the streamed text is counted.
+      const output = tally.estimatedOutput();
+      if (usage === null || (status !== 200 && usage.output < output)) {
+        usage = { ...(usage ?? { input: 0 }), output };
+        estimated = true;
+      }
+    }
+    const responded = open?.responded ?? null;
+    this.#from(0, ctx, {
+      status,
+      error,
+      usage,
+      estimated,
+      ms: round(now - ctx.started),
+      firstByteMs: responded === null ? null : round(responded - ctx.started),
+      streamed: tally !== null,
+      reason: this.#closing ? "shutdown" : null,
+    });
+  }
+
+  /**
+   * Settles every request still open as stopped by the shutdown (503 `server_shutdown`, with
+   * the tokens streamed so far) and waits for all settle hooks to finish. Called when the
+   * process stops, after the grace period.
+   */
+  async close(): Promise<void> {
+    this.#closing = true;
+    for (const ctx of [...this.#open.keys()]) ctx.settle(SHUTDOWN_STATUS, SHUTDOWN_ERROR);
+    this.#closing = false;
+    while (this.#running.size > 0) await Promise.all(this.#running);
   }
 
   #from(first: number, ctx: RequestContext, settlement: Settlement): void {
@@ -55,13 +140,15 @@ export class Settler implements SettleRunner {
         continue;
       }
       if (pending) {
-        pending.then(
+        const rest = pending.then(
           () => this.#from(i + 1, ctx, settlement),
           (e) => {
             this.#failed(e, ctx);
             this.#from(i + 1, ctx, settlement);
           },
         );
+        this.#running.add(rest);
+        rest.then(() => this.#running.delete(rest));
         return;
       }
     }
@@ -72,16 +159,32 @@ export class Settler implements SettleRunner {
   }
 }
 
+/** Milliseconds to two decimals. */
+function round(ms: number): number {
+  return Math.round(ms * 100) / 100;
+}
+
 /**
  * The step: settles the request once the steps after it have answered, unless the response's
  * body settles it when it ends (a stream that began). A request whose client has left is
  * settled as 499 `client_disconnected`.
  */
-export async function settle(ctx: RequestContext, next: Next<RequestContext>): Promise<Response> {
-  const response = await next(ctx);
-  if (!ctx.settlesLater || ctx.error !== null) {
-    if (ctx.signal.aborted) ctx.settle(CLIENT_CLOSED, "client_disconnected");
-    else ctx.settle(response.status, ctx.error);
-  }
-  return response;
+export function settle(settler: Settler): Step<RequestContext> {
+  return async (ctx, next) => {
+    settler.opened(ctx);
+    let response: Response;
+    try {
+      response = await next(ctx);
+    } catch (e) {
+      // The respond step answers every error; this is a bug, but still settled once.
+      ctx.settle(500, "internal_error");
+      throw e;
+    }
+    settler.responded(ctx, response);
+    if (!ctx.settlesLater || ctx.error !== null) {
+      if (ctx.signal.aborted) ctx.settle(CLIENT_CLOSED, "client_disconnected");
+      else ctx.settle(response.status, ctx.error);
+    }
+    return response;
+  };
 }

@@ -1,5 +1,5 @@
 import type { Clock } from "../clock.ts";
-import type { Config, ProviderStyle } from "../config.ts";
+import type { Config, ProviderConfig, ProviderStyle } from "../config.ts";
 import { type ImageWork, ImageWorkers } from "../images/work.ts";
 import type { Logger } from "../log/logger.ts";
 import { AnthropicProvider } from "./anthropic.ts";
@@ -65,6 +65,8 @@ export interface CreateProvidersOptions {
   overrides?: ReadonlyMap<string, Provider>;
   /** Where image work runs; default a pool of Web Workers. */
   images?: ImageWork;
+  /** Wraps each enabled adapter (tracing). */
+  decorate?: (provider: Provider, config: ProviderConfig) => Provider;
 }
 
 /** Builds every configured provider, warning once for each one left disabled. */
@@ -72,10 +74,11 @@ export function createProviders(config: Config, options: CreateProvidersOptions)
   const enabled = new Map<string, Provider>();
   const disabled = new Map<string, string>();
   const images = options.images ?? new ImageWorkers();
+  const decorate = options.decorate ?? ((provider: Provider) => provider);
   for (const provider of config.providers) {
     const override = options.overrides?.get(provider.id);
     if (override) {
-      enabled.set(provider.id, override);
+      enabled.set(provider.id, decorate(override, provider));
       continue;
     }
     let apiKey: string | null = null;
@@ -92,15 +95,18 @@ export function createProviders(config: Config, options: CreateProvidersOptions)
     }
     enabled.set(
       provider.id,
-      FACTORIES[provider.style]({
-        config: provider,
-        apiKey,
-        fetch: options.fetch,
-        clock: options.clock,
-        logger: options.logger,
-        images,
-        includeContent: config.logs.include_content,
-      }),
+      decorate(
+        FACTORIES[provider.style]({
+          config: provider,
+          apiKey,
+          fetch: options.fetch,
+          clock: options.clock,
+          logger: options.logger,
+          images,
+          includeContent: config.logs.include_content,
+        }),
+        provider,
+      ),
     );
   }
   return new Providers(enabled, disabled, images);

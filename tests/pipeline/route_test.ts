@@ -33,18 +33,27 @@ async function routed(request: Request) {
   return { fields, ctx, answer };
 }
 
+/** The fields of an endpoint that is not limited and identifies no caller. */
+const UNLIMITED = { scope: null, auth: "none", json: false, errors: "openai" } as const;
+
 const req = (path: string, init?: RequestInit) => new Request(`http://localhost${path}`, init);
 
 Deno.test("route: a route's handler, with its scope, auth and body; HEAD reaches GET", async () => {
   const post = await routed(req("/v1/things", { method: "POST", body: "{}" }));
-  assert.deepEqual(post.fields, { scope: "other", auth: "key", json: true, errors: "openai" });
+  assert.deepEqual(post.fields, {
+    scope: "other",
+    auth: "key",
+    json: true,
+    errors: "openai",
+    path: "/v1/things",
+  });
   assert.equal(await (post.answer as Response).text(), "create");
   const head = await routed(req("/v1/things/", { method: "HEAD" }));
   assert.equal(await (head.answer as Response).text(), "list");
   const health = await routed(req("/healthz"));
-  assert.deepEqual(health.fields, { scope: null, auth: "none", json: false, errors: "openai" });
+  assert.deepEqual(health.fields, { ...UNLIMITED, path: "/healthz" });
   const admin = await routed(req("/admin/things"));
-  assert.deepEqual(admin.fields, { scope: null, auth: "admin", json: false, errors: "openai" });
+  assert.deepEqual(admin.fields, { ...UNLIMITED, auth: "admin", path: "/admin/things" });
 });
 
 Deno.test("route: path parameters are decoded", async () => {
@@ -61,7 +70,7 @@ Deno.test("route: an unknown path reaches the 404 endpoint, counted as other for
 
 Deno.test("route: a wrong method is a 405 with Allow; OPTIONS is a 204 with Allow", async () => {
   const wrong = await routed(req("/v1/things", { method: "DELETE" }));
-  assert.deepEqual(wrong.fields, { scope: "other", auth: "none", json: false, errors: "openai" });
+  assert.deepEqual(wrong.fields, { ...UNLIMITED, scope: "other", path: "/v1/things" });
   const error = wrong.answer as { status: number; headers: Record<string, string> };
   assert.equal(error.status, 405);
   assert.deepEqual(error.headers, { allow: "GET, POST, OPTIONS" });
@@ -72,9 +81,14 @@ Deno.test("route: a wrong method is a 405 with Allow; OPTIONS is a 204 with Allo
 
 Deno.test("route: a wrong method on an unlimited route counts nowhere; on an admin route the token is checked", async () => {
   const health = await routed(req("/healthz", { method: "POST" }));
-  assert.deepEqual(health.fields, { scope: null, auth: "none", json: false, errors: "openai" });
+  assert.deepEqual(health.fields, { ...UNLIMITED, path: "/healthz" });
   const admin = await routed(req("/admin/things", { method: "DELETE" }));
-  assert.deepEqual(admin.fields, { scope: "other", auth: "admin", json: false, errors: "openai" });
+  assert.deepEqual(admin.fields, {
+    ...UNLIMITED,
+    scope: "other",
+    auth: "admin",
+    path: "/admin/things",
+  });
 });
 
 Deno.test("route: a CORS preflight reaches the preflight endpoint on any path", async () => {

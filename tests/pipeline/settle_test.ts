@@ -8,7 +8,7 @@ import { Logger } from "../../src/log/logger.ts";
 import { compose } from "../../src/pipeline/compose.ts";
 import type { Handler, RequestContext } from "../../src/pipeline/context.ts";
 import { respond } from "../../src/pipeline/respond.ts";
-import { settle, type SettleHook, Settler } from "../../src/pipeline/settle.ts";
+import { settle, type SettleHook, type Settlement, Settler } from "../../src/pipeline/settle.ts";
 import { textEvents } from "../support/events.ts";
 import { endpoint, recordingSettler, testContext } from "../support/pipeline.ts";
 import { CapturedOutput, FakeClock } from "../support/server.ts";
@@ -51,23 +51,26 @@ function streaming(events: CanonicalEvent[], failAfter?: number): Handler {
 
 /** The settle and respond steps around `handler`, with a recording settle hook. */
 function pipeline(handler: Handler, request?: Request) {
-  const { settler, settled, logger } = recordingSettler();
+  const { settler, settled, settlements, logger } = recordingSettler();
   const run = compose<RequestContext>(
-    [settle, respond(logger)],
+    [settle(settler), respond(logger)],
     (ctx) => ctx.endpoint.handler(ctx),
   );
   const ctx = testContext(request, { settle: settler, endpoint: endpoint({ handler }) });
-  return { run: () => run(ctx), ctx, settled };
+  return { run: () => run(ctx), ctx, settled, settlements, settler };
 }
 
 Deno.test("settle: once when the handler has answered, with the status and the usage", async () => {
-  const { run, ctx, settled } = pipeline((ctx) => {
+  const { run, ctx, settled, settlements } = pipeline((ctx) => {
     ctx.usage = USAGE;
     return json({ ok: true }, 201);
   });
   const response = await run();
   assert.equal(response.status, 201);
   assert.deepEqual(settled, [{ requestId: ctx.requestId, status: 201, error: null, usage: USAGE }]);
+  const [{ estimated, reason, firstByteMs }] = settlements as [Settlement];
+  assert.deepEqual([estimated, reason], [false, null]);
+  assert.ok(firstByteMs !== null && firstByteMs >= 0);
   ctx.settle(500, "late");
   assert.equal(settled.length, 1, "a second settle does nothing");
 });
@@ -128,6 +131,50 @@ Deno.test("settle: a stream the client stops reading settles once as 499", async
   assert.deepEqual(settled.map((s) => [s.status, s.error, s.usage]), [
     [499, "client_disconnected", null],
   ]);
+});
+
+Deno.test("settle: a stream left mid-way without usage is settled with its output estimated from the text", async () => {
+  // 40 characters streamed before the client leaves; the usage event never came.
+  const events = textEvents(["a".repeat(15), "b".repeat(25), "never sent"], USAGE);
+  const { run, settlements } = pipeline(streaming(events));
+  const reader = (await run()).body!.getReader();
+  let text = "";
+  while (!text.includes("block_delta")) {
+    text += new TextDecoder().decode((await reader.read()).value);
+  }
+  await reader.read();
+  await reader.cancel();
+  assert.deepEqual(settlements.map((s) => [s.status, s.usage, s.estimated]), [
+    [499, { input: 0, output: 10 }, true],
+  ]);
+});
+
+Deno.test("settle: a stream left after a partial usage keeps its input and estimates a larger output", async () => {
+  const start: Usage = { input: 50, output: 1 };
+  const events = textEvents(["x".repeat(80), "never sent"], USAGE);
+  events.splice(1, 0, { type: "usage", usage: start });
+  const { run, settlements } = pipeline(streaming(events));
+  const reader = (await run()).body!.getReader();
+  for (let i = 0; i < 4; i++) await reader.read();
+  await reader.cancel();
+  assert.deepEqual(settlements.map((s) => [s.status, s.usage, s.estimated]), [
+    [499, { input: 50, output: 20 }, true],
+  ]);
+});
+
+Deno.test("Settler.close: requests still open settle as 503 server_shutdown with their tokens so far", async () => {
+  const events = textEvents(["y".repeat(12), "never sent"], USAGE);
+  const { run, settlements, settler } = pipeline(streaming(events));
+  const reader = (await run()).body!.getReader();
+  for (let i = 0; i < 3; i++) await reader.read();
+  assert.deepEqual(settler.open(), { requests: 1, streams: 1 });
+  await settler.close();
+  assert.deepEqual(settlements.map((s) => [s.status, s.error, s.reason, s.usage, s.estimated]), [
+    [503, "server_shutdown", "shutdown", { input: 0, output: 3 }, true],
+  ]);
+  assert.deepEqual(settler.open(), { requests: 0, streams: 0 });
+  await reader.cancel();
+  assert.equal(settlements.length, 1, "the stream's own end does not settle it again");
 });
 
 Deno.test("settle: a stream that fails before its first bytes is settled by the step, once", async () => {

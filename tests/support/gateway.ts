@@ -32,6 +32,29 @@ export interface GatewayOptions {
   models?: Record<string, unknown>[];
 }
 
+/** The config of the providers `oa` and `an` (and `ge` when given `gemini`) over the fakes
+ * (keys in `OA_KEY`, `AN_KEY`, `GE_KEY`), with `settings` for each. */
+export function fakeProviders(
+  openai: FakeUpstream,
+  anthropic: FakeUpstream,
+  settings: Record<string, unknown> = {},
+  gemini?: FakeUpstream,
+): Record<string, unknown>[] {
+  return [
+    { id: "oa", style: "openai", base_url: `${openai.url}/v1`, api_key_env: "OA_KEY", ...settings },
+    { id: "an", style: "anthropic", base_url: anthropic.url, api_key_env: "AN_KEY", ...settings },
+    ...(gemini
+      ? [{ id: "ge", style: "gemini", base_url: gemini.url, api_key_env: "GE_KEY", ...settings }]
+      : []),
+  ];
+}
+
+/** A chat model on each fake: `oa-chat` (upstream `gpt-up`) and `an-chat` (`claude-up`). */
+export const FAKE_CHAT_MODELS: readonly Record<string, unknown>[] = [
+  { id: "oa-chat", provider: "oa", upstream_model: "gpt-up", ...CHAT_MODEL },
+  { id: "an-chat", provider: "an", upstream_model: "claude-up", ...CHAT_MODEL },
+];
+
 /** Starts both fakes and a gateway configured with a model on each. */
 export async function startGateway(options: GatewayOptions = {}): Promise<Gateway> {
   const fakeOptions = options.sliceBytes ? { sliceBytes: options.sliceBytes } : {};
@@ -46,31 +69,10 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
   const server = await startServer({
     config: testConfig((raw) => {
       (raw.providers as unknown[]).push(
-        {
-          id: "oa",
-          style: "openai",
-          base_url: `${openai.url}/v1`,
-          api_key_env: "OA_KEY",
-          ...options.provider,
-        },
-        {
-          id: "an",
-          style: "anthropic",
-          base_url: anthropic.url,
-          api_key_env: "AN_KEY",
-          ...options.provider,
-        },
-        {
-          id: "ge",
-          style: "gemini",
-          base_url: gemini.url,
-          api_key_env: "GE_KEY",
-          ...options.provider,
-        },
+        ...fakeProviders(openai, anthropic, options.provider, gemini),
       );
       (raw.models as unknown[]).push(
-        { id: "oa-chat", provider: "oa", upstream_model: "gpt-up", ...CHAT_MODEL },
-        { id: "an-chat", provider: "an", upstream_model: "claude-up", ...CHAT_MODEL },
+        ...FAKE_CHAT_MODELS,
         { id: "ge-chat", provider: "ge", upstream_model: "gemini-up", ...CHAT_MODEL },
         ...options.models ?? [],
       );

@@ -56,16 +56,21 @@ export interface Settled {
 export function recordingSettler(): {
   settler: Settler;
   settled: Settled[];
+  /** The whole settlements, in the same order. */
+  settlements: Settlement[];
   logger: Logger;
   output: CapturedOutput;
 } {
   const settled: Settled[] = [];
+  const settlements: Settlement[] = [];
   const output = new CapturedOutput();
   const logger = new Logger({ clock: new FakeClock(), output, flushMs: 0 });
-  const hook = (ctx: RequestContext, { status, error, usage }: Settlement) => {
+  const hook = (ctx: RequestContext, settlement: Settlement) => {
+    const { status, error, usage } = settlement;
     settled.push({ requestId: ctx.requestId, status, error, usage });
+    settlements.push(settlement);
   };
-  return { settler: new Settler([hook], logger), settled, logger, output };
+  return { settler: new Settler([hook], logger), settled, settlements, logger, output };
 }
 
 /** What the steps that use KV are built over: a fresh in-memory store, its health and guard,

@@ -3,6 +3,7 @@ import { json } from "../../http/response.ts";
 import { LOG_PREFIX, logBucket, type LogRow, rowRecords } from "../../log/kv_sink.ts";
 import type { LogRecord } from "../../log/record.ts";
 import { queryFields, readTime } from "./input.ts";
+import { followLogs } from "./logs_follow.ts";
 import { quote } from "../../quote.ts";
 import { invalidValue } from "../../validation/error.ts";
 import { OPTIONAL } from "../../validation/reader.ts";
@@ -16,7 +17,8 @@ const MAX_LIMIT = 1000;
  * like `4xx`); `model`; `key_id` (`anonymous` for requests without a key); `path`; `limit`
  * (1–1000, default 100). When the page is full, `next_cursor` names its last record: pass it
  * as `cursor` (with the same filters) for the records after it (records logged meanwhile do not
- * shift the pages).
+ * shift the pages). With `follow=1`, new records as server-sent events instead (see
+ * `logs_follow.ts`), with the same filters but no `since`, `until`, `limit` or `cursor`.
  */
 export async function listLogs(ctx: RequestContext): Promise<Response> {
   const q = queryFields(ctx);
@@ -27,8 +29,10 @@ export async function listLogs(ctx: RequestContext): Promise<Response> {
   const model = q.string("model", OPTIONAL) ?? null;
   const keyId = q.string("key_id", OPTIONAL) ?? null;
   const path = q.string("path", OPTIONAL) ?? null;
-  const limit = readLimit(q.string("limit", OPTIONAL));
+  const limitText = q.string("limit", OPTIONAL);
+  const limit = readLimit(limitText);
   const cursor = q.string("cursor", OPTIONAL);
+  const follow = readFollow(q.string("follow", OPTIONAL));
   q.done();
   const matches = (record: LogRecord): boolean => {
     const ts = Date.parse(record.ts);
@@ -40,6 +44,14 @@ export async function listLogs(ctx: RequestContext): Promise<Response> {
     if (path !== null && record.path !== path) return false;
     return true;
   };
+  if (follow) {
+    const paging = { since, until, limit: limitText ?? null, cursor: cursor ?? null };
+    for (const [name, value] of Object.entries(paging)) {
+      if (value !== null) throw invalidValue(name, `${name} cannot be combined with follow`);
+    }
+    const { kv, clock } = ctx.services;
+    return followLogs(kv, clock, matches, ctx.signal);
+  }
   const position = cursor === undefined ? null : readCursor(cursor);
 
   // Rows are keyed by the second their records arrived in; walk the seconds newest first,
@@ -115,6 +127,13 @@ interface Cursor {
 function isAfter(record: LogRecord, cursor: Cursor): boolean {
   const ms = Date.parse(record.ts);
   return ms < cursor.ms || (ms === cursor.ms && record.request_id < cursor.requestId);
+}
+
+/** `follow`: `1` or `true` to follow, `0` or `false` (or absent) to list. */
+function readFollow(text: string | undefined): boolean {
+  if (text === undefined || text === "0" || text === "false") return false;
+  if (text === "1" || text === "true") return true;
+  throw invalidValue("follow", `expected 1 or 0, but got ${quote(text)}`);
 }
 
 /** `limit`: 1 to 1000 records, 100 when absent. */

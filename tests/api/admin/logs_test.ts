@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import type { LogRecord } from "../../../src/log/record.ts";
-import { admin, type JsonBody, startAdminServer } from "../../support/admin.ts";
+import { admin, ADMIN_TOKEN, type JsonBody, startAdminServer } from "../../support/admin.ts";
 import { makeLogRecord } from "../../support/log_records.ts";
+import { systemClock } from "../../../src/clock.ts";
 import { FakeClock, type TestServer } from "../../support/server.ts";
 
 const T0 = Date.UTC(2026, 0, 15, 12, 0, 0);
@@ -175,4 +176,81 @@ Deno.test("GET /admin/logs: bad parameters are 400s naming the parameter", async
     assert.equal(res.status, 400, query);
     assert.equal(res.body.error.param, param, query);
   }
+});
+
+/** Reads SSE text from `reader` until `done` accepts what arrived; returns it. Fails (rather
+ * than waits for ever) when nothing more arrives for 20 s. */
+async function readUntil(
+  reader: ReadableStreamDefaultReader<string>,
+  done: (text: string) => boolean,
+): Promise<string> {
+  let text = "";
+  while (!done(text)) {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const silence = new Promise<"silence">((resolve) => {
+      timer = setTimeout(() => resolve("silence"), 20_000);
+    });
+    const read = await Promise.race([reader.read(), silence]);
+    clearTimeout(timer);
+    assert.ok(read !== "silence", `nothing more arrived after ${JSON.stringify(text)}`);
+    assert.ok(!read.done, `the stream ended after ${JSON.stringify(text)}`);
+    text += read.value;
+  }
+  return text;
+}
+
+/** The records of `data:` events in SSE text. */
+const dataRecords = (text: string): LogRecord[] =>
+  text.split("\n\n").filter((e) => e.startsWith("data: ")).map((e) => JSON.parse(e.slice(6)));
+
+Deno.test("GET /admin/logs?follow=1: new records as SSE, filtered, from every app on the KV", async () => {
+  // The real clock: following starts at the moment of the request.
+  await using kv = await Deno.openKv(":memory:");
+  await using server = await startAdminServer({ kv, clock: systemClock });
+  await using other = await startAdminServer({ kv, clock: systemClock });
+  const path = "/v1/models/sim-chat";
+  const requestId = async (server: TestServer, path: string) => {
+    const res = await fetch(`${server.url}${path}`);
+    await res.body?.cancel();
+    return res.headers.get("x-request-id");
+  };
+  await requestId(server, path);
+  await server.app.services.logger.flush();
+  // A client of its own, closed at the end, so that the follower's connection surely closes.
+  using client = Deno.createHttpClient({});
+  const res = await fetch(`${server.url}/admin/logs?follow=1&path=${path}`, {
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    client,
+  });
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get("content-type"), "text/event-stream; charset=utf-8");
+  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+  const opening = await readUntil(reader, (t) => t.includes("\n\n"));
+  assert.equal(opening, ": following the request log\n\n");
+  const expected = [await requestId(server, path), await requestId(other, path)];
+  await requestId(server, "/v1/models/elsewhere");
+  const text = await readUntil(reader, (t) => dataRecords(t).length >= 2);
+  const records = dataRecords(text);
+  assert.deepEqual(records.map((r) => r.request_id).sort(), expected.sort());
+  assert.ok(records.every((r) => r.path === path && r.status === 200));
+  await reader.cancel();
+});
+
+Deno.test("GET /admin/logs?follow=1: paging parameters and a wrong follow are 400s naming them", async () => {
+  await using server = await startAdminServer();
+  for (
+    const [query, param] of [
+      ["follow=1&limit=5", "limit"],
+      ["follow=1&cursor=1.x", "cursor"],
+      ["follow=true&since=0", "since"],
+      ["follow=yes", "follow"],
+    ] as const
+  ) {
+    const res = await admin(server, "GET", `/admin/logs?${query}`);
+    assert.equal(res.status, 400, query);
+    assert.equal(res.body.error.param, param);
+  }
+  const listed = await admin(server, "GET", "/admin/logs?follow=0");
+  assert.equal(listed.status, 200);
+  assert.equal(listed.body.object, "list");
 });

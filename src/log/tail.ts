@@ -1,0 +1,52 @@
+/**
+ * Following the request log as it is written, by every process on the same KV: a follower
+ * lists the entries of the log's index of recent commits (see `TAIL_PREFIX`) since the last it
+ * saw and reads their rows.
+ */
+import type { Clock } from "../clock.ts";
+import { LOG_PREFIX, type LogRow, rowRecords, TAIL_PREFIX } from "./kv_sink.ts";
+import type { LogRecord } from "./record.ts";
+
+/** How far before the newest entry seen a follower looks again: a commit whose time was taken
+ * before another's may become visible after it. */
+const LOOK_BACK_MS = 10_000;
+
+/** Reads the rows committed to the KV log from a moment on, each once, in commit order. */
+export class LogTail {
+  readonly #kv: Deno.Kv;
+  /** When following began: rows committed before are not read. */
+  readonly #since: number;
+  /** The newest commit time seen (at first: when following began). */
+  #mark: number;
+  /** Rows already read, by id, with their commit time (forgotten once out of the look-back). */
+  readonly #seen = new Map<string, number>();
+
+  constructor(kv: Deno.Kv, clock: Clock) {
+    this.#kv = kv;
+    this.#since = clock.now();
+    this.#mark = this.#since;
+  }
+
+  /** The records of the rows committed since the last call (the first: since the tail was
+   * made), oldest row first. */
+  async next(): Promise<LogRecord[]> {
+    const from = this.#mark - LOOK_BACK_MS;
+    const records: LogRecord[] = [];
+    const entries = this.#kv.list<number>({
+      start: [...TAIL_PREFIX, from],
+      end: [...TAIL_PREFIX, Number.MAX_SAFE_INTEGER],
+    });
+    for await (const entry of entries) {
+      const [, committed, id] = entry.key as [string, number, string];
+      if (committed < this.#since || this.#seen.has(id)) continue;
+      this.#seen.set(id, committed);
+      if (committed > this.#mark) this.#mark = committed;
+      const row = await this.#kv.get<LogRow>([...LOG_PREFIX, entry.value, id]);
+      if (row.value) records.push(...rowRecords(row.value));
+    }
+    for (const [id, committed] of this.#seen) {
+      if (committed < this.#mark - LOOK_BACK_MS) this.#seen.delete(id);
+    }
+    return records;
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * A provider whose chat calls are traced: each call (a whole answer or a stream) is one GenAI
+ * span (see `tracing.ts`), active while the adapter works so that its HTTP attempts nest under
+ * it, ended with the call's usage and finish reason, or its error.
+ */
+import type { CanonicalRequest } from "../canonical/conversation.ts";
+import type { CanonicalEvent } from "../canonical/events.ts";
+import type { ProviderConfig } from "../config.ts";
+import type { CallContext, Provider } from "../providers/types.ts";
+import type { ModelCallSpan, Tracing } from "./tracing.ts";
+
+/** `provider` with its chat calls traced by `tracing`; its other calls are its own. */
+export function tracedProvider(
+  provider: Provider,
+  config: ProviderConfig,
+  tracing: Tracing,
+): Provider {
+  const start = (req: CanonicalRequest, call: CallContext, stream: boolean) =>
+    tracing.modelCall({
+      operation: "chat",
+      config,
+      call,
+      messages: req.messages,
+      options: req.options,
+      stream,
+    });
+  const traced: Provider = {
+    id: provider.id,
+    async chat(req, call) {
+      const span = start(req, call, false);
+      try {
+        const result = await span.run(() => provider.chat(req, call));
+        span.succeed(result);
+        return result;
+      } catch (e) {
+        span.fail(e);
+        throw e;
+      }
+    },
+    chatStream(req, call) {
+      const span = start(req, call, true);
+      return tracedEvents(span, span.run(() => provider.chatStream(req, call)));
+    },
+  };
+  if (provider.moderate) traced.moderate = provider.moderate.bind(provider);
+  if (provider.generateImages) traced.generateImages = provider.generateImages.bind(provider);
+  return traced;
+}
+
+/** The stream's batches, each pulled with the span active; the span ends with the stream (a
+ * consumer that stops early, a client that left, ends it as `client_disconnected`). */
+function tracedEvents(
+  span: ModelCallSpan,
+  batches: AsyncIterable<CanonicalEvent[]>,
+): AsyncIterable<CanonicalEvent[]> {
+  return {
+    [Symbol.asyncIterator]() {
+      const iterator = span.run(() => batches[Symbol.asyncIterator]());
+      return {
+        async next() {
+          try {
+            const next = await span.run(() => iterator.next());
+            if (next.done) span.succeed();
+            else span.observe(next.value);
+            return next;
+          } catch (e) {
+            span.fail(e);
+            throw e;
+          }
+        },
+        async return(value?: unknown) {
+          span.fail(new DOMException("The consumer stopped reading.", "AbortError"));
+          await iterator.return?.(value);
+          return { done: true, value: undefined };
+        },
+      };
+    },
+  };
+}

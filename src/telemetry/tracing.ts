@@ -1,0 +1,266 @@
+/**
+ * Traces and OTel metrics of model calls (DESIGN §9), through Deno's built-in OpenTelemetry:
+ * Deno makes the server span of each request (honouring an incoming `traceparent`) and a span
+ * per `fetch`; this names the server span after its route and adds, per provider call (a
+ * route's or a fallback's attempt), a CLIENT span with the GenAI semantic conventions, parent
+ * of the HTTP attempts (retries) made for it. Message content is recorded only with
+ * `logs.include_content`.
+ */
+import type { Message } from "../canonical/conversation.ts";
+import type { CanonicalEvent } from "../canonical/events.ts";
+import type { CanonicalResult, Usage } from "../canonical/result.ts";
+import type { ProviderConfig, ProviderStyle } from "../config.ts";
+import { ApiError } from "../errors.ts";
+import type { CallContext } from "../providers/types.ts";
+import {
+  type AttributeValue,
+  type OtelApi,
+  type OtelContext,
+  type OtelHistogram,
+  type OtelSpan,
+  SPAN_KEY,
+  SPAN_KIND_CLIENT,
+  STATUS_ERROR,
+} from "./otel.ts";
+
+/** `gen_ai.provider.name` of each upstream style (the simulator is Switchyard's own). */
+const PROVIDER_NAMES: Record<ProviderStyle, string> = {
+  openai: "openai",
+  anthropic: "anthropic",
+  gemini: "gcp.gemini",
+  simulator: "switchyard.simulator",
+};
+
+/** What a model call's span says about the call before it is made. */
+export interface ModelCallStart {
+  /** `gen_ai.operation.name`: `chat`. */
+  operation: string;
+  config: ProviderConfig;
+  call: CallContext;
+  messages: readonly Message[];
+  options: { maxTokens: number; temperature?: number; topP?: number };
+  stream: boolean;
+}
+
+/** Spans and instruments of the app, over Deno's telemetry. */
+export class Tracing {
+  readonly #api: OtelApi;
+  readonly #tracer: ReturnType<OtelApi["tracerProvider"]["getTracer"]>;
+  readonly #includeContent: boolean;
+  readonly #tokenUsage: OtelHistogram;
+  readonly #duration: OtelHistogram;
+
+  /** Tracing over `api` (default `Deno.telemetry`) when `OTEL_DENO` is `true` or `1`, else
+   * `null`; message content with `includeContent` (`logs.include_content`). */
+  static configured(
+    env: (name: string) => string | undefined,
+    api: OtelApi | undefined,
+    includeContent: boolean,
+  ): Tracing | null {
+    const on = env("OTEL_DENO")?.toLowerCase();
+    if (on !== "true" && on !== "1") return null;
+    return new Tracing(api ?? (Deno.telemetry as OtelApi), includeContent);
+  }
+
+  constructor(api: OtelApi, includeContent: boolean) {
+    this.#api = api;
+    this.#tracer = api.tracerProvider.getTracer("switchyard");
+    this.#includeContent = includeContent;
+    const meter = api.meterProvider.getMeter("switchyard");
+    this.#tokenUsage = meter.createHistogram("gen_ai.client.token.usage", {
+      unit: "{token}",
+      description: "Tokens used per model call, by type (input, output).",
+    });
+    this.#duration = meter.createHistogram("gen_ai.client.operation.duration", {
+      unit: "s",
+      description: "Seconds a model call took, to its last event.",
+    });
+  }
+
+  /** Names the active server span after the route (`POST /v1/chat/completions`) and sets its
+   * `http.route`. */
+  route(method: string, route: string): void {
+    const span = this.#api.contextManager.active().getValue(SPAN_KEY) as OtelSpan | undefined;
+    if (!span) return;
+    span.updateName(`${method} ${route}`);
+    span.setAttribute("http.route", route);
+  }
+
+  /** Starts the span of one model call, a child of the active span. */
+  modelCall(start: ModelCallStart): ModelCallSpan {
+    const { config, call, options } = start;
+    const attributes: Record<string, AttributeValue> = {
+      "gen_ai.operation.name": start.operation,
+      "gen_ai.provider.name": PROVIDER_NAMES[config.style],
+      "gen_ai.request.model": call.upstreamModel,
+      "gen_ai.request.max_tokens": BigInt(options.maxTokens),
+      "switchyard.provider.id": config.id,
+      "switchyard.model": call.model.id,
+      "switchyard.request_id": call.requestId,
+      "switchyard.stream": start.stream,
+    };
+    if (options.temperature !== undefined) {
+      attributes["gen_ai.request.temperature"] = options.temperature;
+    }
+    if (options.topP !== undefined) attributes["gen_ai.request.top_p"] = options.topP;
+    const server = serverOf(config);
+    if (server) {
+      attributes["server.address"] = server.address;
+      attributes["server.port"] = BigInt(server.port);
+    }
+    if (this.#includeContent) {
+      attributes["gen_ai.input.messages"] = JSON.stringify(start.messages.map(loggedMessage));
+    }
+    const parent = this.#api.contextManager.active();
+    const span = this.#tracer.startSpan(
+      `${start.operation} ${call.upstreamModel}`,
+      { kind: SPAN_KIND_CLIENT, attributes },
+      parent,
+    );
+    return new ModelCallSpan({
+      api: this.#api,
+      span,
+      context: parent.setValue(SPAN_KEY, span),
+      signal: call.signal,
+      includeContent: this.#includeContent,
+      metrics: { tokenUsage: this.#tokenUsage, duration: this.#duration },
+      metricAttributes: {
+        "gen_ai.operation.name": start.operation,
+        "gen_ai.provider.name": PROVIDER_NAMES[config.style],
+        "gen_ai.request.model": call.upstreamModel,
+        "gen_ai.response.model": call.upstreamModel,
+      },
+    });
+  }
+}
+
+interface ModelCallSpanParts {
+  api: OtelApi;
+  span: OtelSpan;
+  /** The active context with this span. */
+  context: OtelContext;
+  signal: AbortSignal;
+  includeContent: boolean;
+  metrics: { tokenUsage: OtelHistogram; duration: OtelHistogram };
+  metricAttributes: Record<string, AttributeValue>;
+}
+
+/** One model call's span: active while the call runs; ended once with its outcome. */
+export class ModelCallSpan {
+  readonly #parts: ModelCallSpanParts;
+  readonly #started = performance.now();
+  #usage: Usage | null = null;
+  #finish: CanonicalResult["finish"] | null = null;
+  #id: string | undefined;
+  #text = "";
+  #ended = false;
+
+  constructor(parts: ModelCallSpanParts) {
+    this.#parts = parts;
+  }
+
+  /** Runs `fn` with this span active (the HTTP attempts it makes become its children). */
+  run<T>(fn: () => T): T {
+    return this.#parts.api.contextManager.with(this.#parts.context, fn);
+  }
+
+  /** Notes a stream's usage, finish reason, answer id and (with content) text. */
+  observe(events: readonly CanonicalEvent[]): void {
+    for (const event of events) {
+      if (event.type === "usage") this.#usage = event.usage;
+      else if (event.type === "finish") this.#finish = event.reason;
+      else if (event.type === "start" && event.id !== undefined) this.#id = event.id;
+      else if (
+        this.#parts.includeContent && event.type === "block_delta" && event.delta.type === "text"
+      ) this.#text += event.delta.text;
+    }
+  }
+
+  /** Ends the span of a call that answered (a whole result, or a stream that ended). */
+  succeed(result?: CanonicalResult): void {
+    if (result) {
+      this.#usage = result.usage;
+      this.#finish = result.finish;
+      this.#id = result.id;
+      if (this.#parts.includeContent) {
+        this.#text = result.parts.map((p) => p.type === "text" ? p.text : "").join("");
+      }
+    }
+    this.#end(null);
+  }
+
+  /** Ends the span of a call that failed (or that its caller stopped: `client_disconnected`). */
+  fail(error: unknown): void {
+    this.#end(error);
+  }
+
+  #end(error: unknown): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    const { span, metrics, metricAttributes } = this.#parts;
+    const attributes: Record<string, AttributeValue> = {
+      "gen_ai.response.model": metricAttributes["gen_ai.request.model"] as string,
+    };
+    if (this.#id !== undefined) attributes["gen_ai.response.id"] = this.#id;
+    if (this.#finish !== null) attributes["gen_ai.response.finish_reasons"] = [this.#finish];
+    const usage = this.#usage;
+    if (usage) {
+      attributes["gen_ai.usage.input_tokens"] = BigInt(usage.input);
+      attributes["gen_ai.usage.output_tokens"] = BigInt(usage.output);
+    }
+    if (this.#parts.includeContent && error === null) {
+      attributes["gen_ai.output.messages"] = JSON.stringify([{
+        role: "assistant",
+        parts: [{ type: "text", content: this.#text }],
+        finish_reason: this.#finish,
+      }]);
+    }
+    const measured = { ...metricAttributes };
+    if (error !== null) {
+      const type = errorType(error, this.#parts.signal);
+      attributes["error.type"] = type;
+      measured["error.type"] = type;
+      span.setStatus({
+        code: STATUS_ERROR,
+        message: error instanceof Error ? error.message : String(error),
+      });
+    }
+    span.setAttributes(attributes);
+    span.end();
+    metrics.duration.record((performance.now() - this.#started) / 1000, measured);
+    if (usage) {
+      metrics.tokenUsage.record(usage.input, { ...measured, "gen_ai.token.type": "input" });
+      metrics.tokenUsage.record(usage.output, { ...measured, "gen_ai.token.type": "output" });
+    }
+  }
+}
+
+/** `error.type`: the gateway's error code (`upstream_error`, `rate_limit_exceeded`, …),
+ * `client_disconnected` when the caller left, else the error's class name. */
+function errorType(error: unknown, signal: AbortSignal): string {
+  if (error instanceof ApiError) return error.code ?? error.type;
+  if (signal.aborted) return "client_disconnected";
+  return error instanceof Error ? error.name : "_OTHER";
+}
+
+/** A message as `gen_ai.input.messages` shows it: its role and text parts. */
+function loggedMessage(message: Message): unknown {
+  return {
+    role: message.role,
+    parts: message.parts.map((p) =>
+      p.type === "text" ? { type: "text", content: p.text } : { type: p.type }
+    ),
+  };
+}
+
+/** The host and port of a provider's base URL, if it has one. */
+function serverOf(config: ProviderConfig): { address: string; port: number } | null {
+  if (!config.base_url) return null;
+  try {
+    const url = new URL(config.base_url);
+    const port = url.port !== "" ? Number(url.port) : url.protocol === "https:" ? 443 : 80;
+    return { address: url.hostname, port };
+  } catch {
+    return null;
+  }
+}

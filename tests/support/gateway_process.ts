@@ -1,0 +1,104 @@
+/**
+ * A gateway as a real `main.ts` process over the fake OpenAI and Anthropic upstreams (models
+ * `oa-chat` and `an-chat`), its stdout read line by line as request records.
+ */
+import type { FakeUpstream } from "./fake_upstream.ts";
+import { FAKE_CHAT_MODELS, fakeProviders } from "./gateway.ts";
+
+const MAIN = new URL("../../main.ts", import.meta.url).pathname;
+
+function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  return port;
+}
+
+/** Options for {@link startGatewayProcess}. */
+export interface GatewayProcessOptions {
+  /** More environment variables (OTEL_*, …). */
+  env?: Record<string, string>;
+  /** Settings for both upstream providers (max_retries, …). */
+  provider?: Record<string, unknown>;
+}
+
+/** A running gateway process. */
+export interface GatewayProcess {
+  url: string;
+  /** The request records written to stdout so far. */
+  records: Record<string, unknown>[];
+  /** Waits for a record `match` accepts (the process flushes its log every 20 ms). */
+  record(match: (r: Record<string, unknown>) => boolean): Promise<Record<string, unknown>>;
+  /** SIGTERM; resolves with the exit code and stderr once stdout has ended. */
+  stop(): Promise<{ code: number; stderr: string }>;
+}
+
+/** Starts `main.ts` with a config over the two fakes (shutdown grace 1 s) and waits until it
+ * answers. */
+export async function startGatewayProcess(
+  openai: FakeUpstream,
+  anthropic: FakeUpstream,
+  options: GatewayProcessOptions = {},
+): Promise<GatewayProcess> {
+  const dir = await Deno.makeTempDir();
+  const port = freePort();
+  await Deno.writeTextFile(
+    `${dir}/config.json`,
+    JSON.stringify({
+      server: { hostname: "127.0.0.1", port, shutdown_grace_seconds: 1 },
+      kv: { path: `${dir}/kv.sqlite` },
+      providers: fakeProviders(openai, anthropic, options.provider),
+      models: FAKE_CHAT_MODELS,
+    }),
+  );
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", MAIN, "--config", `${dir}/config.json`],
+    env: { NO_COLOR: "1", OA_KEY: openai.apiKey, AN_KEY: anthropic.apiKey, ...options.env },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const records: Record<string, unknown>[] = [];
+  const stderr = new Response(child.stderr).text();
+  const reading = (async () => {
+    let buffer = "";
+    for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
+      buffer += chunk;
+      const lines = buffer.split("\n");
+      buffer = lines.pop()!;
+      for (const line of lines) if (line !== "") records.push(JSON.parse(line));
+    }
+  })();
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0;; i++) {
+    try {
+      await (await fetch(`${url}/healthz`)).body?.cancel();
+      break;
+    } catch (e) {
+      if (i > 400) {
+        child.kill("SIGKILL");
+        throw new Error(`the gateway did not start: ${await stderr}`, { cause: e });
+      }
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
+  return {
+    url,
+    records,
+    async record(match) {
+      for (let i = 0; i < 1000; i++) {
+        const found = records.find(match);
+        if (found) return found;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      throw new Error("no such record");
+    },
+    async stop() {
+      child.kill("SIGTERM");
+      const status = await child.status;
+      await reading;
+      const text = await stderr;
+      await Deno.remove(dir, { recursive: true });
+      return { code: status.code, stderr: text };
+    },
+  };
+}

@@ -1,0 +1,181 @@
+import assert from "node:assert/strict";
+import type { CanonicalEvent } from "../../src/canonical/events.ts";
+import { upstreamError } from "../../src/errors.ts";
+import type { Provider } from "../../src/providers/types.ts";
+import type { AttributeValue, OtelApi, OtelContext } from "../../src/telemetry/otel.ts";
+import { SPAN_KEY } from "../../src/telemetry/otel.ts";
+import { tracedProvider } from "../../src/telemetry/traced_provider.ts";
+import { Tracing } from "../../src/telemetry/tracing.ts";
+import { textEvents } from "../support/events.ts";
+import { callContext, chatRequest, providerDeps } from "../support/provider_call.ts";
+
+interface Recorded {
+  name: string;
+  kind: number | undefined;
+  attributes: Record<string, AttributeValue>;
+  status: { code: number; message?: string } | null;
+  ended: number;
+  parent: unknown;
+}
+
+/** An in-memory stand-in for Deno.telemetry that records spans and histogram points. */
+function recordingOtel() {
+  const spans: Recorded[] = [];
+  const points: { name: string; value: number; attributes: Record<string, AttributeValue> }[] = [];
+  const context = (values: Map<symbol, unknown>): OtelContext => ({
+    getValue: (key) => values.get(key),
+    setValue: (key, value) => context(new Map([...values, [key, value]])),
+  });
+  let active = context(new Map([[SPAN_KEY, "server span"]]));
+  const api: OtelApi = {
+    tracerProvider: {
+      getTracer: () => ({
+        startSpan(name, options, parent) {
+          const span: Recorded = {
+            name,
+            kind: options.kind,
+            attributes: { ...options.attributes },
+            status: null,
+            ended: 0,
+            parent: parent?.getValue(SPAN_KEY),
+          };
+          spans.push(span);
+          return {
+            spanContext: () => ({ traceId: "t", spanId: String(spans.length) }),
+            setAttribute: (key, value) => (span.attributes[key] = value),
+            setAttributes: (attributes) => Object.assign(span.attributes, attributes),
+            setStatus: (status) => (span.status = status),
+            updateName: (name) => (span.name = name),
+            end: () => void span.ended++,
+          };
+        },
+      }),
+    },
+    contextManager: {
+      active: () => active,
+      with(ctx, fn) {
+        const before = active;
+        active = ctx;
+        try {
+          return fn();
+        } finally {
+          active = before;
+        }
+      },
+    },
+    meterProvider: {
+      getMeter: () => ({
+        createHistogram: (name) => ({
+          record: (value, attributes = {}) => void points.push({ name, value, attributes }),
+        }),
+      }),
+    },
+  };
+  return { api, spans, points };
+}
+
+const config = providerDeps("openai", "https://api.example.com:8443/v1", "k").config;
+
+/** A provider streaming `events` one per batch, then throwing `error` when given. */
+function streaming(events: CanonicalEvent[], error?: Error): Provider {
+  return {
+    id: "up",
+    chat: () => Promise.reject(error),
+    chatStream: async function* () {
+      for (const event of events) yield [event];
+      if (error) throw error;
+    },
+  };
+}
+
+Deno.test("tracedProvider: a chat is one CLIENT span under the active one, with GenAI attributes and metrics", async () => {
+  const { api, spans, points } = recordingOtel();
+  const inner: Provider = {
+    id: "up",
+    chat: () =>
+      Promise.resolve({
+        id: "chatcmpl-1",
+        parts: [{ type: "text", text: "Hi!" }],
+        finish: "length",
+        usage: { input: 12, output: 3 },
+      }),
+    chatStream: streaming([]).chatStream,
+  };
+  const provider = tracedProvider(inner, config, new Tracing(api, false));
+  await provider.chat(chatRequest({}, { temperature: 0.5 }), callContext());
+  assert.equal(spans.length, 1);
+  const [span] = spans;
+  assert.deepEqual({ ...span, attributes: undefined }, {
+    name: "chat upstream-model-v1",
+    kind: 2,
+    attributes: undefined,
+    status: null,
+    ended: 1,
+    parent: "server span",
+  });
+  assert.equal(span!.attributes["gen_ai.request.temperature"], 0.5);
+  assert.equal(span!.attributes["gen_ai.request.max_tokens"], 256n);
+  assert.equal(span!.attributes["server.address"], "api.example.com");
+  assert.equal(span!.attributes["server.port"], 8443n);
+  assert.equal(span!.attributes["gen_ai.usage.input_tokens"], 12n);
+  assert.equal(span!.attributes["gen_ai.usage.output_tokens"], 3n);
+  assert.deepEqual(span!.attributes["gen_ai.response.finish_reasons"], ["length"]);
+  assert.equal(span!.attributes["gen_ai.response.id"], "chatcmpl-1");
+  assert.equal(span!.attributes["gen_ai.input.messages"], undefined);
+  assert.deepEqual(
+    points.map((p) => [p.name, p.value, p.attributes["gen_ai.token.type"]]).slice(1),
+    [["gen_ai.client.token.usage", 12, "input"], ["gen_ai.client.token.usage", 3, "output"]],
+  );
+  assert.equal(points[0]!.name, "gen_ai.client.operation.duration");
+});
+
+Deno.test("tracedProvider: a stream's span ends once with its usage, or its error, or as client_disconnected", async () => {
+  const { api, spans } = recordingOtel();
+  const tracing = new Tracing(api, true);
+  const events = textEvents(["Hello", " world"], { input: 7, output: 2 });
+  // Read to the end, with content recorded.
+  for await (
+    const _ of tracedProvider(streaming(events), config, tracing).chatStream(
+      chatRequest(),
+      callContext(),
+    )
+  ) { /* read */ }
+  // Failing mid-way.
+  const failing = tracedProvider(
+    streaming(events.slice(0, 3), upstreamError("gone")),
+    config,
+    tracing,
+  );
+  await assert.rejects(async () => {
+    for await (const _ of failing.chatStream(chatRequest(), callContext())) { /* read */ }
+  });
+  // Left by its consumer after the client went away.
+  const call = callContext();
+  for await (
+    const _ of tracedProvider(streaming(events), config, tracing).chatStream(chatRequest(), call)
+  ) {
+    call.abort.abort();
+    break;
+  }
+  assert.deepEqual(
+    spans.map((s) => [s.ended, s.attributes["error.type"] ?? null, s.status?.code ?? null]),
+    [
+      [1, null, null],
+      [1, "upstream_error", 2],
+      [1, "client_disconnected", 2],
+    ],
+  );
+  assert.equal(spans[0]!.attributes["gen_ai.usage.output_tokens"], 2n);
+  assert.equal(
+    spans[0]!.attributes["gen_ai.input.messages"],
+    JSON.stringify([{ role: "user", parts: [{ type: "text", content: "Hello there" }] }]),
+  );
+  assert.equal(
+    spans[0]!.attributes["gen_ai.output.messages"],
+    JSON.stringify([{
+      role: "assistant",
+      parts: [{ type: "text", content: "Hello world" }],
+      finish_reason: "stop",
+    }]),
+  );
+});
