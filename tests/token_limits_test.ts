@@ -110,3 +110,34 @@ Deno.test("token limits: config errors name the field; only the chat scope has t
     /limits\.key\.chat\.tokens_per_day/,
   );
 });
+
+Deno.test("token limits: a stream the client leaves is settled with the tokens streamed so far, not its reservation", async () => {
+  await using server = await startServer({ config: tokenConfig(30) });
+  const abort = new AbortController();
+  const res = await fetch(`${server.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({
+      model: "sim-chat",
+      stream: true,
+      max_tokens: 1500,
+      messages: [{ role: "user", content: "Tell me a long story about a gateway." }],
+    }),
+    signal: abort.signal,
+  });
+  assert.equal(res.status, 200);
+  const reserved = 2000 - Number(res.headers.get("x-ratelimit-remaining-tokens"));
+  const reader = res.body!.getReader();
+  let text = "";
+  const decoder = new TextDecoder();
+  while ((text.match(/"content":"/g) ?? []).length < 4) {
+    text += decoder.decode((await reader.read()).value);
+  }
+  abort.abort();
+  // Settled below the 1,500-token reservation: the prompt's estimate and what was streamed.
+  const counts = await eventually(async () => {
+    const value = (await server.kv.get<number[]>(["tokens", "chat", "ip", "127.0.0.1"])).value;
+    return value && value[1]! < reserved ? value : undefined;
+  }, "the cut stream's settlement");
+  assert.ok(counts[1]! > 0 && counts[1]! < 100, `${counts[1]} tokens counted`);
+});

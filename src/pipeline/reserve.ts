@@ -29,6 +29,8 @@ export interface Ledgers {
 
 /** What a request holds until it settles. */
 export interface Held {
+  /** The prompt's estimated tokens (counted when a stream is cut before its usage report). */
+  input: number;
   tokens?: Reservation;
   spend?: { reservation: Reservation; pricing: Pricing };
 }
@@ -49,7 +51,7 @@ export function reserve(ledgers: Ledgers, store: StoreGuard): Step<RequestContex
     if (!tokenLimited && pricing === undefined) return next(ctx);
     return reserved(ctx, next, async () => {
       const worst = worstCaseTokens(ctx.body, model?.default_max_tokens ?? DEFAULT_MAX_TOKENS);
-      const held: Held = {};
+      const held: Held = { input: worst.input };
       ctx.held = held;
       if (tokenLimited) {
         const subject: TokenSubject = key
@@ -89,15 +91,21 @@ async function reserved(
 }
 
 /**
- * The settle hook: each reservation becomes what the request used: its usage as reported (a
- * disconnected stream's tokens so far, when counted); nothing for a request answered with an
- * error before any output; the whole reservation for an answer that ended with no usage report.
+ * The settle hook: each reservation becomes what the request used: its usage as reported; for a
+ * stream cut before its usage report, the tokens it streamed so far and the prompt's estimate;
+ * nothing for a request answered with an error before any output; the whole reservation for an
+ * answer that ended with no usage report and nothing streamed.
  * (A reservation refused partway, tokens held but spend refused, gives the tokens back.)
  */
 export function settleReservations(ledgers: Ledgers, logger: Logger): SettleHook {
-  return (ctx, { status, usage }) => {
+  return (ctx, { status, usage: settled, estimated }) => {
     const held = ctx.held;
     if (held === null) return;
+    // A stream cut before any usage report has its output counted from the text it streamed,
+    // and its prompt by the reservation's estimate.
+    const usage = settled !== null && estimated && ctx.usage === null
+      ? { ...settled, input: held.input }
+      : settled;
     const failed = (e: unknown) => logger.error("could not settle a reservation", e, ctx.requestId);
     const unused = usage === null && status >= 400 && !ctx.stream;
     if (held.tokens) {
