@@ -95,6 +95,8 @@ export interface AppDeps {
   cataloguePollMs?: number;
   /** Milliseconds between batched log writes to KV. */
   logFlushMs?: number;
+  /** `false`: leave seeding the catalogue to the caller (main.ts seeds once it listens). */
+  seed?: boolean;
 }
 
 /** A built app: the request handler and the services behind it. */
@@ -137,7 +139,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     clock,
     ...(deps.cataloguePollMs !== undefined ? { pollMs: deps.cataloguePollMs } : {}),
   });
-  await catalogue.seed(config.models);
+  if (deps.seed !== false) await catalogue.seed(config.models);
 
   const keys = new KeyStore(kv, clock, {
     onError: (e) => logger.error("could not record a key's last use", e),

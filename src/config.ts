@@ -1,6 +1,13 @@
+import { DEFAULT_KV_PATH } from "./kv/open.ts";
 import { quote } from "./quote.ts";
 import { ValidationError } from "./validation/error.ts";
-import { type ArrayRules, OPTIONAL, type Reader, readJson } from "./validation/reader.ts";
+import {
+  type ArrayRules,
+  type Fields,
+  OPTIONAL,
+  type Reader,
+  readJson,
+} from "./validation/reader.ts";
 
 /** Provider API styles that Switchyard can speak. */
 export const PROVIDER_STYLES = ["openai", "anthropic", "simulator"] as const;
@@ -156,6 +163,8 @@ export interface LogsConfig {
 /** The whole, validated configuration with every default filled in. */
 export interface Config {
   server: ServerConfig;
+  /** A local file (default `data/switchyard.kv`), `:memory:`, a KV Connect URL, or `null` for
+   * Deno's default location (the managed KV on Deno Deploy). */
   kv: { path: string | null };
   providers: ProviderConfig[];
   models: ModelConfig[];
@@ -242,7 +251,7 @@ function readServer(r: Reader): ServerConfig {
       ? 1
       : trust.value === undefined || trust.value === false
       ? 0
-      : trust.integer({ min: 1, max: 32, expected: "a boolean or an integer" }),
+      : trust.integer({ min: 1, max: 32, expected: "true, false or a number of hops (1–32)" }),
     max_body_bytes: f.integer("max_body_bytes", COUNT) ?? 20 * 1024 * 1024,
     cors_origins: ["*"],
     shutdown_grace_seconds: f.integer("shutdown_grace_seconds", { optional: true, min: 0 }) ??
@@ -360,6 +369,77 @@ const MODEL_ID = {
 const MODERATION_MODES = ["native", "guard"] as const;
 const CAPABILITIES = ["chat_completions", "moderation", "image_input", "function_calling"] as const;
 
+/** The fields of a model entry. */
+const MODEL_FIELDS = [
+  "id",
+  "provider",
+  "upstream_model",
+  "owned_by",
+  "created",
+  "chat_completions",
+  "moderation",
+  "image_input",
+  "function_calling",
+  "image_generation",
+  "access",
+  "featured",
+  "labels",
+  "context_length",
+  "default_max_tokens",
+  "default_moderation",
+  "moderation_mode",
+  "moderation_thresholds",
+  "enabled",
+] as const;
+
+/** Rejects the first field that was not read, naming the closest known field when one is
+ * near (a misspelt capability is named as unknown rather than leaving a model serving
+ * nothing). */
+function doneWithSuggestion(f: Fields, known: readonly string[]): void {
+  try {
+    f.done();
+  } catch (e) {
+    if (!(e instanceof ValidationError) || e.code !== "unknown_parameter") throw e;
+    const name = e.path.slice(e.path.lastIndexOf(".") + 1);
+    const closest = closestName(name, known);
+    if (closest === null) throw e;
+    throw new ValidationError(
+      "unknown_parameter",
+      e.path,
+      `unknown field; did you mean "${closest}"?`,
+      `${e.message} Did you mean '${closest}'?`,
+    );
+  }
+}
+
+/** The name in `known` nearest to `name` by edit distance, if within a third of its length. */
+export function closestName(name: string, known: readonly string[]): string | null {
+  let best: string | null = null;
+  let bestDistance = Math.max(2, Math.floor(name.length / 3)) + 1;
+  for (const candidate of known) {
+    const d = editDistance(name.toLowerCase(), candidate);
+    if (d < bestDistance) [best, bestDistance] = [candidate, d];
+  }
+  return best;
+}
+
+/** Levenshtein distance (names are short). */
+function editDistance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) {
+      next[j] = Math.min(
+        row[j]! + 1,
+        next[j - 1]! + 1,
+        row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    }
+    row = next;
+  }
+  return row[b.length]!;
+}
+
 /** Validates one model entry; `providers` resolves its provider id. */
 export function readModel(
   r: Reader,
@@ -420,12 +500,12 @@ export function readModel(
       "only a model with moderation: true can be the default",
     );
   }
+  doneWithSuggestion(f, MODEL_FIELDS);
   if (!model.chat_completions && !model.moderation && !model.image_generation) {
     throw r.invalid(
       `model "${id}" serves nothing: set chat_completions, moderation or image_generation`,
     );
   }
-  f.done();
   return model;
 }
 
@@ -523,7 +603,10 @@ function validate(raw: unknown): Config {
   const root = readJson(raw).object();
   const server = readServer(root.get("server"));
   const kv = orEmpty(root.get("kv")).object();
-  const kvPath = kv.string("path", { optional: true, nullable: true, nonEmpty: true }) ?? null;
+  const pathField = kv.get("path");
+  const kvPath = pathField.value === undefined
+    ? DEFAULT_KV_PATH
+    : pathField.string({ nullable: true, nonEmpty: true, maxLength: 4096 });
   kv.done();
   const providers = readProviders(root.get("providers"));
   const config: Config = {

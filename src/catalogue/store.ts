@@ -28,7 +28,8 @@ export class Catalogue {
   #models = new Map<string, ModelRecord>();
   #version: bigint | null = null;
   #timer: ReturnType<typeof setTimeout> | undefined;
-  #watch: ReadableStream<Deno.KvEntryMaybe<unknown>[]> | undefined;
+  /** Stops the kv.watch (its stream is locked by pipeTo, so cancel() would not). */
+  readonly #unwatch = new AbortController();
   #closed = false;
   #refreshing: Promise<void> | null = null;
 
@@ -132,7 +133,7 @@ export class Catalogue {
   close(): void {
     this.#closed = true;
     if (this.#timer !== undefined) clearInterval(this.#timer);
-    this.#watch?.cancel().catch(() => {});
+    this.#unwatch.abort();
   }
 
   async #readVersion(): Promise<bigint | null> {
@@ -160,8 +161,9 @@ export class Catalogue {
     };
     this.#timer = setInterval(check, pollMs);
     Deno.unrefTimer(this.#timer);
-    this.#watch = this.#kv.watch([[...VERSION_KEY]]);
-    this.#watch.pipeTo(new WritableStream({ write: check })).catch(() => {});
+    this.#kv.watch([[...VERSION_KEY]])
+      .pipeTo(new WritableStream({ write: check }), { signal: this.#unwatch.signal })
+      .catch(() => {});
   }
 }
 
