@@ -9,6 +9,9 @@ export interface ModelRecord extends Omit<ModelConfig, "created" | "default_max_
   default_max_tokens?: number | null;
   /** Where the record came from: seeded from the config file, or put through the admin API. */
   source: "config" | "admin";
+  /** For a config-owned record: the fingerprint of the config entry it was seeded from, so a
+   * changed entry updates it (absent on records stored before seeding tracked it). */
+  config_hash?: string;
 }
 
 /** The public model object (spec §2.1) for a record. */

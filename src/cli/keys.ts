@@ -14,6 +14,7 @@ import {
   loadConfig,
   type WindowLimit,
 } from "../config.ts";
+import { openKv } from "../kv/open.ts";
 import { processOutput } from "../log/logger.ts";
 import { ValidationError } from "../validation/error.ts";
 
@@ -202,7 +203,7 @@ async function run(args: readonly string[], io: CliIo): Promise<void> {
   if (!commands.includes(command)) throw new UsageError(`unknown command ${command}`);
 
   const config = await loadConfig({ args, env: io.env });
-  const kv = await Deno.openKv(config.kv.path ?? undefined);
+  const kv = await openKv(config.kv.path);
   try {
     const keys = new KeyStore(kv, systemClock);
     const show = (record: KeyRecord) => {
