@@ -112,6 +112,8 @@ export async function createApp(deps: AppDeps): Promise<App> {
   const { config, kv } = deps;
   const clock = deps.clock ?? systemClock;
   const env = deps.env ?? ((name: string) => Deno.env.get(name));
+  const adminTokenValue = env("SWITCHYARD_ADMIN_TOKEN");
+  const adminToken = adminTokenValue ? new AdminToken(adminTokenValue, { kv, clock }) : null;
   const loggerOptions: ConstructorParameters<typeof Logger>[0] = { clock };
   if (deps.output) loggerOptions.output = deps.output;
   const logger = new Logger(loggerOptions);
@@ -170,8 +172,6 @@ export async function createApp(deps: AppDeps): Promise<App> {
     keys,
   };
   const limiter = new RateLimiter({ kv, clock, limits: config.limits, keys });
-  const adminTokenValue = env("SWITCHYARD_ADMIN_TOKEN");
-  const adminToken = adminTokenValue ? new AdminToken(adminTokenValue) : null;
   if (adminToken) logger.info("admin API enabled under /admin/");
   const store = new StoreGuard(kvHealth, logger);
   const routes = adminToken ? [...ROUTES, ...ADMIN_ROUTES] : ROUTES;
