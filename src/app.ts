@@ -30,6 +30,7 @@ import {
   deleteAdminModel,
   getAdminModel,
   listAdminModels,
+  patchAdminModel,
   putAdminModel,
 } from "./api/admin/models.ts";
 import { getUsage } from "./api/admin/usage.ts";
@@ -70,7 +71,12 @@ const ADMIN_ROUTES: readonly Route[] = [
   { path: "/admin/models", methods: { GET: listAdminModels }, scope: null, admin: true },
   {
     path: "/admin/models/:id",
-    methods: { GET: getAdminModel, PUT: putAdminModel, DELETE: deleteAdminModel },
+    methods: {
+      GET: getAdminModel,
+      PUT: putAdminModel,
+      PATCH: patchAdminModel,
+      DELETE: deleteAdminModel,
+    },
     scope: null,
     admin: true,
   },

@@ -87,3 +87,20 @@ export function globMatches(
   }
   return true;
 }
+
+/** The patterns of a key's allow-list that match none of `ids` (a typo like `sim-chatt`
+ * makes a key that can use nothing); none for `null`, which allows every model. */
+export function unmatchedPatterns(
+  patterns: readonly string[] | null,
+  ids: readonly string[],
+): string[] {
+  if (patterns === null) return [];
+  return patterns.filter((pattern) => !ids.some((id) => globMatches(pattern, id)));
+}
+
+/** A warning line for each pattern of {@link unmatchedPatterns}. */
+export function unmatchedWarnings(patterns: readonly string[]): string[] {
+  return patterns.map((pattern) =>
+    `models: ${JSON.stringify(pattern)} matches no model in the catalogue`
+  );
+}
