@@ -659,7 +659,15 @@ export async function loadConfig(source: ConfigSource): Promise<Config> {
   try {
     text = await Deno.readTextFile(path);
   } catch (e) {
-    const reason = e instanceof Deno.errors.NotFound ? "file not found" : String(e);
+    const reason = e instanceof Deno.errors.NotFound
+      ? "file not found"
+      : e instanceof Deno.errors.PermissionDenied
+      ? "permission denied"
+      : e instanceof Deno.errors.IsADirectory
+      ? "it is a directory, not a file"
+      : e instanceof Error
+      ? e.message
+      : String(e);
     throw new ConfigError(`${path}: cannot read config: ${reason}`);
   }
   let raw: unknown;
