@@ -195,3 +195,8 @@ export async function startStream(
   })();
   return { rest };
 }
+
+/** Whether `text` has terminal colour codes or a stack trace (start-up errors must not). */
+export function hasColourOrStack(text: string): boolean {
+  return text.includes("\u001b") || /\n\s+at /.test(text);
+}
