@@ -652,8 +652,15 @@ export function configPath({ args, env }: ConfigSource): string {
   return env("SWITCHYARD_CONFIG") ?? "switchyard.json";
 }
 
-/** Reads, parses and validates the config file, then applies `PORT` and `SWITCHYARD_KV`. */
+/** Reads, parses and validates the config file (or, with no `--config`, the document in
+ * `SWITCHYARD_CONFIG_JSON` when set: env-only config, as on Deno Deploy), then applies `PORT`
+ * and `SWITCHYARD_KV`. */
 export async function loadConfig(source: ConfigSource): Promise<Config> {
+  const inline = source.env("SWITCHYARD_CONFIG_JSON");
+  const flagged = source.args.some((arg) => arg === "--config" || arg.startsWith("--config="));
+  if (inline !== undefined && inline !== "" && !flagged) {
+    return applyEnv(parseConfigText(inline, "SWITCHYARD_CONFIG_JSON"), source.env);
+  }
   const path = configPath(source);
   let text: string;
   try {
@@ -670,14 +677,18 @@ export async function loadConfig(source: ConfigSource): Promise<Config> {
       : String(e);
     throw new ConfigError(`${path}: cannot read config: ${reason}`);
   }
+  return applyEnv(parseConfigText(text, path), source.env, path);
+}
+
+/** Parses and validates a config document's text; `source` names it in errors. */
+function parseConfigText(text: string, source: string): Config {
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch (e) {
-    throw new ConfigError(`${path}: invalid JSON: ${(e as Error).message}`);
+    throw new ConfigError(`${source}: invalid JSON: ${(e as Error).message}`);
   }
-  const config = parseConfig(raw, path);
-  return applyEnv(config, source.env, path);
+  return parseConfig(raw, source);
 }
 
 /** Applies the environment overrides `PORT` and `SWITCHYARD_KV`. */

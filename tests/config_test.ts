@@ -276,3 +276,33 @@ Deno.test("the repository's switchyard.json is valid and matches the spec's feat
   assert.equal(images[0]!.access, "preview");
   assert.deepEqual(images[0]!.image_generation!.sizes, ["1024x1024", "1024x1792", "1792x1024"]);
 });
+
+Deno.test("SWITCHYARD_CONFIG_JSON holds the whole config when no --config is given", async () => {
+  const doc = JSON.stringify({ ...base(), kv: { path: ":memory:" } });
+  const env = (vars: Record<string, string>) => (name: string) => vars[name];
+  const config = await loadConfig({
+    args: [],
+    env: env({ SWITCHYARD_CONFIG_JSON: doc, PORT: "9" }),
+  });
+  assert.equal(config.models[0]!.id, "m");
+  assert.equal(config.server.port, 9);
+  await assert.rejects(
+    loadConfig({ args: [], env: env({ SWITCHYARD_CONFIG_JSON: "{" }) }),
+    /^ConfigError: SWITCHYARD_CONFIG_JSON: invalid JSON/,
+  );
+  await assert.rejects(
+    loadConfig({
+      args: [],
+      env: env({ SWITCHYARD_CONFIG_JSON: JSON.stringify({ providers: [] }) }),
+    }),
+    /^ConfigError: SWITCHYARD_CONFIG_JSON: providers: /,
+  );
+  // --config wins over it.
+  await assert.rejects(
+    loadConfig({
+      args: ["--config", "/nonexistent.json"],
+      env: env({ SWITCHYARD_CONFIG_JSON: doc }),
+    }),
+    /\/nonexistent.json: cannot read config: file not found/,
+  );
+});
