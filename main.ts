@@ -118,11 +118,12 @@ async function prepareForDenoServe(): Promise<{ app: App; serve: Deno.ServeDefau
     graceMs: config.server.shutdown_grace_seconds * 1000,
     info: (message) => logger.info(message),
     warn: (message) => logger.warn(message),
-    // deno serve stops listening and drains on its own. The catalogue's watch of KV would
-    // keep the worker alive, so it stops now; the rest (image workers, the log's last
-    // batch) once the last request is done.
+    // deno serve stops listening and drains on its own. What would keep the worker alive
+    // stops now: the catalogue's watch of KV, and image workers once idle; the rest (the
+    // log's last batch) once the last request is done.
     drain: () => {
       catalogue.close();
+      app.services.providers.release();
       addEventListener("beforeunload", () => void close());
     },
     expired: () => close().finally(() => Deno.exit(0)),

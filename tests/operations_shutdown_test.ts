@@ -40,18 +40,32 @@ for (const entry of ["run", "serve-parallel"] as const satisfies Entry[]) {
   });
 }
 
-Deno.test("serve-parallel: an idle server exits on SIGTERM (no timer of the app keeps a worker alive)", async () => {
-  await using config = await tempConfig(simConfig({ grace: 120 }));
+Deno.test("serve-parallel: an idle server exits on SIGTERM (no timer, watch or image worker of the app keeps a worker alive)", async () => {
+  await using config = await tempConfig(simConfig({
+    grace: 120,
+    models: [
+      { id: "sim-chat", provider: "sim", chat_completions: true },
+      { id: "sim-image", provider: "sim", image_generation: { sizes: ["256x256"] } },
+    ],
+  }));
   await using proc = spawnSwitchyard({
     entry: "serve-parallel",
     args: ["--host", "127.0.0.1", "--port", "0"],
     env: { SWITCHYARD_CONFIG: config.path, SWITCHYARD_KV: config.kv },
   });
   const url = await proc.url();
-  // Touch what starts background work: the catalogue, limits, a stream, health.
+  // Touch what starts background work: the catalogue, limits, image workers, a stream, health.
   for (const path of ["/v1/models", "/healthz"]) {
     const res = await fetch(`${url}${path}`);
     await res.body?.cancel();
+  }
+  for (let i = 0; i < 2; i++) { // the anonymous image limit is 2 a minute
+    const image = await fetch(`${url}/v1/images/generations`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "sim-image", prompt: "a red train", size: "256x256" }),
+    });
+    assert.equal(image.status, 200, await image.text());
   }
   await (await startStream(url, 5)).rest;
   proc.child.kill("SIGTERM");
