@@ -12,7 +12,7 @@ import { type Config, ConfigError, loadConfig } from "./src/config.ts";
 import { openKv } from "./src/kv/open.ts";
 import { parseServeArgs, SERVE_USAGE, type ServeArgs, UsageError } from "./src/serve/args.ts";
 import { startBanner } from "./src/serve/banner.ts";
-import { onShutdownSignals } from "./src/serve/shutdown.ts";
+import { ShutdownSignals } from "./src/serve/shutdown.ts";
 import { VERSION } from "./src/version.ts";
 
 /** Prints one line (no stack, no colour) and exits 1 (2 for a usage error). */
@@ -74,7 +74,7 @@ async function serve(): Promise<void> {
     throw e;
   }
   const stopped = Promise.withResolvers<void>();
-  onShutdownSignals({
+  new ShutdownSignals().attach({
     graceMs: shutdown_grace_seconds * 1000,
     info: (message) => logger.info(message),
     warn: (message) => logger.warn(message),
@@ -94,8 +94,11 @@ function formatHost(hostname: string): string {
   return hostname.includes(":") ? `[${hostname}]` : hostname;
 }
 
-/** `deno serve [--parallel] main.ts`: each worker builds its app before its first request. */
-async function prepareForDenoServe(): Promise<{ app: App; serve: Deno.ServeDefaultExport }> {
+/** `deno serve [--parallel] main.ts`: each worker builds its app before its first request.
+ * `signals` listens from the worker's start, so a signal during the build is not lost. */
+async function prepareForDenoServe(
+  signals: ShutdownSignals,
+): Promise<{ app: App; serve: Deno.ServeDefaultExport }> {
   const config = await readConfig(parseServeArgs(Deno.args));
   const app = await build(config);
   const { logger, catalogue } = app.services;
@@ -114,7 +117,7 @@ async function prepareForDenoServe(): Promise<{ app: App; serve: Deno.ServeDefau
   };
   let closing: Promise<void> | null = null;
   const close = () => (closing ??= app.close());
-  onShutdownSignals({
+  signals.attach({
     graceMs: config.server.shutdown_grace_seconds * 1000,
     info: (message) => logger.info(message),
     warn: (message) => logger.warn(message),
@@ -162,7 +165,7 @@ function underDenoServe(): boolean {
 }
 
 const served = import.meta.main && underDenoServe()
-  ? await prepareForDenoServe().catch(fail)
+  ? await prepareForDenoServe(new ShutdownSignals()).catch(fail)
   : null;
 
 /** For `deno serve`: the app built above (config errors end the process before listening). */

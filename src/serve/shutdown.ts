@@ -5,8 +5,8 @@
  * process alive by itself: a drain that finishes early lets the process end early.
  */
 
-/** What {@link onShutdownSignals} needs. */
-export interface ShutdownOptions {
+/** What to do on a stop signal. */
+export interface ShutdownActions {
   /** How long the drain may take, in milliseconds. */
   graceMs: number;
   /** One-line notices (the app's logger). */
@@ -16,38 +16,55 @@ export interface ShutdownOptions {
   drain(): void;
   /** Called when the grace period ran out with the drain unfinished. */
   expired(): void;
-  /** Ends the process at once (a second signal). */
-  exit?: (code: number) => void;
 }
 
 const SIGNALS = ["SIGTERM", "SIGINT"] as const;
 
-/** Listens for the stop signals; returns a function that stops listening. */
-export function onShutdownSignals(options: ShutdownOptions): () => void {
-  const exit = options.exit ?? ((code: number) => Deno.exit(code));
-  let draining = false;
-  const onSignal = (signal: Deno.Signal) => {
-    if (draining) {
-      options.warn(`${signal} again: exiting now without waiting for open requests`);
-      exit(130);
+/**
+ * Listens for the stop signals from the moment it is made, and acts once {@link attach}
+ * says how: a signal that came while the app was being built (under `deno serve --parallel`
+ * a worker can still be building when another already serves) starts the drain on attach.
+ */
+export class ShutdownSignals {
+  readonly #exit: (code: number) => void;
+  #actions: ShutdownActions | null = null;
+  #signal: Deno.Signal | null = null;
+
+  constructor(exit: (code: number) => void = (code) => Deno.exit(code)) {
+    this.#exit = exit;
+    for (const signal of SIGNALS) Deno.addSignalListener(signal, () => this.#received(signal));
+  }
+
+  /** Says what to do on a signal; drains at once if one came already. */
+  attach(actions: ShutdownActions): void {
+    this.#actions = actions;
+    if (this.#signal !== null) this.#drain(this.#signal);
+  }
+
+  #received(signal: Deno.Signal): void {
+    if (this.#signal !== null) {
+      const message = `${signal} again: exiting now without waiting for open requests`;
+      if (this.#actions) this.#actions.warn(message);
+      else console.error(`switchyard: ${message}`);
+      this.#exit(130);
       return;
     }
-    draining = true;
-    const seconds = options.graceMs / 1000;
-    options.info(
+    this.#signal = signal;
+    if (this.#actions) this.#drain(signal);
+  }
+
+  #drain(signal: Deno.Signal): void {
+    const actions = this.#actions!;
+    const seconds = actions.graceMs / 1000;
+    actions.info(
       `${signal}: shutting down: no new connections; open requests and streams get up to ` +
         `${seconds} s (server.shutdown_grace_seconds); a second signal exits at once`,
     );
     const timer = setTimeout(() => {
-      options.warn(`the ${seconds} s shutdown grace period is over: exiting with requests open`);
-      options.expired();
-    }, options.graceMs);
+      actions.warn(`the ${seconds} s shutdown grace period is over: exiting with requests open`);
+      actions.expired();
+    }, actions.graceMs);
     Deno.unrefTimer(timer);
-    options.drain();
-  };
-  const listeners = SIGNALS.map((signal) => [signal, () => onSignal(signal)] as const);
-  for (const [signal, listener] of listeners) Deno.addSignalListener(signal, listener);
-  return () => {
-    for (const [signal, listener] of listeners) Deno.removeSignalListener(signal, listener);
-  };
+    actions.drain();
+  }
 }
