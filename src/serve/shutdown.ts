@@ -32,7 +32,14 @@ export class ShutdownSignals {
 
   constructor(exit: (code: number) => void = (code) => Deno.exit(code)) {
     this.#exit = exit;
-    for (const signal of SIGNALS) Deno.addSignalListener(signal, () => this.#received(signal));
+    for (const signal of SIGNALS) {
+      try {
+        Deno.addSignalListener(signal, () => this.#received(signal));
+      } catch {
+        // A platform without this signal (SIGTERM on Windows) or without signals at all
+        // (Deno Deploy), which stops the process its own way.
+      }
+    }
   }
 
   /** Says what to do on a signal; drains at once if one came already. */
