@@ -33,19 +33,6 @@ function unitSettings(text: string): [string, string][] {
     .map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]);
 }
 
-async function waitHealthy(url: string): Promise<void> {
-  for (;;) {
-    try {
-      const res = await fetch(`${url}/healthz`);
-      await res.body?.cancel();
-      if (res.ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 Deno.test("Dockerfile: the official Deno image of this Deno version, non-root, a data volume, start's flags, a health check that passes", async () => {
   const docker = instructions(await Deno.readTextFile(`${ROOT}Dockerfile`));
   const get = (word: string) => docker.filter(([w]) => w === word).map(([, rest]) => rest);
@@ -79,23 +66,19 @@ Deno.test("Dockerfile: the official Deno image of this Deno version, non-root, a
   const dir = await Deno.makeTempDir();
   const port = freePort();
   try {
-    const server = new Deno.Command(Deno.execPath(), {
-      args: cmd,
-      cwd: ROOT,
+    await using server = spawnSwitchyard({
+      command: cmd,
       env: { ...env, SWITCHYARD_KV: `${dir}/switchyard.kv`, PORT: String(port) },
-      stdout: "null",
-      stderr: "piped",
-    }).spawn();
-    await waitHealthy(`http://127.0.0.1:${port}`);
+    });
+    await server.url();
     const probe = await new Deno.Command(check[0]!, {
       args: check.slice(1).map((a) => a.replace(`:${repoConfig.server.port}/`, `:${port}/`)),
       stdout: "null",
       stderr: "piped",
     }).output();
     assert.equal(probe.code, 0, new TextDecoder().decode(probe.stderr));
-    server.kill("SIGTERM");
-    const out = await server.output();
-    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+    server.child.kill("SIGTERM");
+    assert.equal((await server.status()).code, 0, server.stderr);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -134,7 +117,9 @@ Deno.test("systemd unit: start's flags and a valid command line, the KV file in 
     args: ["--config", config.path],
     env: { SWITCHYARD_KV: `${config.dir}/state/switchyard.kv`, DENO_DIR: `${config.dir}/cache` },
   });
-  await waitHealthy(await proc.url());
+  const health = await fetch(`${await proc.url()}/healthz`);
+  assert.equal(health.status, 200);
+  await health.body?.cancel();
   proc.child.kill("SIGTERM");
   assert.equal((await proc.status()).code, 0);
   assert.ok((await Deno.stat(`${config.dir}/state/switchyard.kv`)).isFile);

@@ -20,6 +20,8 @@ export interface SpawnOptions {
   args?: string[];
   env?: Record<string, string>;
   cwd?: string;
+  /** The whole command line after `deno` (instead of one made from `entry` and `args`). */
+  command?: string[];
 }
 
 /** A running Switchyard process. */
@@ -32,13 +34,14 @@ export class SwitchyardProcess {
 
   constructor(options: SpawnOptions = {}) {
     const entry = options.entry ?? "run";
-    const args = entry === "run" ? ["run", "-A", MAIN, ...options.args ?? []] : [
-      "serve",
-      "-A",
-      ...(entry === "serve-parallel" ? ["--parallel"] : []),
-      ...options.args ?? [],
-      MAIN,
-    ];
+    const args = options.command ??
+      (entry === "run" ? ["run", "-A", MAIN, ...options.args ?? []] : [
+        "serve",
+        "-A",
+        ...(entry === "serve-parallel" ? ["--parallel"] : []),
+        ...options.args ?? [],
+        MAIN,
+      ]);
     this.child = new Deno.Command(Deno.execPath(), {
       args,
       cwd: options.cwd ?? ROOT,
