@@ -37,6 +37,7 @@ import {
   deleteAdminModel,
   getAdminModel,
   listAdminModels,
+  patchAdminModel,
   putAdminModel,
 } from "./api/admin/models.ts";
 import { getUsage } from "./api/admin/usage.ts";
@@ -117,7 +118,12 @@ const ADMIN_ROUTES: readonly Route[] = [
   { path: "/admin/models", methods: { GET: listAdminModels }, scope: null, admin: true },
   {
     path: "/admin/models/:id",
-    methods: { GET: getAdminModel, PUT: putAdminModel, DELETE: deleteAdminModel },
+    methods: {
+      GET: getAdminModel,
+      PUT: putAdminModel,
+      PATCH: patchAdminModel,
+      DELETE: deleteAdminModel,
+    },
     scope: null,
     admin: true,
   },
@@ -147,6 +153,8 @@ export interface AppDeps {
   random?: () => number;
   /** OpenTelemetry as Deno offers it (default `Deno.telemetry`; used when `OTEL_DENO` is on). */
   telemetry?: OtelApi;
+  /** `false`: leave seeding the catalogue to the caller (main.ts seeds once it listens). */
+  seed?: boolean;
 }
 
 /** A built app: the request handler and the services behind it. */
@@ -163,6 +171,8 @@ export async function createApp(deps: AppDeps): Promise<App> {
   const { config, kv } = deps;
   const clock = deps.clock ?? systemClock;
   const env = deps.env ?? ((name: string) => Deno.env.get(name));
+  const adminTokenValue = env("SWITCHYARD_ADMIN_TOKEN");
+  const adminToken = adminTokenValue ? new AdminToken(adminTokenValue, { kv, clock }) : null;
   const loggerOptions: ConstructorParameters<typeof Logger>[0] = { clock };
   if (deps.output) loggerOptions.output = deps.output;
   const logger = new Logger(loggerOptions);
@@ -197,7 +207,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     clock,
     ...(deps.cataloguePollMs !== undefined ? { pollMs: deps.cataloguePollMs } : {}),
   });
-  await catalogue.seed(config.models);
+  if (deps.seed !== false) await catalogue.seed(config.models);
 
   const keys = new KeyStore(kv, clock, {
     onError: (e) => logger.error("could not record a key's last use", e),
@@ -245,8 +255,6 @@ export async function createApp(deps: AppDeps): Promise<App> {
     spend: spendLedger({ kv: limitsKv, clock, commits }),
   };
   const leases = new ConcurrencyLeases({ kv: limitsKv, clock, commits });
-  const adminTokenValue = env("SWITCHYARD_ADMIN_TOKEN");
-  const adminToken = adminTokenValue ? new AdminToken(adminTokenValue) : null;
   if (adminToken) logger.info("admin API enabled under /admin/");
   if (metrics) logger.info("metrics served at /metrics");
   const store = new StoreGuard(kvHealth, logger);

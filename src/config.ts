@@ -1,3 +1,4 @@
+import { DEFAULT_KV_PATH } from "./kv/open.ts";
 import { quote } from "./quote.ts";
 import { ValidationError } from "./validation/error.ts";
 import {
@@ -215,6 +216,8 @@ export interface MetricsConfig {
 /** The whole, validated configuration with every default filled in. */
 export interface Config {
   server: ServerConfig;
+  /** A local file (default `data/switchyard.kv`), `:memory:`, a KV Connect URL, or `null` for
+   * Deno's default location (the managed KV on Deno Deploy). */
   kv: { path: string | null };
   providers: ProviderConfig[];
   models: ModelConfig[];
@@ -303,7 +306,7 @@ function readServer(r: Reader): ServerConfig {
       ? 1
       : trust.value === undefined || trust.value === false
       ? 0
-      : trust.integer({ min: 1, max: 32, expected: "a boolean or an integer" }),
+      : trust.integer({ min: 1, max: 32, expected: "true, false or a number of hops (1–32)" }),
     max_body_bytes: f.integer("max_body_bytes", COUNT) ?? 20 * 1024 * 1024,
     cors_origins: ["*"],
     shutdown_grace_seconds: f.integer("shutdown_grace_seconds", { optional: true, min: 0 }) ??
@@ -476,6 +479,77 @@ const MODEL_ID = {
 const MODERATION_MODES = ["native", "guard"] as const;
 const CAPABILITIES = ["chat_completions", "moderation", "image_input", "function_calling"] as const;
 
+/** The fields of a model entry. */
+const MODEL_FIELDS = [
+  "id",
+  "provider",
+  "upstream_model",
+  "owned_by",
+  "created",
+  "chat_completions",
+  "moderation",
+  "image_input",
+  "function_calling",
+  "image_generation",
+  "access",
+  "featured",
+  "labels",
+  "context_length",
+  "default_max_tokens",
+  "default_moderation",
+  "moderation_mode",
+  "moderation_thresholds",
+  "enabled",
+] as const;
+
+/** Rejects the first field that was not read, naming the closest known field when one is
+ * near (a misspelt capability is named as unknown rather than leaving a model serving
+ * nothing). */
+function doneWithSuggestion(f: Fields, known: readonly string[]): void {
+  try {
+    f.done();
+  } catch (e) {
+    if (!(e instanceof ValidationError) || e.code !== "unknown_parameter") throw e;
+    const name = e.path.slice(e.path.lastIndexOf(".") + 1);
+    const closest = closestName(name, known);
+    if (closest === null) throw e;
+    throw new ValidationError(
+      "unknown_parameter",
+      e.path,
+      `unknown field; did you mean "${closest}"?`,
+      `${e.message} Did you mean '${closest}'?`,
+    );
+  }
+}
+
+/** The name in `known` nearest to `name` by edit distance, if within a third of its length. */
+export function closestName(name: string, known: readonly string[]): string | null {
+  let best: string | null = null;
+  let bestDistance = Math.max(2, Math.floor(name.length / 3)) + 1;
+  for (const candidate of known) {
+    const d = editDistance(name.toLowerCase(), candidate);
+    if (d < bestDistance) [best, bestDistance] = [candidate, d];
+  }
+  return best;
+}
+
+/** Levenshtein distance (names are short). */
+function editDistance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) {
+      next[j] = Math.min(
+        row[j]! + 1,
+        next[j - 1]! + 1,
+        row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    }
+    row = next;
+  }
+  return row[b.length]!;
+}
+
 /** Validates one model entry; `providers` resolves its provider id. */
 export function readModel(
   r: Reader,
@@ -548,12 +622,12 @@ export function readModel(
       "only a model with moderation: true can be the default",
     );
   }
+  doneWithSuggestion(f, MODEL_FIELDS);
   if (!model.chat_completions && !model.moderation && !model.image_generation) {
     throw r.invalid(
       `model "${id}" serves nothing: set chat_completions, moderation or image_generation`,
     );
   }
-  f.done();
   return model;
 }
 
@@ -688,7 +762,10 @@ function validate(raw: unknown): Config {
   const root = readJson(raw).object();
   const server = readServer(root.get("server"));
   const kv = orEmpty(root.get("kv")).object();
-  const kvPath = kv.string("path", { optional: true, nullable: true, nonEmpty: true }) ?? null;
+  const pathField = kv.get("path");
+  const kvPath = pathField.value === undefined
+    ? DEFAULT_KV_PATH
+    : pathField.string({ nullable: true, nonEmpty: true, maxLength: 4096 });
   kv.done();
   const providers = readProviders(root.get("providers"));
   const config: Config = {
@@ -736,24 +813,43 @@ export function configPath({ args, env }: ConfigSource): string {
   return env("SWITCHYARD_CONFIG") ?? "switchyard.json";
 }
 
-/** Reads, parses and validates the config file, then applies `PORT` and `SWITCHYARD_KV`. */
+/** Reads, parses and validates the config file (or, with no `--config`, the document in
+ * `SWITCHYARD_CONFIG_JSON` when set: env-only config, as on Deno Deploy), then applies `PORT`
+ * and `SWITCHYARD_KV`. */
 export async function loadConfig(source: ConfigSource): Promise<Config> {
+  const inline = source.env("SWITCHYARD_CONFIG_JSON");
+  const flagged = source.args.some((arg) => arg === "--config" || arg.startsWith("--config="));
+  if (inline !== undefined && inline !== "" && !flagged) {
+    return applyEnv(parseConfigText(inline, "SWITCHYARD_CONFIG_JSON"), source.env);
+  }
   const path = configPath(source);
   let text: string;
   try {
     text = await Deno.readTextFile(path);
   } catch (e) {
-    const reason = e instanceof Deno.errors.NotFound ? "file not found" : String(e);
+    const reason = e instanceof Deno.errors.NotFound
+      ? "file not found"
+      : e instanceof Deno.errors.PermissionDenied
+      ? "permission denied"
+      : e instanceof Deno.errors.IsADirectory
+      ? "it is a directory, not a file"
+      : e instanceof Error
+      ? e.message
+      : String(e);
     throw new ConfigError(`${path}: cannot read config: ${reason}`);
   }
+  return applyEnv(parseConfigText(text, path), source.env, path);
+}
+
+/** Parses and validates a config document's text; `source` names it in errors. */
+function parseConfigText(text: string, source: string): Config {
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch (e) {
-    throw new ConfigError(`${path}: invalid JSON: ${(e as Error).message}`);
+    throw new ConfigError(`${source}: invalid JSON: ${(e as Error).message}`);
   }
-  const config = parseConfig(raw, path);
-  return applyEnv(config, source.env, path);
+  return parseConfig(raw, source);
 }
 
 /** Applies the environment overrides `PORT` and `SWITCHYARD_KV`. */

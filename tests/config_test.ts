@@ -18,6 +18,10 @@ function configError(raw: unknown): string {
   assert.fail("the config was accepted");
 }
 
+Deno.test("kv.path null keeps Deno's default location (Deno Deploy's KV)", () => {
+  assert.equal(parseConfig({ ...base(), kv: { path: null } }, "switchyard.json").kv.path, null);
+});
+
 Deno.test("a minimal config gets every default", () => {
   const config = parseConfig(base(), "switchyard.json");
   assert.equal(config.server.port, 8000);
@@ -25,7 +29,7 @@ Deno.test("a minimal config gets every default", () => {
   assert.equal(config.server.trust_proxy, 0);
   assert.equal(config.server.max_body_bytes, 20 * 1024 * 1024);
   assert.deepEqual(config.server.cors_origins, ["*"]);
-  assert.equal(config.kv.path, null);
+  assert.equal(config.kv.path, "data/switchyard.kv");
   assert.deepEqual(config.limits.anonymous.chat, { per_minute: 10, per_day: 500 });
   assert.deepEqual(config.limits.anonymous.other, { per_minute: null, per_day: 50_000 });
   assert.equal(config.logs.retention_days, 7);
@@ -95,7 +99,7 @@ Deno.test("each kind of config error names the file and the field path", () => {
     [
       "unknown key (typo) in a model",
       (r) => (r.models = [{ ...CHAT, chat_completion: true }]),
-      "switchyard.json: models[0].chat_completion: unknown parameter",
+      'switchyard.json: models[0].chat_completion: unknown field; did you mean "chat_completions"?',
     ],
     [
       "wrong type",
@@ -106,6 +110,21 @@ Deno.test("each kind of config error names the file and the field path", () => {
       "missing required field",
       (r) => (r.models = [{ provider: "sim", chat_completions: true }]),
       "switchyard.json: models[0].id: missing required parameter",
+    ],
+    [
+      "a misspelt capability is named as unknown, with the closest known field",
+      (r) => (r.models = [{ id: "sim-reasoning", provider: "sim", chat_completion: true }]),
+      'switchyard.json: models[0].chat_completion: unknown field; did you mean "chat_completions"?',
+    ],
+    [
+      "an unknown field far from any known one",
+      (r) => (r.models = [{ ...CHAT, colour: "red" }]),
+      "switchyard.json: models[0].colour: unknown parameter",
+    ],
+    [
+      "trust_proxy neither a boolean nor a hop count",
+      (r) => (r.server = { trust_proxy: "yes" }),
+      "switchyard.json: server.trust_proxy: expected true, false or a number of hops (1–32), but got a string",
     ],
     [
       "a model that serves nothing",
@@ -256,4 +275,34 @@ Deno.test("the repository's switchyard.json is valid and matches the spec's feat
   assert.equal(images.length, 1);
   assert.equal(images[0]!.access, "preview");
   assert.deepEqual(images[0]!.image_generation!.sizes, ["1024x1024", "1024x1792", "1792x1024"]);
+});
+
+Deno.test("SWITCHYARD_CONFIG_JSON holds the whole config when no --config is given", async () => {
+  const doc = JSON.stringify({ ...base(), kv: { path: ":memory:" } });
+  const env = (vars: Record<string, string>) => (name: string) => vars[name];
+  const config = await loadConfig({
+    args: [],
+    env: env({ SWITCHYARD_CONFIG_JSON: doc, PORT: "9" }),
+  });
+  assert.equal(config.models[0]!.id, "m");
+  assert.equal(config.server.port, 9);
+  await assert.rejects(
+    loadConfig({ args: [], env: env({ SWITCHYARD_CONFIG_JSON: "{" }) }),
+    /^ConfigError: SWITCHYARD_CONFIG_JSON: invalid JSON/,
+  );
+  await assert.rejects(
+    loadConfig({
+      args: [],
+      env: env({ SWITCHYARD_CONFIG_JSON: JSON.stringify({ providers: [] }) }),
+    }),
+    /^ConfigError: SWITCHYARD_CONFIG_JSON: providers: /,
+  );
+  // --config wins over it.
+  await assert.rejects(
+    loadConfig({
+      args: ["--config", "/nonexistent.json"],
+      env: env({ SWITCHYARD_CONFIG_JSON: doc }),
+    }),
+    /\/nonexistent.json: cannot read config: file not found/,
+  );
 });

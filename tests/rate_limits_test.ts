@@ -222,7 +222,9 @@ Deno.test("unknown paths, preflights, wrong methods and failed admin auth count 
     config: testConfig((raw) => {
       raw.limits = { anonymous: { other: { per_minute: 4, per_day: 1000 } } };
     }),
-    env: (name) => (name === "SWITCHYARD_ADMIN_TOKEN" ? "admin-secret-token" : undefined),
+    env: (
+      name,
+    ) => (name === "SWITCHYARD_ADMIN_TOKEN" ? "admin-secret-token-0123456789abcdef" : undefined),
   });
   const statuses: number[] = [];
   const send = async (path: string, init: RequestInit = {}) => {

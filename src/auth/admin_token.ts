@@ -1,31 +1,133 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import { unauthorized } from "../errors.ts";
+import type { Clock } from "../clock.ts";
+import { ConfigError } from "../config.ts";
+import { rateLimited, unauthorized } from "../errors.ts";
+import { retryWhileBusy } from "../kv/busy.ts";
 import { bearerToken } from "./authenticate.ts";
+
+/** Characters an admin token must have at least (e.g. `openssl rand -hex 32` gives 64). */
+export const MIN_ADMIN_TOKEN_CHARS = 32;
+
+/** Failed admin authentications one IP may make per minute; the next is a 429 until the
+ * minute is over, whatever token it carries. */
+export const ADMIN_FAILURES_PER_MINUTE = 10;
+
+/** `["admin_auth_failures", ip] → { minute, count }`: one fixed window per IP, kept 2 min. */
+const FAILURES_PREFIX = ["admin_auth_failures"] as const;
+const MINUTE_MS = 60_000;
+
+interface Failures {
+  /** The minute (ms since the epoch / 60,000) counted. */
+  minute: number;
+  count: number;
+}
 
 function digest(text: string): Uint8Array {
   return createHash("sha256").update(text).digest();
 }
 
-/** The admin API's bearer token (`SWITCHYARD_ADMIN_TOKEN`), checked in constant time: both
- * sides are hashed to 32 bytes first, so neither the content nor the length leaks. */
-export class AdminToken {
+/** A bearer token checked in constant time: both sides are hashed to 32 bytes first, so
+ * neither the content nor the length leaks. */
+export class SecretToken {
   readonly #digest: Uint8Array;
 
   constructor(token: string) {
     this.#digest = digest(token);
   }
 
-  /** Throws 401 unless the request carries `Authorization: Bearer <the token>`. */
-  authorize(request: Request): void {
+  /** Whether `token` is this one. */
+  is(token: string): boolean {
+    return timingSafeEqual(digest(token), this.#digest);
+  }
+
+  /** Whether the request carries `Authorization: Bearer <this token>`. */
+  matches(request: Request): boolean {
+    const header = request.headers.get("authorization");
+    const token = header === null ? null : bearerToken(header);
+    return token !== null && this.is(token);
+  }
+}
+
+/** Options for {@link AdminToken}. */
+export interface AdminTokenOptions {
+  /** Where failed attempts are counted, shared by every instance. */
+  kv: Deno.Kv;
+  clock: Clock;
+  failuresPerMinute?: number;
+}
+
+/**
+ * The admin API's bearer token (`SWITCHYARD_ADMIN_TOKEN`), checked in constant time: both
+ * sides are hashed to 32 bytes first, so neither the content nor the length leaks. Failed
+ * attempts are counted per client IP in KV (exactly, across instances): past
+ * {@link ADMIN_FAILURES_PER_MINUTE} in a minute the IP gets 429 with `retry-after`.
+ */
+export class AdminToken {
+  readonly #secret: SecretToken;
+  readonly #kv: Deno.Kv;
+  readonly #clock: Clock;
+  readonly #perMinute: number;
+
+  /** Throws {@link ConfigError} for a token shorter than {@link MIN_ADMIN_TOKEN_CHARS}. */
+  constructor(token: string, options: AdminTokenOptions) {
+    if (token.length < MIN_ADMIN_TOKEN_CHARS) {
+      throw new ConfigError(
+        `SWITCHYARD_ADMIN_TOKEN: must be at least ${MIN_ADMIN_TOKEN_CHARS} characters, not ` +
+          `${token.length} (make one with: openssl rand -hex 32)`,
+      );
+    }
+    this.#secret = new SecretToken(token);
+    this.#kv = options.kv;
+    this.#clock = options.clock;
+    this.#perMinute = options.failuresPerMinute ?? ADMIN_FAILURES_PER_MINUTE;
+  }
+
+  /** Resolves when the request carries `Authorization: Bearer <the token>` and its IP is not
+   * blocked; otherwise rejects with 401 (counted) or 429. */
+  async authorize(request: Request, ip: string): Promise<void> {
+    const key = [...FAILURES_PREFIX, ip];
+    const minute = Math.floor(this.#clock.now() / MINUTE_MS);
+    const seen = await this.#kv.get<Failures>(key);
+    if (seen.value && seen.value.minute === minute && seen.value.count >= this.#perMinute) {
+      throw this.#blocked(minute);
+    }
     const header = request.headers.get("authorization");
     const token = header === null ? null : bearerToken(header);
     if (token === null) {
-      throw unauthorized(
-        'The admin API needs "Authorization: Bearer <SWITCHYARD_ADMIN_TOKEN>".',
+      throw unauthorized('The admin API needs "Authorization: Bearer <SWITCHYARD_ADMIN_TOKEN>".');
+    }
+    if (this.#secret.is(token)) return;
+    // Only a token that was tried counts: guessing is what the limit stops.
+    if (!(await this.#countFailure(key, minute))) throw this.#blocked(minute);
+    throw unauthorized("Incorrect admin token.");
+  }
+
+  /** Counts one failure in `minute`; `false` when the minute's allowance was already spent
+   * (by a concurrent request). Exact: each count is a checked write of the one it read. */
+  async #countFailure(key: Deno.KvKey, minute: number): Promise<boolean> {
+    for (;;) {
+      const entry = await this.#kv.get<Failures>(key);
+      const count = entry.value?.minute === minute ? entry.value.count : 0;
+      if (count >= this.#perMinute) return false;
+      const result = await retryWhileBusy(() =>
+        this.#kv.atomic()
+          .check(entry)
+          .set(key, { minute, count: count + 1 }, { expireIn: 2 * MINUTE_MS })
+          .commit()
       );
+      if (result.ok) return true;
     }
-    if (!timingSafeEqual(digest(token), this.#digest)) {
-      throw unauthorized("Incorrect admin token.");
-    }
+  }
+
+  #blocked(minute: number): Error {
+    const retryAfter = Math.max(
+      1,
+      Math.ceil(((minute + 1) * MINUTE_MS - this.#clock.now()) / 1000),
+    );
+    return rateLimited(
+      `Too many failed admin authentications from this address (at most ` +
+        `${this.#perMinute} a minute). Try again in ${retryAfter} s.`,
+      { "retry-after": String(retryAfter) },
+    );
   }
 }

@@ -9,6 +9,9 @@ export interface ModelRecord extends Omit<ModelConfig, "created" | "default_max_
   default_max_tokens?: number | null;
   /** Where the record came from: seeded from the config file, or put through the admin API. */
   source: "config" | "admin";
+  /** For a config-owned record: the fingerprint of the config entry it was seeded from, so a
+   * changed entry updates it (absent on records stored before seeding tracked it). */
+  config_hash?: string;
 }
 
 /** A model's routes: its `routes`, or its one provider as the only route. */
@@ -89,4 +92,21 @@ export function globMatches(
     at = found + piece.length;
   }
   return true;
+}
+
+/** The patterns of a key's allow-list that match none of `ids` (a typo like `sim-chatt`
+ * makes a key that can use nothing); none for `null`, which allows every model. */
+export function unmatchedPatterns(
+  patterns: readonly string[] | null,
+  ids: readonly string[],
+): string[] {
+  if (patterns === null) return [];
+  return patterns.filter((pattern) => !ids.some((id) => globMatches(pattern, id)));
+}
+
+/** A warning line for each pattern of {@link unmatchedPatterns}. */
+export function unmatchedWarnings(patterns: readonly string[]): string[] {
+  return patterns.map((pattern) =>
+    `models: ${JSON.stringify(pattern)} matches no model in the catalogue`
+  );
 }

@@ -28,7 +28,8 @@ export class Catalogue {
   #models = new Map<string, ModelRecord>();
   #version: bigint | null = null;
   #timer: ReturnType<typeof setTimeout> | undefined;
-  #watch: ReadableStream<Deno.KvEntryMaybe<unknown>[]> | undefined;
+  /** Stops the kv.watch (its stream is locked by pipeTo, so cancel() would not). */
+  readonly #unwatch = new AbortController();
   #closed = false;
   #refreshing: Promise<void> | null = null;
 
@@ -45,36 +46,82 @@ export class Catalogue {
     return catalogue;
   }
 
-  /** Writes the config's models into KV (keeping each one's first registration time) and
-   * removes config-seeded records that the config no longer has. Admin-added ones stay. */
-  async seed(models: readonly ModelConfig[]): Promise<void> {
-    const existing = await this.#readAll();
+  /**
+   * Brings the config's models into KV without clobbering anyone (DESIGN §4): adds what the
+   * config has and KV lacks; updates a record the config owns (`source: "config"`) when the
+   * config's entry differs from the one it was seeded from (`config_hash`); never touches a
+   * record the admin API wrote, and never deletes (see {@link prune}). Each write checks that
+   * the record did not change since it was read, so a concurrent admin change wins.
+   * Returns the ids written.
+   */
+  async seed(models: readonly ModelConfig[]): Promise<string[]> {
     const nowSeconds = Math.floor(this.#clock.now() / 1000);
-    const wanted = new Set(models.map((m) => m.id));
-    const writes: ((op: Deno.AtomicOperation) => void)[] = [];
-    for (const model of models) {
-      const prior = existing.get(model.id);
-      const record: ModelRecord = {
-        ...model,
-        created: model.created ?? prior?.created ?? nowSeconds,
-        source: "config",
-      };
-      if (prior && sameRecord(prior, record)) continue;
-      writes.push((op) => op.set([...MODEL_PREFIX, model.id], record));
-    }
-    for (const [id, record] of existing) {
-      if (record.source === "config" && !wanted.has(id)) {
-        writes.push((op) => op.delete([...MODEL_PREFIX, id]));
-      }
-    }
-    for (let i = 0; i < writes.length; i += BATCH) {
-      await retryWhileBusy(() => {
-        const op = this.#kv.atomic();
-        for (const write of writes.slice(i, i + BATCH)) write(op);
-        return op.sum([...VERSION_KEY], 1n).commit();
+    const hashes = await Promise.all(models.map(configHash));
+    const written = await this.#rewrite((existing) => {
+      const writes: Write[] = [];
+      models.forEach((model, i) => {
+        const prior = existing.get(model.id);
+        if (prior && !(prior.value.source === "config" && prior.value.config_hash !== hashes[i])) {
+          return;
+        }
+        const record: ModelRecord = {
+          ...model,
+          created: model.created ?? prior?.value.created ?? nowSeconds,
+          source: "config",
+          config_hash: hashes[i]!,
+        };
+        writes.push({ id: model.id, versionstamp: prior?.versionstamp ?? null, record });
       });
-    }
+      return writes;
+    });
     await this.refresh();
+    return written;
+  }
+
+  /**
+   * Deletes the records the config owns whose ids `models` no longer lists (`deno task
+   * catalogue prune`): seeding never deletes, so a model dropped from the config stays until
+   * pruned. Admin-written records stay. Returns the ids deleted.
+   */
+  async prune(models: readonly ModelConfig[]): Promise<string[]> {
+    const wanted = new Set(models.map((m) => m.id));
+    const deleted = await this.#rewrite((existing) =>
+      [...existing.values()]
+        .filter(({ value }) => value.source === "config" && !wanted.has(value.id))
+        .map(({ value, versionstamp }) => ({ id: value.id, versionstamp, record: null }))
+    );
+    await this.refresh();
+    return deleted;
+  }
+
+  /** Applies the writes `plan` makes of the current records, each checked against the
+   * versionstamp it was planned on; when another writer got there first, plans again. */
+  async #rewrite(
+    plan: (existing: Map<string, Deno.KvEntry<ModelRecord>>) => Write[],
+  ): Promise<string[]> {
+    for (let attempt = 1;; attempt++) {
+      const existing = new Map<string, Deno.KvEntry<ModelRecord>>();
+      for await (const entry of this.#kv.list<ModelRecord>({ prefix: [...MODEL_PREFIX] })) {
+        existing.set(entry.value.id, entry);
+      }
+      const writes = plan(existing);
+      let conflict = false;
+      for (let i = 0; i < writes.length && !conflict; i += BATCH) {
+        const result = await retryWhileBusy(() => {
+          const op = this.#kv.atomic();
+          for (const { id, versionstamp, record } of writes.slice(i, i + BATCH)) {
+            const key = [...MODEL_PREFIX, id];
+            op.check({ key, versionstamp });
+            if (record === null) op.delete(key);
+            else op.set(key, record);
+          }
+          return op.sum([...VERSION_KEY], 1n).commit();
+        });
+        conflict = !result.ok;
+      }
+      if (!conflict) return writes.map((w) => w.id);
+      if (attempt >= 10) throw new Error("the catalogue kept changing while it was being seeded");
+    }
   }
 
   /** The record for a model id, from the in-process copy. */
@@ -132,7 +179,7 @@ export class Catalogue {
   close(): void {
     this.#closed = true;
     if (this.#timer !== undefined) clearInterval(this.#timer);
-    this.#watch?.cancel().catch(() => {});
+    this.#unwatch.abort();
   }
 
   async #readVersion(): Promise<bigint | null> {
@@ -160,11 +207,22 @@ export class Catalogue {
     };
     this.#timer = setInterval(check, pollMs);
     Deno.unrefTimer(this.#timer);
-    this.#watch = this.#kv.watch([[...VERSION_KEY]]);
-    this.#watch.pipeTo(new WritableStream({ write: check })).catch(() => {});
+    this.#kv.watch([[...VERSION_KEY]])
+      .pipeTo(new WritableStream({ write: check }), { signal: this.#unwatch.signal })
+      .catch(() => {});
   }
 }
 
-function sameRecord(a: ModelRecord, b: ModelRecord): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
+/** One planned change: `record` (`null`: delete) if the entry is still at `versionstamp`. */
+interface Write {
+  id: string;
+  versionstamp: string | null;
+  record: ModelRecord | null;
+}
+
+/** A short fingerprint of a model's config entry: what a config-owned record was seeded from. */
+export async function configHash(model: ModelConfig): Promise<string> {
+  const bytes = new TextEncoder().encode(JSON.stringify(model));
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  return [...digest.slice(0, 12)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }

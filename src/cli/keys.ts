@@ -6,25 +6,29 @@
 import { keyView, readKeyFields } from "../auth/key_fields.ts";
 import { type KeyFields, KeyStore } from "../auth/keys.ts";
 import type { KeyRecord } from "../auth/principal.ts";
+import { Catalogue } from "../catalogue/store.ts";
+import { unmatchedPatterns, unmatchedWarnings } from "../catalogue/model.ts";
 import { systemClock } from "../clock.ts";
 import {
+  type Config,
   ConfigError,
   LIMIT_SCOPES,
   type LimitScope,
   loadConfig,
   type WindowLimit,
 } from "../config.ts";
+import { openKv } from "../kv/open.ts";
 import { processOutput } from "../log/logger.ts";
 import { ValidationError } from "../validation/error.ts";
 
 const USAGE = `Usage: deno task keys <command> [options]
 
 Commands:
-  create --name NAME [--models a,b] [--preview] [LIMITS]
+  create --name NAME [--models a,b] [--preview] [--force] [LIMITS]
                             Create a key and print it (shown this once only)
   list [--json]             List keys (never the keys themselves)
   show ID [--json]          Show one key
-  update ID [--name NAME] [--models a,b|all] [--preview|--no-preview] [LIMITS]
+  update ID [--name NAME] [--models a,b|all] [--preview|--no-preview] [--force] [LIMITS]
                             Change a key
   disable ID                Refuse the key (401) until enabled again
   enable ID                 Accept a disabled key again
@@ -37,7 +41,8 @@ LIMITS (per key, overriding limits.key of the config):
   N is a positive integer or "unlimited"; with update, "default" removes the override.
 
 Options: --config PATH (or SWITCHYARD_CONFIG) names the config file; SWITCHYARD_KV overrides
-its kv.path. --models takes model ids or globs with *, comma-separated.
+its kv.path. --models takes model ids or globs with *, comma-separated; one that matches no
+model in the catalogue or the config is refused unless --force is given.
 `;
 
 /** Where the CLI writes, and what it reads from the environment. */
@@ -53,7 +58,7 @@ class Failure extends Error {}
 type LimitFlag = `${LimitScope}-per-${"minute" | "day"}`;
 const LIMIT_FLAGS = LIMIT_SCOPES.flatMap((s) => [`${s}-per-minute`, `${s}-per-day`]);
 const VALUE_FLAGS = new Set(["name", "models", "config", ...LIMIT_FLAGS]);
-const SWITCH_FLAGS = new Set(["preview", "no-preview", "json", "help"]);
+const SWITCH_FLAGS = new Set(["preview", "no-preview", "json", "help", "force"]);
 
 interface Parsed {
   positional: string[];
@@ -190,6 +195,32 @@ function table(records: KeyRecord[]): string {
     .join("\n") + "\n";
 }
 
+/** Refuses allow-list patterns that match no model in the catalogue (in KV) or the config,
+ * unless `--force`, which keeps them with a warning. */
+async function checkPatterns(
+  fields: KeyFields,
+  kv: Deno.Kv,
+  config: Config,
+  parsed: Parsed,
+  io: CliIo,
+): Promise<void> {
+  if (fields.models === undefined || fields.models === null) return;
+  const catalogue = await Catalogue.open({ kv, clock: systemClock });
+  const ids = [...catalogue.all().map((m) => m.id), ...config.models.map((m) => m.id)];
+  catalogue.close();
+  const unmatched = unmatchedPatterns(fields.models, ids);
+  if (unmatched.length === 0) return;
+  const list = unmatched.map((p) => JSON.stringify(p)).join(", ");
+  if (!parsed.flags.has("force")) {
+    throw new Failure(
+      `--models: ${list} ${unmatched.length === 1 ? "matches" : "match"} no model in the ` +
+        "catalogue or the config (a key limited to it could use nothing); check the ids, or " +
+        "pass --force to keep them",
+    );
+  }
+  for (const warning of unmatchedWarnings(unmatched)) io.stderr(`keys: warning: ${warning}\n`);
+}
+
 async function run(args: readonly string[], io: CliIo): Promise<void> {
   const parsed = parseArgs(args);
   const command = parsed.positional.shift();
@@ -202,7 +233,7 @@ async function run(args: readonly string[], io: CliIo): Promise<void> {
   if (!commands.includes(command)) throw new UsageError(`unknown command ${command}`);
 
   const config = await loadConfig({ args, env: io.env });
-  const kv = await Deno.openKv(config.kv.path ?? undefined);
+  const kv = await openKv(config.kv.path);
   try {
     const keys = new KeyStore(kv, systemClock);
     const show = (record: KeyRecord) => {
@@ -215,7 +246,7 @@ async function run(args: readonly string[], io: CliIo): Promise<void> {
     };
     switch (command) {
       case "create": {
-        allowOnly(parsed, command, ["name", "models", "preview", ...LIMIT_FLAGS]);
+        allowOnly(parsed, command, ["name", "models", "preview", "force", ...LIMIT_FLAGS]);
         if (parsed.positional.length > 0) {
           throw new UsageError(`create takes no arguments besides options`);
         }
@@ -228,6 +259,7 @@ async function run(args: readonly string[], io: CliIo): Promise<void> {
         const limits = readLimitFlags(parsed, {}, false);
         if (limits !== undefined) raw.limits = limits;
         const fields = validate(() => readKeyFields(raw, "create"));
+        await checkPatterns(fields, kv, config, parsed, io);
         const { key, record } = await keys.create(fields);
         io.stdout(key + "\n");
         io.stderr(
@@ -256,7 +288,14 @@ async function run(args: readonly string[], io: CliIo): Promise<void> {
         return;
       }
       case "update": {
-        allowOnly(parsed, command, ["name", "models", "preview", "no-preview", ...LIMIT_FLAGS]);
+        allowOnly(parsed, command, [
+          "name",
+          "models",
+          "preview",
+          "no-preview",
+          "force",
+          ...LIMIT_FLAGS,
+        ]);
         const id = oneId(parsed, command);
         const current = found(await keys.get(id), id);
         const raw: Record<string, unknown> = {};
@@ -275,6 +314,7 @@ async function run(args: readonly string[], io: CliIo): Promise<void> {
           throw new UsageError("update needs at least one option to change");
         }
         const fields: KeyFields = validate(() => readKeyFields(raw, "update"));
+        await checkPatterns(fields, kv, config, parsed, io);
         show(found(await keys.update(id, fields), id));
         return;
       }

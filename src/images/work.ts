@@ -28,6 +28,9 @@ export interface ImageWork {
   run(task: ImageTask, signal: AbortSignal): Promise<Uint8Array>;
   /** Stops any threads it started. */
   close(): void;
+  /** From now on stops its threads whenever no task is pending (a server draining for
+   * shutdown, whose idle threads would keep the process alive); a later task starts them. */
+  release?(): void;
 }
 
 /** Does one task on the calling thread. */
@@ -67,6 +70,7 @@ export class ImageWorkers implements ImageWork {
   #next = 0;
   #id = 0;
   #closed = false;
+  #released = false;
 
   constructor(size = Math.max(1, Math.min(4, (navigator.hardwareConcurrency ?? 2) - 1))) {
     this.#size = size;
@@ -80,6 +84,7 @@ export class ImageWorkers implements ImageWork {
     return new Promise<Uint8Array>((resolve, reject) => {
       const onAbort = () => {
         this.#pending.delete(id);
+        this.#stopIfIdle();
         reject(signal.reason);
       };
       signal.addEventListener("abort", onAbort, { once: true });
@@ -96,6 +101,16 @@ export class ImageWorkers implements ImageWork {
       });
       worker.postMessage({ id, task });
     });
+  }
+
+  release(): void {
+    this.#released = true;
+    this.#stopIfIdle();
+  }
+
+  #stopIfIdle(): void {
+    if (!this.#released || this.#pending.size > 0) return;
+    for (const worker of this.#workers.splice(0)) worker.terminate();
   }
 
   close(): void {
@@ -127,6 +142,7 @@ export class ImageWorkers implements ImageWork {
     const pending = this.#pending.get(reply.id);
     if (!pending) return;
     this.#pending.delete(reply.id);
+    this.#stopIfIdle();
     if ("jpeg" in reply) pending.resolve(reply.jpeg);
     else {
       const { name, message } = reply.error;

@@ -9,6 +9,7 @@
  * identity (device and inode) is compared with the one seen at start, every second.
  */
 import type { Clock } from "../clock.ts";
+import { isLocalKvFile } from "./open.ts";
 
 /** The health of the store, as `/healthz` reports it. */
 export interface KvStatus {
@@ -69,7 +70,7 @@ export class KvHealth {
   constructor(options: KvHealthOptions) {
     this.#kv = options.kv;
     this.#clock = options.clock;
-    this.#path = isLocalFile(options.path) ? options.path : null;
+    this.#path = isLocalKvFile(options.path) ? options.path : null;
     this.#identity = options.identity ?? statIdentity;
     this.#intervalMs = options.intervalMs ?? 1000;
     this.#onUnhealthy = options.onUnhealthy ?? (() => {});
@@ -147,8 +148,4 @@ export class KvHealth {
     this.#failing = reason;
     if (was === null && this.#replaced === null) this.#onUnhealthy(reason);
   }
-}
-
-function isLocalFile(path: string | null): path is string {
-  return path !== null && path !== ":memory:" && !/^https?:\/\//i.test(path);
 }

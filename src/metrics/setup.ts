@@ -4,7 +4,7 @@
  * (`GET /metrics`), their settle hook and the timing of KV commits.
  */
 import { scrapeMetrics } from "../api/metrics/route.ts";
-import { AdminToken } from "../auth/admin_token.ts";
+import { SecretToken } from "../auth/admin_token.ts";
 import type { Config } from "../config.ts";
 import { countRequest } from "../pipeline/metrics.ts";
 import type { Route } from "../pipeline/route.ts";
@@ -15,9 +15,9 @@ import { timedCommits } from "./timed_kv.ts";
 /** The app's metrics and the tokens that may read them. */
 export class AppMetrics {
   readonly #metrics: GatewayMetrics;
-  readonly #tokens: readonly AdminToken[];
+  readonly #tokens: readonly SecretToken[];
 
-  private constructor(metrics: GatewayMetrics, tokens: readonly AdminToken[]) {
+  private constructor(metrics: GatewayMetrics, tokens: readonly SecretToken[]) {
     this.#metrics = metrics;
     this.#tokens = tokens;
   }
@@ -32,7 +32,7 @@ export class AppMetrics {
     const tokens = [
       env("SWITCHYARD_ADMIN_TOKEN"),
       config.metrics.token_env ? env(config.metrics.token_env) : undefined,
-    ].filter((token) => token !== undefined && token !== "").map((t) => new AdminToken(t!));
+    ].filter((token) => token !== undefined && token !== "").map((t) => new SecretToken(t!));
     return tokens.length === 0 ? null : new AppMetrics(new GatewayMetrics(sources), tokens);
   }
 

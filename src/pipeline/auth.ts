@@ -23,8 +23,7 @@ export function auth(
       case "none":
         return next(ctx);
       case "admin":
-        checkAdmin(ctx, adminToken);
-        return next(ctx);
+        return checkAdmin(ctx, adminToken).then(() => next(ctx));
       case "key":
         return byKey(ctx, next, keys, store);
     }
@@ -46,10 +45,10 @@ async function byKey(
   return await next(ctx);
 }
 
-function checkAdmin(ctx: RequestContext, adminToken: AdminToken | null): void {
+async function checkAdmin(ctx: RequestContext, adminToken: AdminToken | null): Promise<void> {
   if (adminToken === null) throw new Error("an admin endpoint without an admin token");
   try {
-    adminToken.authorize(ctx.request);
+    await adminToken.authorize(ctx.request, ctx.ip);
   } catch (e) {
     ctx.endpoint = refused(e);
   }

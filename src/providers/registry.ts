@@ -39,6 +39,11 @@ export class Providers {
     this.#images?.close();
   }
 
+  /** Lets the image workers stop whenever idle (see `ImageWork.release`). */
+  release(): void {
+    this.#images?.release?.();
+  }
+
   /** The adapter for a provider id, or `undefined` when unknown or disabled. */
   get(id: string): Provider | undefined {
     return this.#enabled.get(id);

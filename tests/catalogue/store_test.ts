@@ -55,21 +55,99 @@ Deno.test("a change made through another KV handle (another process) is seen by 
   }
 });
 
-Deno.test("seeding keeps first registration times and admin models, and drops removed config models", async () => {
+Deno.test("seeding keeps first registration times and admin models, and never deletes", async () => {
   const kv = await Deno.openKv(":memory:");
   const clock = new FakeClock(1_750_000_000_000);
   try {
     const catalogue = await Catalogue.open({ kv, clock });
     const config = testConfig();
-    await catalogue.seed(config.models);
+    assert.deepEqual(
+      (await catalogue.seed(config.models)).sort(),
+      config.models.map((m) => m.id).sort(),
+    );
     const created = catalogue.get("sim-chat")!.created;
     assert.equal(created, 1_750_000_000);
     await catalogue.put(extraModel("admin-added"));
     clock.advance(86_400_000);
-    await catalogue.seed(config.models.filter((m) => m.id !== "sim-vision"));
+    assert.deepEqual(await catalogue.seed(config.models.filter((m) => m.id !== "sim-vision")), []);
     assert.equal(catalogue.get("sim-chat")!.created, created);
     assert.ok(catalogue.get("admin-added"));
+    assert.ok(catalogue.get("sim-vision"), "a model the config dropped stays until pruned");
+    assert.deepEqual(await catalogue.prune(config.models.filter((m) => m.id !== "sim-vision")), [
+      "sim-vision",
+    ]);
     assert.equal(catalogue.get("sim-vision"), undefined);
+    assert.ok(catalogue.get("admin-added"), "prune leaves admin-written models");
+    catalogue.close();
+  } finally {
+    kv.close();
+  }
+});
+
+Deno.test("seeding updates a config-owned model whose entry changed, never an admin-written one", async () => {
+  const kv = await Deno.openKv(":memory:");
+  try {
+    const catalogue = await Catalogue.open({ kv, clock: new FakeClock() });
+    const config = testConfig();
+    await catalogue.seed(config.models);
+    const chat = catalogue.get("sim-chat")!;
+    assert.equal(chat.source, "config");
+    assert.match(chat.config_hash!, /^[0-9a-f]{24}$/);
+    // The admin API disables sim-vision (the record becomes admin-owned).
+    await catalogue.put({ ...catalogue.get("sim-vision")!, enabled: false, source: "admin" });
+    const edited = testConfig((raw) => {
+      for (const m of raw.models as Record<string, unknown>[]) m.labels = ["edited"];
+    });
+    const written = await catalogue.seed(edited.models);
+    assert.ok(written.includes("sim-chat"));
+    assert.ok(!written.includes("sim-vision"));
+    assert.deepEqual(catalogue.get("sim-chat")!.labels, ["edited"]);
+    assert.equal(catalogue.get("sim-chat")!.created, chat.created);
+    assert.equal(catalogue.get("sim-vision")!.enabled, false, "never re-enabled");
+    assert.deepEqual(catalogue.get("sim-vision")!.labels, [
+      "chat completions",
+      "multimodal",
+      "function calling",
+    ]);
+    assert.deepEqual(await catalogue.seed(edited.models), [], "an unchanged config writes nothing");
+    catalogue.close();
+  } finally {
+    kv.close();
+  }
+});
+
+Deno.test("a seed that meets a concurrent admin write plans again and leaves the admin's record", async () => {
+  const kv = await Deno.openKv(":memory:");
+  const disabled: ModelRecord = { ...extraModel("sim-chat"), enabled: false };
+  let interfered = false;
+  // Between the seed's read and its first commit, "another process" writes sim-chat.
+  const racing = new Proxy(kv, {
+    get(target, name) {
+      if (name !== "atomic") {
+        const value = Reflect.get(target, name, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      }
+      return () => {
+        const op = target.atomic();
+        const commit = op.commit.bind(op);
+        op.commit = async () => {
+          if (!interfered) {
+            interfered = true;
+            await target.set(["catalogue", "model", "sim-chat"], disabled);
+          }
+          return await commit();
+        };
+        return op;
+      };
+    },
+  });
+  try {
+    const catalogue = await Catalogue.open({ kv: racing, clock: new FakeClock() });
+    const written = await catalogue.seed(testConfig().models);
+    assert.ok(interfered);
+    assert.ok(!written.includes("sim-chat"));
+    assert.deepEqual(catalogue.get("sim-chat"), disabled);
+    assert.equal(catalogue.get("sim-vision")!.source, "config");
     catalogue.close();
   } finally {
     kv.close();
@@ -81,10 +159,12 @@ Deno.test("catalogue writes from three processes at once on one KV file all land
   const path = `${dir}/kv.sqlite`;
   const script = `${dir}/writer.ts`;
   const store = new URL("../../src/catalogue/store.ts", import.meta.url).href;
+  const open = new URL("../../src/kv/open.ts", import.meta.url).href;
   await Deno.writeTextFile(
     script,
     `import { Catalogue } from "${store}";
-const kv = await Deno.openKv(Deno.args[0]);
+import { openKv } from "${open}";
+const kv = await openKv(Deno.args[0]);
 const catalogue = await Catalogue.open({ kv, clock: { now: () => Date.now() } });
 const base = JSON.parse(Deno.args[1]);
 await Promise.all(Array.from({ length: 40 }, (_, j) =>

@@ -54,7 +54,7 @@ Deno.test("keys create prints the key once; list, show, update, disable, enable,
       "--name",
       "ci",
       "--models",
-      "sim-chat,sim-k*",
+      "sim-chat,sim-t*",
       "--chat-per-minute=100",
       "--images-per-day",
       "unlimited",
@@ -65,7 +65,7 @@ Deno.test("keys create prints the key once; list, show, update, disable, enable,
     const record = await store(path, (s) => s.findByKey(key));
     assert.ok(record);
     assert.equal(record.name, "ci");
-    assert.deepEqual(record.models, ["sim-chat", "sim-k*"]);
+    assert.deepEqual(record.models, ["sim-chat", "sim-t*"]);
     assert.deepEqual(record.limits, { chat: { per_minute: 100 }, images: { per_day: null } });
     assert.match(created.stderr, new RegExp(`Created API key ${record.id}.*only time`));
     assert.ok(!created.stderr.includes(key));
@@ -83,7 +83,7 @@ Deno.test("keys create prints the key once; list, show, update, disable, enable,
     assert.match(
       list.stdout,
       new RegExp(
-        `${record.id}\\s+ci\\s+\\S+\\s+never\\s+active\\s+sim-chat,sim-k\\*\\s+no\\s+chat 100/min, images unlimited/day`,
+        `${record.id}\\s+ci\\s+\\S+\\s+never\\s+active\\s+sim-chat,sim-t\\*\\s+no\\s+chat 100/min, images unlimited/day`,
       ),
     );
     for (const run of [list, json, show]) assert.ok(!run.stdout.includes(key));
@@ -198,5 +198,28 @@ Deno.test("a key made by `deno task keys` works on a server over the same KV; re
     } finally {
       kv.close();
     }
+  });
+});
+
+Deno.test("keys create and update refuse model patterns that match no model, unless --force", async () => {
+  await withKvFile(async (path) => {
+    const refused = await keys(path, "create", "--name", "typo", "--models", "sim-chatt,sim-*");
+    assert.equal(refused.code, 1);
+    assert.equal(
+      refused.stderr,
+      'keys: --models: "sim-chatt" matches no model in the catalogue or the config (a key ' +
+        "limited to it could use nothing); check the ids, or pass --force to keep them\n",
+    );
+    assert.equal(refused.stdout, "");
+    assert.deepEqual(await store(path, (s) => s.list()), [], "no key was created");
+    const forced = await keys(path, "create", "--name", "typo", "--models", "sim-chatt", "--force");
+    assert.equal(forced.code, 0, forced.stderr);
+    assert.match(forced.stderr, /warning: models: "sim-chatt" matches no model in the catalogue/);
+    const [record] = await store(path, (s) => s.list());
+    const update = await keys(path, "update", record!.id, "--models", "nope-*");
+    assert.equal(update.code, 1);
+    assert.match(update.stderr, /"nope-\*" matches no model/);
+    const fixed = await keys(path, "update", record!.id, "--models", "sim-chat");
+    assert.equal(fixed.code, 0, fixed.stderr);
   });
 });

@@ -5,11 +5,13 @@ import { compose } from "../../src/pipeline/compose.ts";
 import type { RequestContext } from "../../src/pipeline/context.ts";
 import { answerOf, endpoint, storeFixture, testContext } from "../support/pipeline.ts";
 
-/** The auth step over a fresh in-memory KV, with the admin token `admin-token`. */
+const ADMIN = "admin-token-for-the-pipeline-test-0123";
+
+/** The auth step over a fresh in-memory KV, with the admin token {@link ADMIN}. */
 async function setup() {
   const fixture = await storeFixture();
   const run = compose<RequestContext>(
-    [auth(new AdminToken("admin-token"), fixture.keys, fixture.store)],
+    [auth(new AdminToken(ADMIN, fixture), fixture.keys, fixture.store)],
     (ctx) => ctx.endpoint.handler(ctx),
   );
   const send = (mode: "key" | "admin" | "none", authorization?: string) => {
@@ -68,7 +70,7 @@ Deno.test("auth: endpoints that identify nobody never read the Authorization hea
 
 Deno.test("auth: the admin token lets an admin request through; without it the request is refused after admission", async () => {
   using t = await setup();
-  const admin = await t.send("admin", "Bearer admin-token");
+  const admin = await t.send("admin", `Bearer ${ADMIN}`);
   assert.ok(admin.answer instanceof Response);
   assert.equal(admin.ctx.endpoint.scope, null);
   for (const header of [undefined, "Bearer wrong"]) {

@@ -1,7 +1,7 @@
 import { type StartOptions, startServer, type TestServer } from "./server.ts";
 
 /** The admin token of {@link startAdminServer}. */
-export const ADMIN_TOKEN = "adm-test-7f3a9c1e5b2d4f6a8c0e";
+export const ADMIN_TOKEN = "adm-test-7f3a9c1e5b2d4f6a8c0e91d2b4";
 
 /** A test server with the admin API enabled. */
 export function startAdminServer(options: StartOptions = {}): Promise<TestServer> {

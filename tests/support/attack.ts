@@ -14,7 +14,7 @@ const ROOT = new URL("../../", import.meta.url).pathname;
 const MAIN = `${ROOT}main.ts`;
 
 /** The admin token every gateway started here gets (`SWITCHYARD_ADMIN_TOKEN`). */
-export const ADMIN_TOKEN = "hardening-admin-token-5f2c9a71";
+export const ADMIN_TOKEN = "hardening-admin-token-5f2c9a71e3b0d8";
 
 /** The provider that {@link defaultLikeConfig} adds: the simulator, one token a second. */
 export const SLOW_MODEL = "sim-slow";

@@ -1,4 +1,6 @@
 import { keyView, readKeyFields } from "../../auth/key_fields.ts";
+import type { KeyFields } from "../../auth/keys.ts";
+import { unmatchedPatterns, unmatchedWarnings } from "../../catalogue/model.ts";
 import type { RequestContext } from "../../pipeline/context.ts";
 import { json } from "../../http/response.ts";
 import { notFound, readBody } from "./input.ts";
@@ -9,7 +11,7 @@ export async function createKey(ctx: RequestContext): Promise<Response> {
   const fields = readKeyFields(body, "create");
   const { key, record } = await ctx.services.keys.create(fields);
   const { id, ...rest } = keyView(record);
-  return json({ id, key, ...rest }, 201);
+  return json({ id, key, ...rest, ...warnings(ctx, fields) }, 201);
 }
 
 /** `GET /admin/keys`: every key, oldest first, without hashes or keys. */
@@ -33,7 +35,16 @@ export async function updateKey(ctx: RequestContext): Promise<Response> {
   const fields = readKeyFields(body, "update");
   const record = await ctx.services.keys.update(id, fields);
   if (record === null) throw notFound("API key", id, "key_not_found");
-  return json(keyView(record));
+  return json({ ...keyView(record), ...warnings(ctx, fields) });
+}
+
+/** `{warnings}` naming the allow-list patterns that match no model in the catalogue (the key
+ * is stored anyway: the model may be added later), or `{}`. */
+function warnings(ctx: RequestContext, fields: KeyFields): { warnings?: string[] } {
+  if (fields.models === undefined) return {};
+  const ids = ctx.services.catalogue.all().map((m) => m.id);
+  const unmatched = unmatchedPatterns(fields.models, ids);
+  return unmatched.length === 0 ? {} : { warnings: unmatchedWarnings(unmatched) };
 }
 
 /** `DELETE /admin/keys/{id}`: revokes the key on every instance from the next request. */

@@ -35,12 +35,39 @@ export function getAdminModel(ctx: RequestContext): Response {
 
 /**
  * `PUT /admin/models/{id}`: adds or replaces a model (the body is a config model entry; its
- * `id` may be left out). This instance serves it at once, every other within a second.
+ * `id` may be left out; fields left out take their defaults). This instance serves it at
+ * once, every other within a second. The record is admin-owned from then on: seeding from a
+ * config never changes it.
  */
 export async function putAdminModel(ctx: RequestContext): Promise<Response> {
   const id = ctx.params.id!;
-  const { catalogue, config, clock } = ctx.services;
+  const prior = ctx.services.catalogue.get(id);
+  const record = await writeModel(ctx, id, await readBody(ctx), prior);
+  return json(modelView(ctx, record), prior ? 200 : 201);
+}
+
+/**
+ * `PATCH /admin/models/{id}`: changes only the fields given (`{"enabled": false}` hides a
+ * model and keeps the rest), validated as PUT validates the whole entry; 404 for an unknown
+ * model.
+ */
+export async function patchAdminModel(ctx: RequestContext): Promise<Response> {
+  const id = ctx.params.id!;
   const body = await readBody(ctx);
+  const prior = ctx.services.catalogue.get(id);
+  if (!prior) throw notFound("model", id, "model_not_found");
+  const { source: _source, config_hash: _hash, ...entry } = prior;
+  return json(modelView(ctx, await writeModel(ctx, id, { ...entry, ...body }, prior)));
+}
+
+/** Validates `body` as a config model entry with the path's `id` and stores it as admin-owned. */
+async function writeModel(
+  ctx: RequestContext,
+  id: string,
+  body: Record<string, unknown>,
+  prior: ModelRecord | undefined,
+): Promise<ModelRecord> {
+  const { catalogue, config, clock } = ctx.services;
   if (body.id !== undefined && body.id !== id) {
     throw invalidValue(
       "id",
@@ -58,14 +85,13 @@ export async function putAdminModel(ctx: RequestContext): Promise<Response> {
       );
     }
   }
-  const prior = catalogue.get(id);
   const record: ModelRecord = {
     ...model,
     created: model.created ?? prior?.created ?? Math.floor(clock.now() / 1000),
     source: "admin",
   };
   await catalogue.put(record);
-  return json(modelView(ctx, record), prior ? 200 : 201);
+  return record;
 }
 
 /** `DELETE /admin/models/{id}`: removes a model from the catalogue of every instance. */

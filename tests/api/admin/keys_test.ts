@@ -161,3 +161,26 @@ Deno.test("admin input that could not fit KV is refused with a 4xx, never a 500"
   assert.equal(huge.body.error.param, "owned_by");
   assert.ok(huge.body.error.message.length < 200);
 });
+
+Deno.test("POST and PATCH /admin/keys warn about model patterns that match nothing in the catalogue", async () => {
+  await using server = await startAdminServer();
+  const created = await admin(server, "POST", "/admin/keys", {
+    name: "typo",
+    models: ["sim-chatt", "sim-*", "gpt-*"],
+  });
+  assert.equal(created.status, 201);
+  assert.deepEqual(created.body.warnings, [
+    'models: "sim-chatt" matches no model in the catalogue',
+    'models: "gpt-*" matches no model in the catalogue',
+  ]);
+  assert.deepEqual(created.body.models, ["sim-chatt", "sim-*", "gpt-*"], "kept: it may come later");
+  const fixed = await admin(server, "PATCH", `/admin/keys/${created.body.id}`, {
+    models: ["sim-chat"],
+  });
+  assert.equal(fixed.status, 200);
+  assert.equal(fixed.body.warnings, undefined);
+  const renamed = await admin(server, "PATCH", `/admin/keys/${created.body.id}`, { name: "x" });
+  assert.equal(renamed.body.warnings, undefined);
+  const all = await admin(server, "POST", "/admin/keys", { name: "all", models: null });
+  assert.equal(all.body.warnings, undefined);
+});

@@ -158,3 +158,57 @@ Deno.test("a model put through one instance appears in /v1/models of another wit
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("PATCH /admin/models/{id} changes only the given fields and survives a restart's seeding", async () => {
+  const kv = await Deno.openKv(":memory:");
+  try {
+    {
+      await using server = await startAdminServer({ config: config(), kv });
+      const before = (await admin(server, "GET", "/admin/models/sim-vision")).body;
+      assert.equal(before.source, "config");
+      const res = await admin(server, "PATCH", "/admin/models/sim-vision", { enabled: false });
+      assert.equal(res.status, 200);
+      const { source, enabled, served, config_hash, ...rest } = res.body;
+      assert.deepEqual([source, enabled, served, config_hash], ["admin", false, false, undefined]);
+      const { source: _s, enabled: _e, served: _v, config_hash: _h, ...kept } = before;
+      assert.deepEqual(rest, kept, "every other field is kept (PUT would reset them)");
+      assert.ok(!(await publicIds(server)).includes("sim-vision"));
+      const labels = await admin(server, "PATCH", "/admin/models/sim-vision", {
+        labels: ["vision"],
+        context_length: 8192,
+      });
+      assert.deepEqual(
+        [labels.body.labels, labels.body.context_length, labels.body.enabled],
+        [["vision"], 8192, false],
+      );
+    }
+    // A restart seeds the same config: the admin's change stays.
+    await using again = await startAdminServer({ config: config(), kv });
+    const after = (await admin(again, "GET", "/admin/models/sim-vision")).body;
+    assert.deepEqual([after.enabled, after.labels, after.source], [false, ["vision"], "admin"]);
+  } finally {
+    kv.close();
+  }
+});
+
+Deno.test("PATCH /admin/models/{id}: validated like PUT; 404 for an unknown model", async () => {
+  await using server = await startAdminServer({ config: config() });
+  const cases: [unknown, string, string][] = [
+    [{ enabled: "no" }, "enabled", "invalid_type"],
+    [{ provider: "nope" }, "provider", "invalid_value"],
+    [{ id: "other" }, "id", "invalid_value"],
+    [{ chat_completion: true }, "chat_completion", "unknown_parameter"],
+    [{ chat_completions: false }, "", "invalid_value"],
+    [{ default_moderation: true }, "default_moderation", "invalid_value"],
+  ];
+  for (const [body, param, code] of cases) {
+    const res = await admin(server, "PATCH", "/admin/models/sim-chat", body);
+    assert.equal(res.status, 400, JSON.stringify(body));
+    assert.equal(res.body.error.param ?? "", param, JSON.stringify(body));
+    assert.equal(res.body.error.code, code, JSON.stringify(body));
+  }
+  const unknown = await admin(server, "PATCH", "/admin/models/nope", { enabled: false });
+  assert.equal(unknown.status, 404);
+  assert.equal(unknown.body.error.code, "model_not_found");
+  assert.equal((await admin(server, "GET", "/admin/models/sim-chat")).body.enabled, true);
+});

@@ -1,0 +1,107 @@
+/**
+ * `deno task backup [--out FILE]`: a consistent snapshot of the KV file the server uses
+ * (same config: `--config`, `SWITCHYARD_CONFIG`, `SWITCHYARD_KV`), taken while servers run.
+ *
+ * Deno KV's API has no snapshot (a `list` over many entries reads them in batches, between
+ * which other processes write), but a local Deno KV store is an SQLite database, and SQLite's
+ * online backup API copies it as of one read transaction (all pages in one step). It is
+ * reached through `node:sqlite` (built into Deno; `VACUUM INTO` would need ATTACH, which Deno
+ * allows only with every permission), read-only on the live file. Restoring is copying the
+ * snapshot back while no server runs (README, "Backup and upgrade").
+ */
+import { backup, DatabaseSync } from "node:sqlite";
+import { dirname } from "node:path";
+import { ConfigError, loadConfig } from "../config.ts";
+import { isLocalKvFile } from "../kv/open.ts";
+import { processOutput } from "../log/logger.ts";
+import type { CliIo } from "./keys.ts";
+
+const USAGE = `Usage: deno task backup [--out FILE] [--config PATH]
+
+Writes a consistent snapshot of the KV file (kv.path, or SWITCHYARD_KV) to FILE (default:
+backups/switchyard-<UTC time>.kv), while servers keep running. Restore: stop every server,
+copy the snapshot over kv.path (deleting its -wal and -shm files), start again.
+`;
+
+class UsageError extends Error {}
+
+/** `backups/switchyard-20260115T120000Z.kv` for `ms`. */
+function defaultOut(ms: number): string {
+  const stamp = new Date(ms).toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+  return `backups/switchyard-${stamp}.kv`;
+}
+
+/** Writes the snapshot of the SQLite database at `from` to `to` (which must not exist). */
+export async function snapshot(from: string, to: string): Promise<void> {
+  const db = new DatabaseSync(from, { readOnly: true });
+  try {
+    await backup(db, to, { rate: -1 });
+  } finally {
+    db.close();
+  }
+}
+
+async function run(args: readonly string[], io: CliIo): Promise<void> {
+  let out: string | undefined;
+  const configArgs: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    const [name, inline] = arg.includes("=") ? arg.split(/=(.*)/s, 2) : [arg, undefined];
+    if (name === "--help") return void io.stdout(USAGE);
+    if (name !== "--out" && name !== "--config") throw new UsageError(`unknown option ${name}`);
+    const value = inline ?? args[++i];
+    if (value === undefined || value === "") throw new UsageError(`${name} needs a value`);
+    if (name === "--out") out = value;
+    else configArgs.push("--config", value);
+  }
+  const config = await loadConfig({ args: configArgs, env: io.env });
+  const from = config.kv.path;
+  if (!isLocalKvFile(from)) {
+    throw new ConfigError(
+      `kv.path is ${from === null ? "null (Deno's default location)" : JSON.stringify(from)}: ` +
+        "deno task backup copies a local KV file; see the README for KV Connect and Deno Deploy",
+    );
+  }
+  await Deno.stat(from).catch(() => {
+    throw new ConfigError(`${from}: no KV file there yet (start the server once)`);
+  });
+  const to = out ?? defaultOut(Date.now());
+  if (await Deno.stat(to).then(() => true, () => false)) {
+    throw new ConfigError(`${to} exists already; choose another --out`);
+  }
+  await Deno.mkdir(dirname(to), { recursive: true });
+  await snapshot(from, to);
+  const kv = await Deno.openKv(to);
+  let entries = 0;
+  try {
+    for await (const _ of kv.list({ prefix: [] })) entries++;
+  } finally {
+    kv.close();
+  }
+  io.stdout(`${to}\n`);
+  io.stderr(`Backed up ${entries} KV entries from ${from} to ${to}.\n`);
+}
+
+/** Runs the CLI; returns the exit code (0 done, 1 failed, 2 usage error). */
+export async function runBackupCli(args: readonly string[], io: CliIo): Promise<number> {
+  try {
+    await run(args, io);
+    return 0;
+  } catch (e) {
+    if (e instanceof UsageError) {
+      io.stderr(`backup: ${e.message}\n\n${USAGE}`);
+      return 2;
+    }
+    io.stderr(`backup: ${e instanceof Error ? e.message : String(e)}\n`);
+    return 1;
+  }
+}
+
+if (import.meta.main) {
+  const code = await runBackupCli(Deno.args, {
+    stdout: processOutput.stdout,
+    stderr: processOutput.stderr,
+    env: (name) => Deno.env.get(name),
+  });
+  Deno.exit(code);
+}
