@@ -38,7 +38,10 @@ LIMITS (per key, overriding limits.key of the config):
   --chat-per-minute N   --chat-per-day N
   --images-per-minute N --images-per-day N
   --other-per-minute N  --other-per-day N
+  --tokens-per-minute N --tokens-per-day N   (chat tokens, input + output)
   N is a positive integer or "unlimited"; with update, "default" removes the override.
+  --max-concurrent N|unlimited                requests of the key at once
+  --budget-per-day X    --budget-per-month X  spend in the models' pricing units, or "none"
 
 Options: --config PATH (or SWITCHYARD_CONFIG) names the config file; SWITCHYARD_KV overrides
 its kv.path. --models takes model ids or globs with *, comma-separated; one that matches no
@@ -55,9 +58,26 @@ export interface CliIo {
 class UsageError extends Error {}
 class Failure extends Error {}
 
-type LimitFlag = `${LimitScope}-per-${"minute" | "day"}`;
-const LIMIT_FLAGS = LIMIT_SCOPES.flatMap((s) => [`${s}-per-minute`, `${s}-per-day`]);
-const VALUE_FLAGS = new Set(["name", "models", "config", ...LIMIT_FLAGS]);
+/** A limit flag's place: a window of a scope's limits. */
+interface LimitField {
+  scope: LimitScope;
+  field: keyof WindowLimit;
+}
+
+/** The limit flags, each a window of a scope's limits. */
+const LIMIT_FIELDS = new Map<string, LimitField>([
+  ...LIMIT_SCOPES.flatMap((scope): [string, LimitField][] => [
+    [`${scope}-per-minute`, { scope, field: "per_minute" }],
+    [`${scope}-per-day`, { scope, field: "per_day" }],
+  ]),
+  ["tokens-per-minute", { scope: "chat", field: "tokens_per_minute" }],
+  ["tokens-per-day", { scope: "chat", field: "tokens_per_day" }],
+]);
+const LIMIT_FLAGS = [...LIMIT_FIELDS.keys()];
+/** The flags of a key's budget (currency units) and concurrency cap. */
+const BUDGET_FLAGS = ["budget-per-day", "budget-per-month"] as const;
+const KEY_FLAGS = [...LIMIT_FLAGS, ...BUDGET_FLAGS, "max-concurrent"];
+const VALUE_FLAGS = new Set(["name", "models", "config", ...KEY_FLAGS]);
 const SWITCH_FLAGS = new Set(["preview", "no-preview", "json", "help", "force"]);
 
 interface Parsed {
@@ -127,12 +147,10 @@ function readLimitFlags(
 ): KeyRecord["limits"] | undefined {
   let changed = false;
   const limits: KeyRecord["limits"] = structuredClone(base);
-  for (const flag of LIMIT_FLAGS as LimitFlag[]) {
+  for (const [flag, { scope, field }] of LIMIT_FIELDS) {
     const raw = stringFlag(parsed, flag);
     if (raw === undefined) continue;
     changed = true;
-    const [scope, , window] = flag.split("-") as [LimitScope, string, "minute" | "day"];
-    const field: keyof WindowLimit = window === "minute" ? "per_minute" : "per_day";
     const own = limits[scope] ?? {};
     if (raw === "default" && allowDefault) {
       delete own[field];
@@ -151,6 +169,43 @@ function readLimitFlags(
     else limits[scope] = own;
   }
   return changed ? limits : undefined;
+}
+
+/** `max_concurrent` and `budget` from the flags, over the key's `current` budget; "unlimited"
+ * (or "none" for a budget) removes a cap. */
+function readCapFlags(parsed: Parsed, current: KeyRecord | null): Record<string, unknown> {
+  const raw: Record<string, unknown> = {};
+  const concurrent = stringFlag(parsed, "max-concurrent");
+  if (concurrent !== undefined) {
+    if (concurrent === "unlimited") raw.max_concurrent = null;
+    else if (/^[1-9]\d{0,4}$/.test(concurrent)) raw.max_concurrent = Number(concurrent);
+    else {
+      throw new UsageError(
+        `--max-concurrent: expected a positive integer or "unlimited", not ${
+          JSON.stringify(concurrent)
+        }`,
+      );
+    }
+  }
+  const budget: Record<string, number | null> = { ...(current?.budget ?? {}) };
+  let budgetGiven = false;
+  for (const flag of BUDGET_FLAGS) {
+    const value = stringFlag(parsed, flag);
+    if (value === undefined) continue;
+    budgetGiven = true;
+    const field = flag === "budget-per-day" ? "per_day" : "per_month";
+    if (value === "none") budget[field] = null;
+    else if (/^\d+(\.\d+)?$/.test(value)) budget[field] = Number(value);
+    else {
+      throw new UsageError(
+        `--${flag}: expected an amount in currency units (like 5 or 12.50) or "none", not ${
+          JSON.stringify(value)
+        }`,
+      );
+    }
+  }
+  if (budgetGiven) raw.budget = budget;
+  return raw;
 }
 
 function validate<T>(read: () => T): T {
@@ -246,7 +301,7 @@ async function run(args: readonly string[], io: CliIo): Promise<void> {
     };
     switch (command) {
       case "create": {
-        allowOnly(parsed, command, ["name", "models", "preview", "force", ...LIMIT_FLAGS]);
+        allowOnly(parsed, command, ["name", "models", "preview", "force", ...KEY_FLAGS]);
         if (parsed.positional.length > 0) {
           throw new UsageError(`create takes no arguments besides options`);
         }
@@ -258,6 +313,7 @@ async function run(args: readonly string[], io: CliIo): Promise<void> {
         if (parsed.flags.has("preview")) raw.preview = true;
         const limits = readLimitFlags(parsed, {}, false);
         if (limits !== undefined) raw.limits = limits;
+        Object.assign(raw, readCapFlags(parsed, null));
         const fields = validate(() => readKeyFields(raw, "create"));
         await checkPatterns(fields, kv, config, parsed, io);
         const { key, record } = await keys.create(fields);
@@ -294,7 +350,7 @@ async function run(args: readonly string[], io: CliIo): Promise<void> {
           "preview",
           "no-preview",
           "force",
-          ...LIMIT_FLAGS,
+          ...KEY_FLAGS,
         ]);
         const id = oneId(parsed, command);
         const current = found(await keys.get(id), id);
@@ -310,6 +366,7 @@ async function run(args: readonly string[], io: CliIo): Promise<void> {
         if (parsed.flags.has("no-preview")) raw.preview = false;
         const limits = readLimitFlags(parsed, current.limits, true);
         if (limits !== undefined) raw.limits = limits;
+        Object.assign(raw, readCapFlags(parsed, current));
         if (Object.keys(raw).length === 0) {
           throw new UsageError("update needs at least one option to change");
         }

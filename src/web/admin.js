@@ -346,10 +346,14 @@ async function loadModels() {
     );
     toggle.addEventListener("click", async () => {
       try {
-        const record = await modelRecord(id);
-        record.enabled = !m.enabled;
-        await putModel(id, record);
-        modelStatus.textContent = `${record.enabled ? "Enabled" : "Disabled"} model ${id}.`;
+        // PATCH changes only `enabled`; whatever else the record holds stays.
+        const enabled = !m.enabled;
+        await admin(`/admin/models/${encodeURIComponent(id)}`, {
+          method: "PATCH",
+          body: { enabled },
+        });
+        await loadModels();
+        modelStatus.textContent = `${enabled ? "Enabled" : "Disabled"} model ${id}.`;
       } catch (e) {
         modelStatus.textContent = messageOf(e);
       }

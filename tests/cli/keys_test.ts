@@ -223,3 +223,44 @@ Deno.test("keys create and update refuse model patterns that match no model, unl
     assert.equal(fixed.code, 0, fixed.stderr);
   });
 });
+
+Deno.test("keys: token limits, a concurrency cap and a budget from the flags; update merges the budget", async () => {
+  await withKvFile(async (path) => {
+    const created = await keys(
+      path,
+      "create",
+      "--name",
+      "capped",
+      "--tokens-per-minute",
+      "200000",
+      "--max-concurrent",
+      "4",
+      "--budget-per-day",
+      "5",
+    );
+    assert.equal(created.code, 0, created.stderr);
+    const record = (await store(path, (s) => s.findByKey(created.stdout.trim())))!;
+    assert.deepEqual(record.limits, { chat: { tokens_per_minute: 200000 } });
+    assert.equal(record.max_concurrent, 4);
+    assert.deepEqual(record.budget, { per_day: 5 });
+    const updated = await keys(
+      path,
+      "update",
+      record.id,
+      "--budget-per-month",
+      "100.5",
+      "--max-concurrent",
+      "unlimited",
+      "--tokens-per-minute",
+      "default",
+    );
+    assert.equal(updated.code, 0, updated.stderr);
+    const after = (await store(path, (s) => s.get(record.id)))!;
+    assert.deepEqual(after.budget, { per_day: 5, per_month: 100.5 });
+    assert.equal(after.max_concurrent, null);
+    assert.deepEqual(after.limits, {});
+    const bad = await keys(path, "update", record.id, "--budget-per-day", "lots");
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /--budget-per-day: expected an amount/);
+  });
+});
