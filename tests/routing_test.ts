@@ -179,3 +179,27 @@ Deno.test("routing: config errors name the field", () => {
     /models\[5\]\.routes\[0\]\.weight/,
   );
 });
+
+Deno.test("routing: PATCH and PUT of a model with routes keep its routes; a PATCH may swap them for a provider", async () => {
+  const { admin, startAdminServer } = await import("./support/admin.ts");
+  await using server = await startAdminServer({
+    config: testConfig((raw) => {
+      (raw.models as unknown[]).push({
+        id: "two-ways",
+        chat_completions: true,
+        routes: [{ provider: "sim", upstream_model: "a" }, { provider: "sim", weight: 2 }],
+      });
+    }),
+  });
+  const patched = await admin(server, "PATCH", "/admin/models/two-ways", { enabled: false });
+  assert.equal(patched.status, 200, JSON.stringify(patched.body));
+  assert.equal(patched.body.enabled, false);
+  assert.equal(patched.body.routes.length, 2);
+  const back = await admin(server, "PATCH", "/admin/models/two-ways", {
+    provider: "sim",
+    upstream_model: "b",
+  });
+  assert.equal(back.status, 200, JSON.stringify(back.body));
+  assert.equal(back.body.routes, undefined);
+  assert.equal(back.body.upstream_model, "b");
+});

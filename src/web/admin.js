@@ -10,7 +10,7 @@ const TOKEN_STORAGE = "switchyard.adminToken";
 const SCOPES = /** @type {const} */ (["chat", "other", "images"]);
 const WINDOWS = /** @type {const} */ ([["per_minute", "minute"], ["per_day", "day"]]);
 /** Fields of an admin model view that a PUT does not take. */
-const VIEW_ONLY = ["available", "served", "source"];
+const VIEW_ONLY = ["available", "served", "source", "config_hash"];
 /** How far back each poll of the log looks again (streams are logged when they end). */
 const LOG_OVERLAP_MS = 5 * 60_000;
 
@@ -270,6 +270,11 @@ const NEW_MODEL = { provider: "sim", chat_completions: true, labels: ["chat comp
 async function modelRecord(id) {
   const view = await admin(`/admin/models/${encodeURIComponent(id)}`);
   for (const field of VIEW_ONLY) delete view[field];
+  // A model with routes is written with them alone (its provider fields mirror the first).
+  if (Array.isArray(view.routes)) {
+    delete view.provider;
+    delete view.upstream_model;
+  }
   return view;
 }
 

@@ -56,7 +56,15 @@ export async function patchAdminModel(ctx: RequestContext): Promise<Response> {
   const body = await readBody(ctx);
   const prior = ctx.services.catalogue.get(id);
   if (!prior) throw notFound("model", id, "model_not_found");
-  const { source: _source, config_hash: _hash, ...entry } = prior;
+  const { source: _source, config_hash: _hash, ...stored } = prior;
+  // A model with routes is written with them alone (its provider fields mirror the first).
+  const { provider: _provider, upstream_model: _upstream, ...routed } = stored;
+  const entry: Record<string, unknown> = stored.routes ? routed : stored;
+  if ("provider" in body || "upstream_model" in body) delete entry.routes;
+  if ("routes" in body) {
+    delete entry.provider;
+    delete entry.upstream_model;
+  }
   return json(modelView(ctx, await writeModel(ctx, id, { ...entry, ...body }, prior)));
 }
 
