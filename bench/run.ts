@@ -53,6 +53,18 @@ function section(name: string): boolean {
   return args.only === null || args.only === name;
 }
 
+/** A model reaching the bench upstream by three routes, for the routing rows. */
+const ROUTED_MODEL = {
+  id: "bench-routed",
+  chat_completions: true,
+  access: "key",
+  routes: [
+    { provider: "bench", upstream_model: "bench-a", weight: 2 },
+    { provider: "bench", upstream_model: "bench-b" },
+    { provider: "bench", upstream_model: "bench-c", priority: 1 },
+  ],
+};
+
 /** The paced rows: concurrent streams, chunks per stream, milliseconds between chunks. */
 const PACED_STREAMS = 200;
 const PACED_CHUNKS = 50;
@@ -371,17 +383,9 @@ async function benchConfig(
       { id: "bench-open", provider: "bench", chat_completions: true },
       // Streams paced like a model's tokens (the paced upstream), for the paced rows.
       { id: "bench-paced", provider: "bench-paced", chat_completions: true, access: "key" },
-      // The same upstream through three routes, for the routing rows.
-      {
-        id: "bench-routed",
-        chat_completions: true,
-        access: "key",
-        routes: [
-          { provider: "bench", upstream_model: "bench-a", weight: 2 },
-          { provider: "bench", upstream_model: "bench-b" },
-          { provider: "bench", upstream_model: "bench-c", priority: 1 },
-        ],
-      },
+      // The same upstream through three routes, for the routing rows (this checkout only: a
+      // revision without routes could not read the model).
+      ...(root === ROOT ? [ROUTED_MODEL] : []),
     ],
     // Anonymous limits raised out of the way but still counted in KV, per client IP.
     limits: { anonymous: { chat: { per_minute: 1_000_000_000, per_day: 1_000_000_000 } } },
