@@ -124,6 +124,22 @@ export interface ReasoningOptions {
   disabled?: boolean;
 }
 
+/** `maxTokens` when neither the caller nor the model's `default_max_tokens` gives one
+ * (spec §4.2). */
+export const DEFAULT_MAX_TOKENS = 256;
+
+/** The options of a request that sets none (front doors fill in what the caller sent). */
+export function defaultOptions(): Options {
+  return {
+    maxTokens: DEFAULT_MAX_TOKENS,
+    maxTokensGiven: false,
+    stop: [],
+    output: { type: "text" },
+    tools: [],
+    toolChoice: null,
+  };
+}
+
 /** Generation options of a request. */
 export interface Options {
   /** The most output tokens: the caller's, else the model's `default_max_tokens`, else 256. */

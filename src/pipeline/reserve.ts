@@ -4,6 +4,7 @@
  * maximum output: tokens, and their cost) before its handler runs; over a limit it is a 429 that
  * reaches no upstream. Its settle hook replaces the reservations by what the request used.
  */
+import { DEFAULT_MAX_TOKENS } from "../canonical/conversation.ts";
 import type { Pricing } from "../config.ts";
 import { worstCaseTokens } from "../limits/estimate.ts";
 import type { Ledger, Reservation } from "../limits/ledger.ts";
@@ -17,9 +18,6 @@ import type { Next, Step } from "./compose.ts";
 import type { RequestContext } from "./context.ts";
 import type { SettleHook } from "./settle.ts";
 import type { StoreGuard } from "./store_guard.ts";
-
-/** The output bound of a request that names none and whose model has no default (spec §4.2). */
-const DEFAULT_MAX_TOKENS = 256;
 
 /** The ledgers the step reserves in. */
 export interface Ledgers {

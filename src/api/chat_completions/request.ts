@@ -6,7 +6,11 @@
  * (OpenAI's `logprobs`, `service_tier`, `prediction`, `store`…) pass unchanged in `extras`,
  * for back ends of the same protocol.
  */
-import type { CanonicalRequest, Options } from "../../canonical/conversation.ts";
+import {
+  type CanonicalRequest,
+  defaultOptions,
+  type Options,
+} from "../../canonical/conversation.ts";
 import { DEFAULT_IMAGE_CAPS } from "../../config.ts";
 import type { ImageCaps } from "../../http/image_data_url.ts";
 import { quote } from "../../quote.ts";
@@ -18,10 +22,6 @@ import { parseMessages } from "./messages.ts";
 import { parseReasoning } from "./reasoning.ts";
 import { parseResponseFormat } from "./response_format.ts";
 import { parseToolChoice, parseTools } from "./tools.ts";
-
-/** `max_tokens` when neither the caller nor the model's `default_max_tokens` gives one
- * (spec §4.2). */
-export const DEFAULT_MAX_TOKENS = 256;
 
 /** The rules of the optional fields (built once: this parse is on every request's path). */
 const RULES = {
@@ -87,14 +87,7 @@ interface Sent {
  * ~440 ns (bench/chat_request_bench.ts).
  */
 function parseOptions(f: Fields, sent: Sent): Options {
-  const options: Options = {
-    maxTokens: DEFAULT_MAX_TOKENS,
-    maxTokensGiven: false,
-    stop: [],
-    output: { type: "text" },
-    tools: [],
-    toolChoice: null,
-  };
+  const options = defaultOptions();
   for (const key of f.keys) OPTION_READERS.get(key)?.(f, options, sent);
   const { maxTokens, maxCompletionTokens } = sent;
   if (

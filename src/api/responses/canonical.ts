@@ -14,7 +14,7 @@ import type { Provider } from "../../providers/types.ts";
 import { Reader } from "../../validation/reader.ts";
 import { decodeImages, type PendingImages } from "../chat_completions/images.ts";
 import { loggedMessages } from "../chat_completions/log_content.ts";
-import { DEFAULT_MAX_TOKENS } from "../chat_completions/request.ts";
+import { DEFAULT_MAX_TOKENS } from "../../canonical/conversation.ts";
 import { followed, untilClientLeaves, withDropped } from "../model_call.ts";
 import { ResultCollector } from "./collect.ts";
 import { type InputUses, parseInput } from "./input.ts";

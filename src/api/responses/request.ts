@@ -5,17 +5,17 @@
  * reasoning…) is kept as sent; fields the gateway does not model pass in `extras` of protocol
  * `openai_responses` (a same-protocol upstream gets them, others drop and name them).
  */
-import type {
-  Options,
-  OutputFormat,
-  ReasoningOptions,
-  ToolChoice,
-  ToolSpec,
+import {
+  defaultOptions,
+  type Options,
+  type OutputFormat,
+  type ReasoningOptions,
+  type ToolChoice,
+  type ToolSpec,
 } from "../../canonical/conversation.ts";
 import { quote } from "../../quote.ts";
 import { type Fields, OPTIONAL, type Reader, readRequest } from "../../validation/reader.ts";
 import { count } from "../../validation/wording.ts";
-import { DEFAULT_MAX_TOKENS } from "../chat_completions/request.ts";
 import { FUNCTION_NAME, uniqueToolName } from "../tool_names.ts";
 
 /** The `include` values OpenAI documents. */
@@ -90,14 +90,7 @@ export function parseResponsesRequest(body: Record<string, unknown>): ResponsesR
   const input = f.get("input");
   if (input.value === undefined || input.value === null) throw input.missing();
   const instructions = f.string("instructions", OPTIONAL) ?? null;
-  const options: Options = {
-    maxTokens: DEFAULT_MAX_TOKENS,
-    maxTokensGiven: false,
-    stop: [],
-    output: { type: "text" },
-    tools: [],
-    toolChoice: null,
-  };
+  const options = defaultOptions();
   const maxTokens = f.integer("max_output_tokens", RULES.tokens);
   if (maxTokens !== undefined) {
     options.maxTokens = maxTokens;
