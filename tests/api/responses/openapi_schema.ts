@@ -6,10 +6,14 @@
  */
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "npm:ajv@8.17.1/dist/2020.js";
 
-/** Where the document is: the project's shared references beside the checkout (DESIGN keeps
- * it out of the project); `OPENAI_OPENAPI` overrides. */
-const DOCUMENT = new URL("../../../../shared/reference/openai-openapi.json", import.meta.url)
-  .pathname;
+/** Where the document may be, in order: `OPENAI_OPENAPI`; the project's shared references
+ * beside the checkout (DESIGN keeps it out of the project); the team's shared folder, for a
+ * checkout elsewhere (a fresh clone in /tmp). */
+const DOCUMENTS = [
+  Deno.env.get("OPENAI_OPENAPI"),
+  new URL("../../../../shared/reference/openai-openapi.json", import.meta.url).pathname,
+  "/work/shared/reference/openai-openapi.json",
+].filter((path): path is string => path !== undefined);
 type Schema = Record<string, unknown>;
 const ID = "https://switchyard.test/openai-openapi.json";
 
@@ -43,8 +47,13 @@ export class OpenAISchemas {
 
   /** Loads the document. */
   static async load(): Promise<OpenAISchemas> {
-    const path = Deno.env.get("OPENAI_OPENAPI") ?? DOCUMENT;
-    return new OpenAISchemas(JSON.parse(await Deno.readTextFile(path)));
+    for (const path of DOCUMENTS) {
+      const text = await Deno.readTextFile(path).catch(() => null);
+      if (text !== null) return new OpenAISchemas(JSON.parse(text));
+    }
+    throw new Error(
+      `OpenAI's OpenAPI document is not at ${DOCUMENTS.join(" nor ")}: set OPENAI_OPENAPI`,
+    );
   }
 
   /** The errors of `value` against `#/components/schemas/<name>`; empty when it conforms. */
