@@ -4,7 +4,7 @@
  * without its timing. `deno task bench:micro`.
  */
 import { GatewayMetrics, type RequestSample } from "../src/metrics/gateway.ts";
-import { timedCommits } from "../src/metrics/timed_kv.ts";
+import { timed } from "../src/kv/timed.ts";
 
 const memory = Deno.memoryUsage();
 const metrics = new GatewayMetrics({
@@ -38,7 +38,6 @@ Deno.bench("GatewayMetrics.render: a scrape (8 models, all instruments)", () => 
 
 const dir = await Deno.makeTempDir({ prefix: "switchyard-metrics-bench-" });
 const kv = await Deno.openKv(`${dir}/kv.sqlite`);
-const timed = timedCommits(kv, () => {});
 let k = 0;
 
 Deno.bench("KV commit", { group: "commit", baseline: true }, async () => {
@@ -46,7 +45,7 @@ Deno.bench("KV commit", { group: "commit", baseline: true }, async () => {
 });
 
 Deno.bench("KV commit, timed", { group: "commit" }, async () => {
-  await timed.atomic().set(["bench", k++ % 100], k).commit();
+  await timed(kv.atomic().set(["bench", k++ % 100], k).commit(), () => {});
 });
 
 globalThis.addEventListener("unload", () => {

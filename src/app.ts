@@ -183,13 +183,14 @@ export async function createApp(deps: AppDeps): Promise<App> {
   });
   logger.addSink(
     new KvLogSink({
-      kv: metrics?.kv(kv, "log") ?? kv,
+      kv,
       retentionDays: config.logs.retention_days,
       intervalMs: deps.logFlushMs ?? 250,
       maxRecordsPerMinute: config.logs.max_records_per_minute,
       clock,
       onError: (e) => logger.error("could not write log records to KV", e),
       onWarning: (message) => logger.warn(message),
+      ...(metrics ? { onCommit: metrics.commitObserver("log") } : {}),
     }),
   );
   const providerOptions: Parameters<typeof createProviders>[1] = {
@@ -240,10 +241,9 @@ export async function createApp(deps: AppDeps): Promise<App> {
     random: deps.random ?? Math.random,
   };
   // One group commit for the request and token counters: their writes share KV commits.
-  const limitsKv = metrics?.kv(kv, "ratelimit") ?? kv;
-  const commits = new GroupCommit(limitsKv);
+  const commits = new GroupCommit(kv, metrics?.commitObserver("ratelimit"));
   const limiter = new RateLimiter({
-    kv: limitsKv,
+    kv: kv,
     clock,
     limits: config.limits,
     keys,
@@ -251,10 +251,10 @@ export async function createApp(deps: AppDeps): Promise<App> {
     commits,
   });
   const ledgers = {
-    tokens: tokenLedger({ kv: limitsKv, clock, commits }),
-    spend: spendLedger({ kv: limitsKv, clock, commits }),
+    tokens: tokenLedger({ kv: kv, clock, commits }),
+    spend: spendLedger({ kv: kv, clock, commits }),
   };
-  const leases = new ConcurrencyLeases({ kv: limitsKv, clock, commits });
+  const leases = new ConcurrencyLeases({ kv: kv, clock, commits });
   if (adminToken) logger.info("admin API enabled under /admin/");
   if (metrics) logger.info("metrics served at /metrics");
   const store = new StoreGuard(kvHealth, logger);

@@ -11,6 +11,7 @@
  * and first, into the next commit.
  */
 import { isKvBusy } from "../kv/busy.ts";
+import { timed } from "../kv/timed.ts";
 
 /** Deno KV's limits per atomic operation and per `getMany`. */
 const MAX_CHECKS = 100;
@@ -45,8 +46,12 @@ export class GroupCommit {
   #scheduled = false;
   #running = false;
 
-  constructor(kv: Deno.Kv) {
+  readonly #onCommit: ((seconds: number) => void) | undefined;
+
+  /** `onCommit` is told how long each commit took, in seconds (the KV latency metric). */
+  constructor(kv: Deno.Kv, onCommit?: (seconds: number) => void) {
     this.#kv = kv;
+    this.#onCommit = onCommit;
   }
 
   /** Commits `write` with the others of this turn; settles once its group's commit did. */
@@ -94,7 +99,7 @@ export class GroupCommit {
     }
     let result: Deno.KvCommitResult | Deno.KvCommitError;
     try {
-      result = await op.commit();
+      result = await timed(op.commit(), this.#onCommit);
     } catch (e) {
       for (const p of group) isKvBusy(e) ? p.resolve({ kind: "busy" }) : p.reject(e);
       return;

@@ -1,4 +1,5 @@
 import { type Clock, systemClock } from "../clock.ts";
+import { timed } from "../kv/timed.ts";
 import { isKvBusy, retryWhileBusy } from "../kv/busy.ts";
 import type { LogSink } from "./logger.ts";
 import { type LogRecord, truncateText } from "./record.ts";
@@ -63,6 +64,8 @@ export interface KvLogSinkOptions {
   onError?: (error: unknown) => void;
   /** Called at most once a minute, when the minute's first record over the budget arrives. */
   onWarning?: (message: string) => void;
+  /** Told how long each commit took, in seconds (the KV commit latency metric). */
+  onCommit?: (seconds: number) => void;
 }
 
 /** Keeps request records in KV with `expireIn` = retention, written in batches off the
@@ -75,6 +78,7 @@ export class KvLogSink implements LogSink {
   readonly #maxPerMinute: number;
   readonly #clock: Clock;
   readonly #onError: (error: unknown) => void;
+  readonly #onCommit: ((seconds: number) => void) | undefined;
   readonly #onWarning: (message: string) => void;
   #queue: Queued[] = [];
   #timer: ReturnType<typeof setTimeout> | undefined;
@@ -92,6 +96,7 @@ export class KvLogSink implements LogSink {
     this.#maxPerMinute = options.maxRecordsPerMinute ?? DEFAULT_RECORDS_PER_MINUTE;
     this.#clock = options.clock ?? systemClock;
     this.#onError = options.onError ?? (() => {});
+    this.#onCommit = options.onCommit;
     this.#onWarning = options.onWarning ?? (() => {});
   }
 
@@ -208,7 +213,7 @@ export class KvLogSink implements LogSink {
         op.set([...TAIL_PREFIX, committed, id], row.bucket, { expireIn: TAIL_KEEP_MS });
         addUsage(op, row.records);
       }
-      return op.commit();
+      return timed(op.commit(), this.#onCommit);
     });
     if (!result.ok) throw new Error("log batch commit was rejected");
   }

@@ -10,7 +10,6 @@ import { countRequest } from "../pipeline/metrics.ts";
 import type { Route } from "../pipeline/route.ts";
 import type { SettleHook } from "../pipeline/settle.ts";
 import { GatewayMetrics, type MetricsSources } from "./gateway.ts";
-import { timedCommits } from "./timed_kv.ts";
 
 /** The app's metrics and the tokens that may read them. */
 export class AppMetrics {
@@ -50,8 +49,9 @@ export class AppMetrics {
     return countRequest(this.#metrics);
   }
 
-  /** `kv` with its commits timed as `store`'s. */
-  kv(kv: Deno.Kv, store: string): Deno.Kv {
-    return timedCommits(kv, (seconds) => this.#metrics.kvCommit(store, seconds));
+  /** What to tell each KV commit's duration of `store` to: the group commit and the log sink
+   * time their own commits (the store is not wrapped, so every other use of it is untouched). */
+  commitObserver(store: string): (seconds: number) => void {
+    return (seconds) => this.#metrics.kvCommit(store, seconds);
   }
 }
