@@ -1,5 +1,7 @@
+import type { CanonicalEvent } from "../canonical/events.ts";
 import type { ModelRecord } from "../catalogue/model.ts";
 import { ApiError, clientClosed, internalError } from "../errors.ts";
+import { eventStreamResponse, type StreamRenderer } from "../http/sse_response.ts";
 import type { RequestContext } from "../pipeline/context.ts";
 import type { CallContext, Provider } from "../providers/types.ts";
 import { RoutedProvider } from "../routing/routed_provider.ts";
@@ -71,4 +73,48 @@ export function withDropped(response: Response, call: CallContext): Response {
     response.headers.set(DROPPED_HEADER, [...call.dropped].sort().join(","));
   }
   return response;
+}
+
+/** Options for {@link streamAnswer}. */
+export interface StreamAnswerOptions {
+  /** Aborted when the client stops reading (the call's signal follows it). */
+  abort: AbortController;
+  /** The signal the back end got. */
+  signal: AbortSignal;
+  /** Names the stream in the error log of a bug ("chat", "messages"…). */
+  name: string;
+  /** Sees every batch (besides the usage, which the request's context keeps). */
+  observe?(events: readonly CanonicalEvent[]): void;
+  /** Runs once the stream ended, before the request settles (the logged content). */
+  ended?(): void;
+}
+
+/** A canonical stream answered as SSE by `renderer` (every front door's stream): the last
+ * usage kept for settling, the request settled when the stream ends, a client leaving before
+ * the first bytes a 499, a bug a 500 naming only the request id. */
+export function streamAnswer(
+  ctx: RequestContext,
+  events: AsyncIterable<CanonicalEvent[]>,
+  renderer: StreamRenderer,
+  options: StreamAnswerOptions,
+): Promise<Response> {
+  const { observe, ended, name } = options;
+  return untilClientLeaves(ctx, () =>
+    eventStreamResponse(events, renderer, {
+      abort: options.abort,
+      signal: options.signal,
+      observe(batch) {
+        for (const event of batch) if (event.type === "usage") ctx.usage = event.usage;
+        observe?.(batch);
+      },
+      settleLater: () => ctx.settleLater(),
+      settle({ status, error }) {
+        ended?.();
+        ctx.settle(status, error);
+      },
+      onUnexpected(error) {
+        ctx.services.logger.error(`${name} stream failed`, error, ctx.requestId);
+        return internalError(ctx.requestId);
+      },
+    }));
 }

@@ -5,12 +5,17 @@
  */
 import type { CanonicalRequest } from "../../canonical/conversation.ts";
 import type { ModelRecord } from "../../catalogue/model.ts";
-import { internalError, unsupportedCapability } from "../../errors.ts";
+import { unsupportedCapability } from "../../errors.ts";
 import { json } from "../../http/response.ts";
-import { eventStreamResponse } from "../../http/sse_response.ts";
 import type { RequestContext } from "../../pipeline/context.ts";
 import { resolve } from "../../pipeline/resolve.ts";
-import { followed, modelCall, untilClientLeaves, withDropped } from "../model_call.ts";
+import {
+  followed,
+  modelCall,
+  streamAnswer,
+  untilClientLeaves,
+  withDropped,
+} from "../model_call.ts";
 import { loggedMessages, StreamedParts } from "./log_content.ts";
 import { reasoningExcluded } from "./reasoning.ts";
 import { parseChatRequest } from "./request.ts";
@@ -21,7 +26,7 @@ import type { WireMessage } from "./wire.ts";
 
 /** The chat completions handler. */
 export async function createChatCompletion(ctx: RequestContext): Promise<Response> {
-  const { config, logger, clock } = ctx.services;
+  const { config, clock } = ctx.services;
   const body = ctx.body;
   const req = parseChatRequest(body, config.limits);
   const excludeReasoning = reasoningExcluded(body);
@@ -66,27 +71,15 @@ export async function createChatCompletion(ctx: RequestContext): Promise<Respons
     includeUsage: req.includeUsage,
     excludeReasoning,
   });
-  const response = await untilClientLeaves(
-    ctx,
-    () =>
-      eventStreamResponse(provider.chatStream(req, call), renderer, {
-        abort,
-        signal: call.signal,
-        observe(events) {
-          for (const event of events) if (event.type === "usage") ctx.usage = event.usage;
-          streamed?.add(events);
-        },
-        settleLater: () => ctx.settleLater(),
-        settle({ status, error }) {
-          if (content && streamed) content.output = renderMessage(streamed.parts, excludeReasoning);
-          ctx.settle(status, error);
-        },
-        onUnexpected(error) {
-          logger.error("chat stream failed", error, ctx.requestId);
-          return internalError(ctx.requestId);
-        },
-      }),
-  );
+  const response = await streamAnswer(ctx, provider.chatStream(req, call), renderer, {
+    abort,
+    signal: call.signal,
+    name: "chat",
+    observe: (events) => streamed?.add(events),
+    ended() {
+      if (content && streamed) content.output = renderMessage(streamed.parts, excludeReasoning);
+    },
+  });
   return withDropped(response, call);
 }
 

@@ -8,13 +8,18 @@
 import type { CanonicalRequest } from "../../canonical/conversation.ts";
 import { internalError } from "../../errors.ts";
 import { json } from "../../http/response.ts";
-import { eventStreamResponse } from "../../http/sse_response.ts";
 import type { RequestContext } from "../../pipeline/context.ts";
 import { resolve } from "../../pipeline/resolve.ts";
 import { promptTokens } from "../../providers/simulator/prompt_tokens.ts";
 import type { CallContext, Provider } from "../../providers/types.ts";
 import { loggedMessages, StreamedParts } from "../chat_completions/log_content.ts";
-import { followed, modelCall, untilClientLeaves, withDropped } from "../model_call.ts";
+import {
+  followed,
+  modelCall,
+  streamAnswer,
+  untilClientLeaves,
+  withDropped,
+} from "../model_call.ts";
 import { checkCapabilities } from "./capabilities.ts";
 import { forwardedResponse } from "./forward.ts";
 import { parseMessagesRequest } from "./request.ts";
@@ -78,24 +83,15 @@ export async function createMessage(ctx: RequestContext): Promise<Response> {
     model: record.id,
     estimate: await inputTokens(provider, req, call),
   });
-  const response = await untilClientLeaves(
-    ctx,
-    () =>
-      eventStreamResponse(provider.chatStream(req, call), renderer, {
-        abort,
-        signal: call.signal,
-        observe(events) {
-          for (const event of events) if (event.type === "usage") ctx.usage = event.usage;
-          streamed?.add(events);
-        },
-        settleLater: () => ctx.settleLater(),
-        settle({ status, error }) {
-          if (content && streamed) content.output = contentBlocks(streamed.parts);
-          ctx.settle(status, error);
-        },
-        onUnexpected,
-      }),
-  );
+  const response = await streamAnswer(ctx, provider.chatStream(req, call), renderer, {
+    abort,
+    signal: call.signal,
+    name: "messages",
+    observe: (events) => streamed?.add(events),
+    ended() {
+      if (content && streamed) content.output = contentBlocks(streamed.parts);
+    },
+  });
   return withDropped(response, call);
 }
 

@@ -7,15 +7,14 @@
  */
 import type { CanonicalRequest, Message } from "../../canonical/conversation.ts";
 import type { CanonicalEvent } from "../../canonical/events.ts";
-import { internalError, unsupportedCapability } from "../../errors.ts";
+import { unsupportedCapability } from "../../errors.ts";
 import { json } from "../../http/response.ts";
-import { eventStreamResponse } from "../../http/sse_response.ts";
 import type { Provider } from "../../providers/types.ts";
 import { Reader } from "../../validation/reader.ts";
 import { decodeImages, type PendingImages } from "../chat_completions/images.ts";
 import { loggedMessages } from "../chat_completions/log_content.ts";
 import { DEFAULT_MAX_TOKENS } from "../../canonical/conversation.ts";
-import { followed, untilClientLeaves, withDropped } from "../model_call.ts";
+import { followed, streamAnswer, untilClientLeaves, withDropped } from "../model_call.ts";
 import { ResultCollector } from "./collect.ts";
 import { type InputUses, parseInput } from "./input.ts";
 import { endingOf, renderOutput, renderResponse, type ResponseHead, responseId } from "./output.ts";
@@ -25,7 +24,7 @@ import { inputItems, keep, type Turn } from "./turn.ts";
 /** Answers the turn with `provider`'s chat or chat stream. */
 export async function answerCanonically(turn: Turn, provider: Provider): Promise<Response> {
   const { ctx, req, record, call } = turn;
-  const { config, clock, logger } = ctx.services;
+  const { config, clock } = ctx.services;
   const pending: PendingImages = { fields: [], parts: [] };
   const history = turn.previous === null
     ? []
@@ -94,26 +93,14 @@ export async function answerCanonically(turn: Turn, provider: Provider): Promise
     const response = renderResponse(head, ending, shown, collector.usage);
     await keep(turn, response, items, renderOutput(collector.parts, head.id, true, incomplete));
   });
-  const response = await untilClientLeaves(
-    ctx,
-    () =>
-      eventStreamResponse(batches, renderer, {
-        abort,
-        signal: call.signal,
-        observe(events) {
-          for (const event of events) if (event.type === "usage") ctx.usage = event.usage;
-        },
-        settleLater: () => ctx.settleLater(),
-        settle({ status, error }) {
-          if (content) content.output = renderOutput(collector.parts, head.id, false);
-          ctx.settle(status, error);
-        },
-        onUnexpected(error) {
-          logger.error("responses stream failed", error, ctx.requestId);
-          return internalError(ctx.requestId);
-        },
-      }),
-  );
+  const response = await streamAnswer(ctx, batches, renderer, {
+    abort,
+    signal: call.signal,
+    name: "responses",
+    ended() {
+      if (content) content.output = renderOutput(collector.parts, head.id, false);
+    },
+  });
   return withDropped(response, call);
 }
 
