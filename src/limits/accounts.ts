@@ -2,9 +2,11 @@
  * KV entries changed only by optimistic transactions, one queue per entry (the token ledger's
  * counters, the concurrency leases). The changes of one entry that wait together in a process
  * are decided in order against its current value and committed at once, through the group
- * commit; if another process changed the entry meanwhile, the value is read again and the batch
- * decided again. A process that wrote an entry last knows its value and skips the read (a
- * batch that would write nothing, a refusal, reads first: only a commit proves a copy current).
+ * commit; if another process changed the entry meanwhile, the batch is decided again on the
+ * value read after the failed commit. A process that wrote an entry last knows its value and
+ * skips the read, and one that never saw the entry takes it to be absent, which the commit's
+ * check proves (a batch that would write nothing, a refusal, reads first: only a commit proves a
+ * copy current).
  */
 import type { ApiError } from "../errors.ts";
 import { kvBackoff, retryWhileBusy } from "../kv/busy.ts";
@@ -44,6 +46,8 @@ const SETTLE_BUDGET_MS = 5000;
 
 class Account<V, C> {
   known = false;
+  /** Whether the next decision may take the entry to be absent instead of reading it. */
+  guess = true;
   value: V | null = null;
   versionstamp: string | null = null;
   queue: C[] = [];
@@ -105,7 +109,12 @@ export class Accounts<V, C extends Pending> {
     const giveUpAt = performance.now() + SETTLE_BUDGET_MS;
     let fresh = false;
     for (let attempt = 1;; attempt++) {
-      if (!account.known) {
+      if (!account.known && account.guess) {
+        account.guess = false;
+        account.value = null;
+        account.versionstamp = null;
+        account.known = true;
+      } else if (!account.known) {
         const entry = await retryWhileBusy(() => kv.get<V>(account.key));
         account.value = entry.value;
         account.versionstamp = entry.versionstamp;
@@ -136,9 +145,19 @@ export class Accounts<V, C extends Pending> {
         for (const done of decision.outcomes) done();
         return;
       }
-      // Another process changed the entry, or held the lock: read and decide again.
-      account.known = false;
       if (performance.now() > giveUpAt) throw this.#options.busy();
+      if (outcome.kind === "conflict") {
+        // Another process changed the entry: decide again on what was read after the failure,
+        // at once the first time (the conflict of a guess is no contention).
+        const entry = outcome.entries[0]!;
+        account.value = entry.value as V | null;
+        account.versionstamp = entry.versionstamp;
+        fresh = true;
+        if (attempt > 1) await kvBackoff(attempt - 1);
+        continue;
+      }
+      // Another process held the lock: read and decide again.
+      account.known = false;
       await kvBackoff(attempt);
     }
   }

@@ -6,9 +6,10 @@
  *
  * Each write is optimistic: it carries the checks that its decision rests on (the counter's
  * versionstamp, and a key record's). Deno KV says only that some check of an operation failed,
- * not which; after a failed commit the checked keys are read again, the writes whose keys
- * changed are answered `conflict` (their subjects decide again), and the others go, unchanged
- * and first, into the next commit.
+ * not which; after a failed commit the checked keys are read again (in `getMany`s of ten), the
+ * writes whose keys changed are answered `conflict` with what was read (their subjects decide
+ * again on it, with no read of their own), and the others go, unchanged and first, into the
+ * next commit.
  */
 import { isKvBusy } from "../kv/busy.ts";
 import { timed } from "../kv/timed.ts";
@@ -27,10 +28,12 @@ export interface CounterWrite {
 }
 
 /** How a write ended: committed (with the commit's versionstamp); refused by a check that no
- * longer holds (`conflict`); or not tried because KV was busy (another process held the lock). */
+ * longer holds (`conflict`, with the checked keys' entries as read after the failure, in the
+ * order of the write's checks); or not tried because KV was busy (another process held the
+ * lock). */
 export type WriteOutcome =
   | { kind: "committed"; versionstamp: string }
-  | { kind: "conflict" }
+  | { kind: "conflict"; entries: Deno.KvEntryMaybe<unknown>[] }
   | { kind: "busy" };
 
 interface Pending {
@@ -109,40 +112,40 @@ export class GroupCommit {
       for (const p of group) p.resolve(outcome);
       return;
     }
-    if (group.length === 1) {
-      group[0]!.resolve({ kind: "conflict" });
-      return;
-    }
-    let changed: boolean[];
+    let entries: Deno.KvEntryMaybe<unknown>[][];
     try {
-      changed = await this.#changed(group);
+      entries = await this.#reread(group);
     } catch (e) {
-      for (const p of group) p.reject(e);
+      for (const p of group) isKvBusy(e) ? p.resolve({ kind: "busy" }) : p.reject(e);
       return;
     }
     const retry: Pending[] = [];
-    group.forEach((p, i) => changed[i] ? p.resolve({ kind: "conflict" }) : retry.push(p));
+    group.forEach((p, i) => {
+      const read = entries[i]!;
+      const changed = p.write.checks.some((check, j) =>
+        read[j]!.versionstamp !== check.versionstamp
+      );
+      if (changed) p.resolve({ kind: "conflict", entries: read });
+      else retry.push(p);
+    });
     // A failed commit had a failed check, which a later read shows; should none show (it
     // cannot), every write decides again rather than loop.
     if (retry.length === group.length) {
-      for (const p of group) p.resolve({ kind: "conflict" });
+      group.forEach((p, i) => p.resolve({ kind: "conflict", entries: entries[i]! }));
       return;
     }
     this.#queue.unshift(...retry);
   }
 
-  /** For each write of `group`, whether a key it checks has changed since its decision. */
-  async #changed(group: Pending[]): Promise<boolean[]> {
-    const checks = group.flatMap((p) => p.write.checks);
+  /** For each write of `group`, the current entries of the keys it checks. */
+  async #reread(group: Pending[]): Promise<Deno.KvEntryMaybe<unknown>[][]> {
+    const keys = group.flatMap((p) => p.write.checks.map((c) => c.key));
     const reads: Promise<Deno.KvEntryMaybe<unknown>[]>[] = [];
-    for (let i = 0; i < checks.length; i += MAX_READ) {
-      reads.push(this.#kv.getMany(checks.slice(i, i + MAX_READ).map((c) => c.key)));
+    for (let i = 0; i < keys.length; i += MAX_READ) {
+      reads.push(this.#kv.getMany(keys.slice(i, i + MAX_READ)));
     }
-    const entries = (await Promise.all(reads)).flat();
+    const all = (await Promise.all(reads)).flat();
     let i = 0;
-    return group.map((p) =>
-      p.write.checks.map((check) => entries[i++]!.versionstamp !== check.versionstamp)
-        .some(Boolean)
-    );
+    return group.map((p) => p.write.checks.map(() => all[i++]!));
   }
 }

@@ -100,6 +100,9 @@ interface Block {
 class Group {
   /** Whether `counts`/`versionstamp` mirror a KV state this process read or wrote. */
   known = false;
+  /** Whether the next decision may take the counter to be absent instead of reading it (a
+   * subject new to this process; see `#settle`). */
+  guess = true;
   counts: Counts | null = null;
   versionstamp: string | null = null;
   queue: Waiter[] = [];
@@ -236,7 +239,15 @@ export class RateLimiter {
     let fresh = false;
     const giveUpAt = performance.now() + SETTLE_BUDGET_MS;
     for (let attempt = 1;; attempt++) {
-      if (!group.known) {
+      if (!group.known && group.guess) {
+        // A subject this process has not seen is taken to have no counter yet: the commit's
+        // check (versionstamp null) proves it, and a counter that does exist comes back with
+        // the conflict. A new client costs one shared commit and no read.
+        group.guess = false;
+        group.counts = null;
+        group.versionstamp = null;
+        group.known = true;
+      } else if (!group.known) {
         const failure = await retryWhileBusy(() => this.#read(group));
         if (failure) {
           for (const waiter of batch) waiter.reject(failure);
@@ -286,9 +297,22 @@ export class RateLimiter {
         value: next,
         expireIn: next[2] + WINDOWS[1].ms - now + EXPIRY_SLACK_MS,
       });
-      if (outcome.kind !== "committed") {
-        // Another process changed the counter (or the key) since we read it, or held the
-        // lock: read again and decide again, after a short jittered pause.
+      if (outcome.kind === "conflict") {
+        // Another process changed the counter (or the key) since we read it: decide again on
+        // the entries read after the failed commit, at once the first time (the conflict of a
+        // guess is no contention), after a short jittered pause from then on.
+        const failure = this.#adopt(group, outcome.entries[0]!, outcome.entries[1]);
+        if (failure) {
+          for (const waiter of batch) waiter.reject(failure);
+          return;
+        }
+        fresh = true;
+        if (performance.now() > giveUpAt) throw busy();
+        if (attempt > 1) await kvBackoff(attempt - 1);
+        continue;
+      }
+      if (outcome.kind === "busy") {
+        // Another process held the lock: read again and decide again, after a short pause.
         group.known = false;
         if (performance.now() > giveUpAt) throw busy();
         await kvBackoff(attempt);
@@ -313,29 +337,35 @@ export class RateLimiter {
   /** Reads the counter (and the key record) from KV; returns the error for the batch when
    * the key is gone or disabled. */
   async #read(group: Group): Promise<ApiError | null> {
-    if (group.key === null) {
-      const entry = await this.#kv.get<Counts>(group.counterKey);
-      group.counts = entry.value;
-      group.versionstamp = entry.versionstamp;
-      group.known = true;
-      return null;
-    }
-    const hash = group.key.hash;
+    if (group.key === null) return this.#adopt(group, await this.#kv.get<Counts>(group.counterKey));
     const [counter, key] = await this.#kv.getMany<[Counts, KeyRecord]>([
       group.counterKey,
-      keyRecordKey(hash),
+      keyRecordKey(group.key.hash),
     ]);
-    group.counts = counter.value;
+    return this.#adopt(group, counter, key);
+  }
+
+  /** Takes KV's `counter` entry (and, for a key, its record `key`) as the group's state; returns
+   * the error for the batch when the key is gone or disabled. */
+  #adopt(
+    group: Group,
+    counter: Deno.KvEntryMaybe<unknown>,
+    key?: Deno.KvEntryMaybe<unknown>,
+  ): ApiError | null {
+    group.counts = counter.value as Counts | null;
     group.versionstamp = counter.versionstamp;
     group.known = true;
-    if (key.value === null || key.versionstamp === null) {
+    if (group.key === null) return null;
+    const hash = group.key.hash;
+    if (!key || key.value === null || key.versionstamp === null) {
       this.#keys.forget(hash);
       group.known = false;
       return unknownKey();
     }
-    group.key = { hash, record: key.value, versionstamp: key.versionstamp };
+    const record = key.value as KeyRecord;
+    group.key = { hash, record, versionstamp: key.versionstamp };
     this.#keys.remember(group.key);
-    if (key.value.disabled) {
+    if (record.disabled) {
       group.known = false;
       return disabledKey();
     }

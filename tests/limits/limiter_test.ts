@@ -97,9 +97,26 @@ Deno.test("50 concurrent anonymous chat requests: exactly 10 admitted, remaining
     assert.equal(headers.get("x-ratelimit-reset-requests"), "1m0s");
   }
   // The group yields to the event loop once before settling, so all 50 (made in one turn)
-  // are settled together: one read, and one commit grants 10 and refuses 40.
+  // are settled together: a subject new to the process is taken to have no counter (no read),
+  // and one commit, checking that, grants 10 and refuses 40.
   assert.equal(t.counts.commits, 1);
+  assert.equal(t.counts.reads, 0);
+});
+
+Deno.test("a subject new to this process but counted by another is decided on the entry read after the failed commit", async () => {
+  using t = await setup();
+  for (let i = 0; i < 9; i++) assert.equal((await attempt(t.other.limiter, "chat")).status, 200);
+  t.counts.commits = 0;
+  t.counts.reads = 0;
+  // This instance has never seen the subject: it takes the counter to be absent, its commit's
+  // check fails, and the group commit's read of the counter (9 of 10) decides the batch.
+  const outcomes = await Promise.all(Array.from({ length: 3 }, () => attempt(t.limiter, "chat")));
+  assert.equal(admitted(outcomes), 1);
+  assert.deepEqual(outcomes.map((o) => o.status).sort(), [200, 429, 429]);
+  assert.equal(t.counts.commits, 2);
   assert.equal(t.counts.reads, 1);
+  const stored = await t.kv.get<number[]>(["ratelimit", "chat", "ip", "203.0.113.7"]);
+  assert.equal(stored.value![1], 10);
 });
 
 Deno.test("two instances on one KV never over-admit, sequentially or concurrently", async () => {
