@@ -2,6 +2,7 @@ import { createChatCompletion } from "./api/chat_completions/route.ts";
 import { countMessageTokens, createMessage } from "./api/messages/route.ts";
 import { AdminToken } from "./auth/admin_token.ts";
 import { KeyStore } from "./auth/keys.ts";
+import { ModelDiscovery } from "./catalogue/discovery.ts";
 import { Catalogue } from "./catalogue/store.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import type { Config } from "./config.ts";
@@ -209,6 +210,15 @@ export async function createApp(deps: AppDeps): Promise<App> {
     ...(deps.cataloguePollMs !== undefined ? { pollMs: deps.cataloguePollMs } : {}),
   });
   if (deps.seed !== false) await catalogue.seed(config.models);
+  // Lists the upstreams of `discover: true` providers once the app is built (after bind).
+  const discovery = new ModelDiscovery({
+    config: config.providers,
+    providers,
+    catalogue,
+    clock,
+    logger,
+  });
+  discovery.start();
 
   const keys = new KeyStore(kv, clock, {
     onError: (e) => logger.error("could not record a key's last use", e),
@@ -298,6 +308,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
       kvHealth.close();
       leases.close();
       disconnects.close();
+      discovery.close();
       catalogue.close();
       providers.close();
       await logger.flush();
