@@ -210,15 +210,6 @@ export async function createApp(deps: AppDeps): Promise<App> {
     ...(deps.cataloguePollMs !== undefined ? { pollMs: deps.cataloguePollMs } : {}),
   });
   if (deps.seed !== false) await catalogue.seed(config.models);
-  // Lists the upstreams of `discover: true` providers once the app is built (after bind).
-  const discovery = new ModelDiscovery({
-    config: config.providers,
-    providers,
-    catalogue,
-    clock,
-    logger,
-  });
-  discovery.start();
 
   const keys = new KeyStore(kv, clock, {
     onError: (e) => logger.error("could not record a key's last use", e),
@@ -299,6 +290,17 @@ export async function createApp(deps: AppDeps): Promise<App> {
     // The outermost step is async: this is its promise, not a new one.
     return Promise.resolve(run(ctx));
   }
+
+  // Lists the upstreams of `discover: true` providers from the next task on, so
+  // that the first listing never delays the listener (main.ts binds before it runs).
+  const discovery = new ModelDiscovery({
+    config: config.providers,
+    providers,
+    catalogue,
+    clock,
+    logger,
+  });
+  discovery.start();
 
   return {
     handler,
