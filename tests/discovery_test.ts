@@ -9,6 +9,7 @@ import { eventually } from "./support/eventually.ts";
 import { startFakeAnthropic } from "./support/fake_anthropic.ts";
 import { startFakeGemini } from "./support/fake_gemini.ts";
 import { startFakeOpenAI } from "./support/fake_openai.ts";
+import { fakeProviders } from "./support/gateway.ts";
 import { createKey } from "./support/sdk_gateway.ts";
 import { startServer, testConfig, type TestServer } from "./support/server.ts";
 
@@ -26,47 +27,19 @@ async function discoveringGateway() {
   };
   const server = await startServer({
     config: testConfig((raw) => {
-      (raw.providers as unknown[]).push(
-        {
-          id: "oa",
-          style: "openai",
-          base_url: `${openai.url}/v1`,
-          api_key_env: "OA_KEY",
-          discover: true,
-        },
-        {
-          id: "an",
-          style: "anthropic",
-          base_url: anthropic.url,
-          api_key_env: "AN_KEY",
-          discover: true,
-          discover_access: "preview",
-        },
-        {
-          id: "ge",
-          style: "gemini",
-          base_url: gemini.url,
-          api_key_env: "GE_KEY",
-          discover: true,
-          discover_prefix: "g-",
-          discover_access: "public",
-        },
-      );
+      const [oa, an, ge] = fakeProviders(openai, anthropic, { discover: true }, gemini);
+      Object.assign(an!, { discover_access: "preview" });
+      Object.assign(ge!, { discover_prefix: "g-", discover_access: "public" });
+      (raw.providers as unknown[]).push(oa, an, ge);
     }),
     env: (name) => keys[name],
   });
   const key = await createKey(server);
-  // The first listing runs after start, off the request path.
+  // The first listings run after start, off the request path.
+  const { catalogue } = server.app.services;
   await eventually(
-    () => server.app.services.catalogue.get("g-gemini-up") ? true : undefined,
-    "the first listings",
-  );
-  await eventually(
-    () => server.app.services.catalogue.get("an/claude-up") ? true : undefined,
-    "the first listings",
-  );
-  await eventually(
-    () => server.app.services.catalogue.get("oa/gpt-up") ? true : undefined,
+    () =>
+      ["oa/gpt-up", "an/claude-up", "g-gemini-up"].every((id) => catalogue.get(id)) || undefined,
     "the first listings",
   );
   return {

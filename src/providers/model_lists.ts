@@ -122,21 +122,18 @@ export function readAnthropicModels(page: unknown): ListedModel[] {
 }
 
 /** `GET /v1/models?limit=1000`, then `&after_id={last_id}` while `has_more`. */
-export async function listAnthropicModels(
+export function listAnthropicModels(
   upstream: Upstream,
   signal: AbortSignal,
 ): Promise<ListedModel[]> {
-  const listed: ListedModel[] = [];
-  let after: string | null = null;
-  for (let pages = 0; pages < MAX_PAGES; pages++) {
-    const query = after === null ? "" : `&after_id=${encodeURIComponent(after)}`;
-    const page = await upstream.json(listing(`/v1/models?limit=${PAGE_SIZE}${query}`, signal));
-    listed.push(...readAnthropicModels(page));
-    const last = (page as JsonObject).last_id;
-    if ((page as JsonObject).has_more !== true || typeof last !== "string") break;
-    after = last;
-  }
-  return listed;
+  return everyPage(upstream, signal, {
+    path: (after) =>
+      `/v1/models?limit=${PAGE_SIZE}` +
+      (after === null ? "" : `&after_id=${encodeURIComponent(after)}`),
+    read: readAnthropicModels,
+    next: (page) =>
+      page.has_more === true && typeof page.last_id === "string" ? page.last_id : null,
+  });
 }
 
 /**
@@ -162,21 +159,45 @@ export function readGeminiModels(page: unknown): ListedModel[] {
 }
 
 /** `GET /v1beta/models?pageSize=1000`, then `&pageToken={nextPageToken}` while one is given. */
-export async function listGeminiModels(
+export function listGeminiModels(
   upstream: Upstream,
   signal: AbortSignal,
 ): Promise<ListedModel[]> {
+  return everyPage(upstream, signal, {
+    path: (token) =>
+      `/v1beta/models?pageSize=${PAGE_SIZE}` +
+      (token === null ? "" : `&pageToken=${encodeURIComponent(token)}`),
+    read: readGeminiModels,
+    next: (page) =>
+      typeof page.nextPageToken === "string" && page.nextPageToken !== ""
+        ? page.nextPageToken
+        : null,
+  });
+}
+
+/** How a paginated list is read. */
+interface Pages {
+  /** The path of the page at `cursor` (`null`: the first). */
+  path(cursor: string | null): string;
+  /** The models of a page (a page that is not an object is malformed). */
+  read(page: unknown): ListedModel[];
+  /** The cursor of the page after this one, or `null` when it is the last. */
+  next(page: JsonObject): string | null;
+}
+
+/** The models of every page of a list, `MAX_PAGES` at most. */
+async function everyPage(
+  upstream: Upstream,
+  signal: AbortSignal,
+  pages: Pages,
+): Promise<ListedModel[]> {
   const listed: ListedModel[] = [];
-  let token: string | null = null;
-  for (let pages = 0; pages < MAX_PAGES; pages++) {
-    const query = token === null ? "" : `&pageToken=${encodeURIComponent(token)}`;
-    const page = await upstream.json(
-      listing(`/v1beta/models?pageSize=${PAGE_SIZE}${query}`, signal),
-    );
-    listed.push(...readGeminiModels(page));
-    const next = (page as JsonObject).nextPageToken;
-    if (typeof next !== "string" || next === "") break;
-    token = next;
+  let cursor: string | null = null;
+  for (let n = 0; n < MAX_PAGES; n++) {
+    const page = await upstream.json(listing(pages.path(cursor), signal));
+    listed.push(...pages.read(page));
+    cursor = pages.next(page as JsonObject);
+    if (cursor === null) break;
   }
   return listed;
 }
