@@ -174,3 +174,30 @@ Deno.test("/admin/models marks discovered models; disabling one through the admi
   assert.ok(!ids.includes("oa/gpt-4o-mini"));
   assert.equal((await chat(g.server, "oa/gpt-4o-mini", g.key)).status, 404);
 });
+
+Deno.test("a slow listing does not hold up start or requests; closing the app stops it", async () => {
+  await using openai = startFakeOpenAI();
+  openai.faults = [{ delayMs: 60_000 }];
+  const server = await startServer({
+    config: testConfig((raw) => {
+      (raw.providers as unknown[]).push({
+        id: "oa",
+        style: "openai",
+        base_url: `${openai.url}/v1`,
+        api_key_env: "OA_KEY",
+        discover: true,
+      });
+    }),
+    env: (name) => name === "OA_KEY" ? openai.apiKey : undefined,
+  });
+  try {
+    await eventually(() => openai.received.length > 0 || undefined, "the first listing to start");
+    const models = await get(server, "/v1/models", null);
+    assert.equal(models.status, 200);
+    assert.ok(listedIds(models.body).includes("sim-chat"));
+    assert.ok(!listedIds(models.body).some((id) => id.startsWith("oa/")));
+  } finally {
+    await server.close();
+  }
+  assert.equal(await openai.last.gone.then(() => openai.last.wentAway), true);
+});
