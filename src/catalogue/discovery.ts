@@ -6,14 +6,14 @@
  * so no instance can clobber another's catalogue, and a restart lists again.
  */
 import type { Clock } from "../clock.ts";
-import { MODEL_ID, type ProviderConfig } from "../config.ts";
+import { type DiscoveryConfig, MODEL_ID, type ProviderConfig } from "../config.ts";
 import type { Logger } from "../log/logger.ts";
 import type { Providers } from "../providers/registry.ts";
 import type { ListedModel } from "../providers/types.ts";
 import type { ModelRecord } from "./model.ts";
 import type { Catalogue } from "./store.ts";
 
-/** Seconds before a failed listing is tried again (or the interval, if shorter). */
+/** Seconds before a failed listing is tried again (no interval is shorter). */
 const RETRY_SECONDS = 60;
 /** The shortest wait between two rounds of the timer, in milliseconds. */
 const MIN_WAIT_MS = 1000;
@@ -31,7 +31,7 @@ export interface DiscoveryOptions {
 /** One provider that discovers, and what its last good listing found. */
 interface Source {
   config: ProviderConfig;
-  prefix: string;
+  settings: DiscoveryConfig;
   list(signal: AbortSignal): Promise<ListedModel[]>;
   /** When (clock milliseconds) it is to be listed next. */
   due: number;
@@ -69,7 +69,7 @@ export class ModelDiscovery {
       }
       this.#sources.push({
         config,
-        prefix: config.discovery.prefix,
+        settings: config.discovery,
         list: provider.listModels.bind(provider),
         due: this.#clock.now(),
         records: [],
@@ -114,21 +114,18 @@ export class ModelDiscovery {
   }
 
   async #list(source: Source): Promise<void> {
-    const { id, discovery } = source.config;
-    const interval = discovery!.interval_seconds;
     const started = this.#clock.now();
     try {
       const listed = await source.list(this.#stop.signal);
       source.records = this.#records(source, listed);
-      source.due = started + interval * 1000;
+      source.due = started + source.settings.interval_seconds * 1000;
     } catch (e) {
       if (this.#stop.signal.aborted) return;
-      const retry = Math.min(interval, RETRY_SECONDS);
-      source.due = started + retry * 1000;
+      source.due = started + RETRY_SECONDS * 1000;
       this.#logger.warn(
-        `model discovery: provider "${id}" could not list its models (${
+        `model discovery: provider "${source.config.id}" could not list its models (${
           e instanceof Error ? e.message : String(e)
-        }); keeping the ${source.records.length} of its last listing, trying again in ${retry} s`,
+        }); keeping the ${source.records.length} of its last listing, trying again in ${RETRY_SECONDS} s`,
       );
     }
   }
@@ -136,7 +133,8 @@ export class ModelDiscovery {
   /** The catalogue records of a listing; `created`, when the upstream gives none, is when
    * this process first saw the model. */
   #records(source: Source, listed: readonly ListedModel[]): ModelRecord[] {
-    const { config, prefix } = source;
+    const { config } = source;
+    const { prefix, access } = source.settings;
     const before = new Map(source.records.map((r) => [r.upstream_model, r]));
     const now = Math.floor(this.#clock.now() / 1000);
     const records = new Map<string, ModelRecord>();
@@ -159,7 +157,7 @@ export class ModelDiscovery {
         image_input: model.imageInput ?? false,
         function_calling: model.functionCalling ?? false,
         image_generation: null,
-        access: config.discovery!.access,
+        access,
         featured: false,
         labels: [],
         context_length: model.contextLength,
