@@ -2,6 +2,7 @@ import { createChatCompletion } from "./api/chat_completions/route.ts";
 import { countMessageTokens, createMessage } from "./api/messages/route.ts";
 import { AdminToken } from "./auth/admin_token.ts";
 import { KeyStore } from "./auth/keys.ts";
+import { ModelDiscovery } from "./catalogue/discovery.ts";
 import { Catalogue } from "./catalogue/store.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import type { Config } from "./config.ts";
@@ -290,6 +291,17 @@ export async function createApp(deps: AppDeps): Promise<App> {
     return Promise.resolve(run(ctx));
   }
 
+  // Lists the upstreams of `discover: true` providers from the next task on, so
+  // that the first listing never delays the listener (main.ts binds before it runs).
+  const discovery = new ModelDiscovery({
+    config: config.providers,
+    providers,
+    catalogue,
+    clock,
+    logger,
+  });
+  discovery.start();
+
   return {
     handler,
     services,
@@ -298,6 +310,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
       kvHealth.close();
       leases.close();
       disconnects.close();
+      discovery.close();
       catalogue.close();
       providers.close();
       await logger.flush();

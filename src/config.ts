@@ -101,6 +101,20 @@ export interface ProviderConfig {
   max_response_bytes: number;
   /** Bytes one SSE event (or line) of an upstream stream may have. */
   max_event_bytes: number;
+  /** Present when the provider has `discover: true`: how the models its upstream lists are
+   * offered (src/catalogue/discovery.ts). */
+  discovery?: DiscoveryConfig;
+}
+
+/** A provider's model discovery (`discover_prefix`, `discover_access`,
+ * `discover_interval_seconds`). */
+export interface DiscoveryConfig {
+  /** Put before each upstream id to make the catalogue id (default `"<provider id>/"`). */
+  prefix: string;
+  /** The access level of the models found (default `key`). */
+  access: Access;
+  /** Seconds between two listings. */
+  interval_seconds: number;
 }
 
 export interface ImageGenerationConfig {
@@ -338,6 +352,48 @@ const DEFAULT_BASE_URL: Record<ProviderStyle, string> = {
   simulator: "",
 };
 
+/** The styles whose upstream lists its models (`discover: true`). */
+const DISCOVERING_STYLES: ReadonlySet<ProviderStyle> = new Set(["openai", "anthropic", "gemini"]);
+const DISCOVERY_FIELDS = ["discover_prefix", "discover_access", "discover_interval_seconds"];
+/** A model id prefix: empty, or the start of a model id (see `MODEL_ID`), 64 characters at most. */
+const DISCOVER_PREFIX = {
+  optional: true,
+  maxLength: 64,
+  pattern: /^(?:[A-Za-z0-9][A-Za-z0-9._:\/-]*)?$/,
+  format:
+    `"" or the start of a model id: letters, digits and . _ : / - (starting with a letter or digit)`,
+} as const;
+
+/** A provider's `discover` and the fields that go with it; `undefined` when it is off. */
+function readDiscovery(f: Fields, id: string, style: ProviderStyle): DiscoveryConfig | undefined {
+  const discover = f.boolean("discover", OPTIONAL) ?? false;
+  if (!discover) {
+    const stray = DISCOVERY_FIELDS.find((name) => f.has(name));
+    if (stray) throw f.get(stray).invalid("only a provider with discover: true uses it");
+    return undefined;
+  }
+  if (!DISCOVERING_STYLES.has(style)) {
+    throw f.get("discover").invalid(
+      `style ${style} has no model list to read; discover works with openai, anthropic and gemini`,
+    );
+  }
+  const prefix = f.string("discover_prefix", DISCOVER_PREFIX) ?? `${id}/`;
+  if (!DISCOVER_PREFIX.pattern.test(prefix) || prefix.length > DISCOVER_PREFIX.maxLength) {
+    throw f.get("discover").invalid(
+      `the default discover_prefix ${
+        quote(prefix)
+      } (the provider id and "/") cannot start a model id; set discover_prefix`,
+    );
+  }
+  return {
+    prefix,
+    access: f.oneOf("discover_access", ACCESS_LEVELS, OPTIONAL) ?? "key",
+    interval_seconds:
+      f.integer("discover_interval_seconds", { optional: true, min: 60, max: 604_800 }) ??
+        3600,
+  };
+}
+
 function readProvider(r: Reader): ProviderConfig {
   const f = r.object();
   const id = f.string("id", TEXT);
@@ -363,6 +419,8 @@ function readProvider(r: Reader): ProviderConfig {
     max_event_bytes: f.integer("max_event_bytes", { optional: true, min: 1024 }) ??
       8 * 1024 * 1024,
   };
+  const discovery = readDiscovery(f, id, style);
+  if (discovery) provider.discovery = discovery;
   if (remote) {
     const base = f.get("base_url");
     const url = base.string({ ...OPTIONAL_TEXT, maxLength: 2048 }) ?? DEFAULT_BASE_URL[style];
@@ -471,7 +529,8 @@ function readThresholds(r: Reader): Partial<Record<ModerationCategory, number>> 
   return out;
 }
 
-const MODEL_ID = {
+/** The rule of a model id (config, admin API, discovered models). */
+export const MODEL_ID = {
   pattern: /^[A-Za-z0-9][A-Za-z0-9._:\/-]{0,127}$/,
   format:
     "a model id of letters, digits and . _ : / - (at most 128, starting with a letter or digit)",

@@ -7,8 +7,9 @@ export interface ModelRecord extends Omit<ModelConfig, "created" | "default_max_
   /** The config's `default_max_tokens`; absent from records stored before the field existed
    * (read as `null`). */
   default_max_tokens?: number | null;
-  /** Where the record came from: seeded from the config file, or put through the admin API. */
-  source: "config" | "admin";
+  /** Where the record came from: seeded from the config file, put through the admin API, or
+   * (never stored in KV) found in an upstream's model list by this process (discovery.ts). */
+  source: "config" | "admin" | "discovery";
   /** For a config-owned record: the fingerprint of the config entry it was seeded from, so a
    * changed entry updates it (absent on records stored before seeding tracked it). */
   config_hash?: string;

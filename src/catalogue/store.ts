@@ -26,6 +26,8 @@ export class Catalogue {
   readonly #kv: Deno.Kv;
   readonly #clock: Clock;
   #models = new Map<string, ModelRecord>();
+  /** Models found by discovery (discovery.ts): offered beside the KV records, never stored. */
+  #discovered = new Map<string, ModelRecord>();
   #version: bigint | null = null;
   #timer: ReturnType<typeof setTimeout> | undefined;
   /** Stops the kv.watch (its stream is locked by pipeTo, so cancel() would not). */
@@ -124,14 +126,25 @@ export class Catalogue {
     }
   }
 
-  /** The record for a model id, from the in-process copy. */
+  /** The record for a model id, from the in-process copy: the KV record, else the discovered
+   * model (a KV record, even a disabled one, hides a discovered model of the same id). */
   get(id: string): ModelRecord | undefined {
-    return this.#models.get(id);
+    return this.#models.get(id) ?? this.#discovered.get(id);
   }
 
-  /** All records, in id order. */
+  /** All records (KV records, and the discovered models they do not hide), in id order. */
   all(): ModelRecord[] {
-    return [...this.#models.values()];
+    const records = [...this.#models.values()];
+    if (this.#discovered.size === 0) return records;
+    for (const record of this.#discovered.values()) {
+      if (!this.#models.has(record.id)) records.push(record);
+    }
+    return records.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+
+  /** Replaces this process's discovered models (never written to KV; see discovery.ts). */
+  setDiscovered(records: readonly ModelRecord[]): void {
+    this.#discovered = new Map(records.map((record) => [record.id, record]));
   }
 
   /** Creates or replaces a model record in KV; every instance sees it on its next refresh. */

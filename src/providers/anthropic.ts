@@ -7,10 +7,12 @@ import { toAnthropicRequest } from "./anthropic_request.ts";
 import { fromAnthropicMessage } from "./anthropic_response.ts";
 import { AnthropicStreamTranslator } from "./anthropic_stream.ts";
 import { EventBatches } from "./event_batches.ts";
+import { listAnthropicModels } from "./model_lists.ts";
 import type {
   CallContext,
   ForwardedAnswer,
   ForwardedCall,
+  ListedModel,
   Provider,
   ProviderDeps,
 } from "./types.ts";
@@ -59,6 +61,11 @@ export class AnthropicProvider implements Provider {
 
   forwardMessages(call: ForwardedCall, ctx: CallContext): Promise<ForwardedAnswer> {
     return this.#forwarder.forward(call, ctx);
+  }
+
+  /** `GET /v1/models`, every page; see model_lists.ts. */
+  listModels(signal: AbortSignal): Promise<ListedModel[]> {
+    return listAnthropicModels(this.#upstream, signal);
   }
 
   async chat(req: CanonicalRequest, ctx: CallContext): Promise<CanonicalResult> {

@@ -7,7 +7,8 @@ import { EventBatches } from "./event_batches.ts";
 import { toGeminiRequest } from "./gemini_request.ts";
 import { fromGeminiResponse } from "./gemini_response.ts";
 import { GeminiStreamTranslator } from "./gemini_stream.ts";
-import type { CallContext, Provider, ProviderDeps } from "./types.ts";
+import { listGeminiModels } from "./model_lists.ts";
+import type { CallContext, ListedModel, Provider, ProviderDeps } from "./types.ts";
 import {
   chatPost,
   mapStreamError,
@@ -105,6 +106,11 @@ export class GeminiProvider implements Provider {
     const path = modelPath(ctx.upstreamModel, "generateContent");
     const data = await this.#upstream.json(chatPost(ctx, path, body, false));
     return fromGeminiResponse(data, ctx.requestId);
+  }
+
+  /** `GET /v1beta/models`, every page; see model_lists.ts. */
+  listModels(signal: AbortSignal): Promise<ListedModel[]> {
+    return listGeminiModels(this.#upstream, signal);
   }
 
   chatStream(req: CanonicalRequest, ctx: CallContext): AsyncIterable<CanonicalEvent[]> {

@@ -5,12 +5,13 @@ import type { SseEvent } from "../http/sse.ts";
 import type { ImageRequest, ModerationRequest, ModerationResult } from "../types/openai.ts";
 import { EventBatches } from "./event_batches.ts";
 import { openAIGenerateImages } from "./openai_images.ts";
+import { listOpenAIModels } from "./model_lists.ts";
 import { openAIModerate } from "./openai_moderation.ts";
 import { fromOpenAICompletion } from "./openai_response.ts";
 import { toOpenAIRequest } from "./openai_request.ts";
 import { OpenAIStreamTranslator } from "./openai_stream.ts";
 import { passResponses, type ResponsesAnswer } from "./openai_responses.ts";
-import type { CallContext, Provider, ProviderDeps } from "./types.ts";
+import type { CallContext, ListedModel, Provider, ProviderDeps } from "./types.ts";
 import {
   chatPost,
   mapStreamError,
@@ -114,6 +115,11 @@ export class OpenAIProvider implements Provider {
     });
     for (const name of dropped) ctx.dropped.add(name);
     return chatPost(ctx, "/chat/completions", body, stream);
+  }
+
+  /** `GET /models`; see model_lists.ts. */
+  listModels(signal: AbortSignal): Promise<ListedModel[]> {
+    return listOpenAIModels(this.#upstream, signal);
   }
 
   /** `POST /moderations`; see openai_moderation.ts. */

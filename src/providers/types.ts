@@ -64,6 +64,20 @@ export interface Provider {
   /** Back ends that speak the Messages API: a Messages front door's call forwarded as the
    * client wrote it, with only the model id rewritten (DESIGN §6.2's same-protocol path). */
   forwardMessages?(call: ForwardedCall, ctx: CallContext): Promise<ForwardedAnswer>;
+  /** The chat models the upstream lists (model discovery, `discover: true`); every page read. */
+  listModels?(signal: AbortSignal): Promise<ListedModel[]>;
+}
+
+/** A chat model an upstream lists, with what it states about it (`null`: not stated). */
+export interface ListedModel {
+  /** The upstream's id for it. */
+  id: string;
+  /** When it was made, in Unix seconds. */
+  created: number | null;
+  /** Its context window, in tokens. */
+  contextLength: number | null;
+  imageInput: boolean | null;
+  functionCalling: boolean | null;
 }
 
 /** A Messages API call as the client made it. */

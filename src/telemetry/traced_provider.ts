@@ -44,6 +44,7 @@ export function tracedProvider(
   };
   if (provider.moderate) traced.moderate = provider.moderate.bind(provider);
   if (provider.generateImages) traced.generateImages = provider.generateImages.bind(provider);
+  if (provider.listModels) traced.listModels = provider.listModels.bind(provider);
   return traced;
 }
 

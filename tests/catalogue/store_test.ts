@@ -192,3 +192,31 @@ kv.close();
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("discovered models are offered beside the KV records, in id order; a KV record of the same id wins, even disabled", async () => {
+  const kv = await Deno.openKv(":memory:");
+  const catalogue = await Catalogue.open({ kv, clock: new FakeClock() });
+  try {
+    await catalogue.put(extraModel("b-kv"));
+    await catalogue.put({ ...extraModel("c-both"), enabled: false });
+    const found = (id: string): ModelRecord => ({ ...extraModel(id), source: "discovery" });
+    catalogue.setDiscovered([found("c-both"), found("a-found"), found("d-found")]);
+    assert.deepEqual(catalogue.all().map((m) => [m.id, m.source]), [
+      ["a-found", "discovery"],
+      ["b-kv", "admin"],
+      ["c-both", "admin"],
+      ["d-found", "discovery"],
+    ]);
+    assert.equal(catalogue.get("c-both")!.enabled, false);
+    assert.equal(catalogue.get("a-found")!.source, "discovery");
+    // Nothing discovered is written to KV.
+    const stored = await Array.fromAsync(kv.list({ prefix: ["catalogue", "model"] }));
+    assert.deepEqual(stored.map((e) => e.key.at(-1)), ["b-kv", "c-both"]);
+    catalogue.setDiscovered([]);
+    assert.deepEqual(catalogue.all().map((m) => m.id), ["b-kv", "c-both"]);
+    assert.equal(catalogue.get("a-found"), undefined);
+  } finally {
+    catalogue.close();
+    kv.close();
+  }
+});

@@ -12,6 +12,7 @@
  */
 import { SchemaSampler } from "../../src/providers/simulator/schema_sample.ts";
 import { FakePromptCache } from "./fake_anthropic_cache.ts";
+import { ANTHROPIC_LISTING, anthropicListRoute } from "./fake_model_lists.ts";
 import {
   FAKE_SIGNING_KEY,
   isRedactedThinkingData,
@@ -891,6 +892,11 @@ export function startFakeAnthropic(options: FakeAnthropicOptions = {}): FakeAnth
       return { kind: "stream", events: anthropicStreamEvents(id, model, r) };
     },
     routes: {
+      "/v1/models": anthropicListRoute(
+        apiKey,
+        typeof version === "string" ? [version] : version,
+        () => fake,
+      ),
       "/v1/messages/count_tokens": {
         check: (headers, body) =>
           checkCountTokensRequest(headers, body, apiKey, version, signingKey),
@@ -913,6 +919,7 @@ export function startFakeAnthropic(options: FakeAnthropicOptions = {}): FakeAnth
     turns: [] as AnthropicTurn[],
     signingKey,
   });
+  fake.listing = structuredClone([...ANTHROPIC_LISTING]);
   return fake;
 }
 

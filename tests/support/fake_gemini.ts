@@ -13,6 +13,7 @@
  * reason in the last.
  */
 import { createHmac } from "node:crypto";
+import { GEMINI_LISTING, geminiListRoute } from "./fake_model_lists.ts";
 import {
   type Conversation,
   defaultScript,
@@ -609,6 +610,7 @@ export function startFakeGemini(options: FakeGeminiOptions = {}): FakeGemini {
     answer: () => {
       throw new Error("the fake Gemini answers through match()");
     },
+    routes: { "/v1beta/models": geminiListRoute(apiKey, () => fake) },
     match(url) {
       const m = PATH.exec(url.pathname);
       if (m === null) return undefined;
@@ -655,5 +657,6 @@ export function startFakeGemini(options: FakeGeminiOptions = {}): FakeGemini {
     models: [] as string[],
   });
   fake.script = defaultScript;
+  fake.listing = structuredClone([...GEMINI_LISTING]);
   return fake;
 }

@@ -23,6 +23,7 @@ import {
 import { FAKE_API_KEY, type FakeOptions, type FakeStyle, FakeUpstream } from "./fake_upstream.ts";
 import { imagesRoute } from "./fake_openai_images.ts";
 import { moderationRoute } from "./fake_openai_moderation.ts";
+import { OPENAI_LISTING, openAIListRoute } from "./fake_model_lists.ts";
 
 type Obj = Record<string, unknown>;
 
@@ -669,10 +670,12 @@ export function startFakeOpenAI(options: FakeOpenAIOptions = {}): FakeOpenAI {
     routes: {
       "/v1/moderations": moderationRoute(apiKey, errorBody),
       "/v1/images/generations": imagesRoute(apiKey),
+      "/v1/models": openAIListRoute(apiKey, () => fake),
     },
     streamError: (type, message) =>
       `data: ${JSON.stringify({ error: { message, type, param: null, code: null } })}\n\n`,
   };
   const fake = Object.assign(new FakeUpstream(style, { ...options, apiKey }), { flavour });
+  fake.listing = structuredClone([...OPENAI_LISTING]);
   return fake;
 }

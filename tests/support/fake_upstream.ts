@@ -67,10 +67,13 @@ export type Answer =
 
 /** One more endpoint of a style, besides its chat path. */
 export interface FakeRoute {
-  /** Checks headers and body against the documented format; returns the violations. */
-  check(headers: Headers, body: unknown): string[];
+  /** Its HTTP method (default `POST`). */
+  method?: "GET" | "POST";
+  /** Checks headers and body (and the URL's query) against the documented format; returns
+   * the violations. */
+  check(headers: Headers, body: unknown, url: URL): string[];
   /** Renders a valid request's answer. */
-  answer(body: Record<string, unknown>): Answer | Promise<Answer>;
+  answer(body: Record<string, unknown>, url: URL): Answer | Promise<Answer>;
 }
 
 /** What a style (OpenAI or Anthropic) plugs into the server. */
@@ -116,6 +119,10 @@ export class FakeUpstream {
   faults: Fault[] = [];
   /** What the model answers. */
   script: Script = defaultScript;
+  /** The models its model list names, as the upstream writes them (fake_model_lists.ts). */
+  listing: Record<string, unknown>[] = [];
+  /** The most models one page of that list gives, whatever was asked for. */
+  listPageMax = 1000;
   sliceBytes: number | null;
   readonly #server: Deno.HttpServer<Deno.NetAddr>;
   readonly #style: FakeStyle;
@@ -186,11 +193,11 @@ export class FakeUpstream {
     const route: FakeRoute | undefined = url.pathname === style.path
       ? { check: style.check, answer: (b) => style.answer(b, this.script) }
       : style.routes?.[url.pathname] ?? style.match?.(url);
-    if (request.method !== "POST" || !route) {
+    if (!route || request.method !== (route.method ?? "POST")) {
       received.violations.push(`unexpected ${request.method} ${url.pathname}`);
       return json(404, style.errorBody(404, "not_found_error", `No route ${url.pathname}`));
     }
-    received.violations.push(...route.check(request.headers, body));
+    received.violations.push(...route.check(request.headers, body, url));
     const fault = this.faults.shift() ?? {};
     if (fault.delayMs) await this.#sleep(fault.delayMs, request.signal);
     if (request.signal.aborted) return new Response(null, { status: 499 });
@@ -221,7 +228,7 @@ export class FakeUpstream {
         headers: { "content-type": "application/json", ...fault.headers },
       });
     }
-    const answer = await route.answer(body as Record<string, unknown>);
+    const answer = await route.answer(body as Record<string, unknown>, url);
     if (answer.kind === "json" && fault.oversizedBytes !== undefined) {
       return oversized(answer.body, fault.oversizedBytes, gone);
     }
