@@ -42,8 +42,13 @@ export function tracedProvider(
       return tracedEvents(span, span.run(() => provider.chatStream(req, call)));
     },
   };
+  // Every optional call is kept: a wrapper that dropped one would silently turn a
+  // pass-through (Responses, Messages) into a translation whenever tracing is on.
   if (provider.moderate) traced.moderate = provider.moderate.bind(provider);
   if (provider.generateImages) traced.generateImages = provider.generateImages.bind(provider);
+  if (provider.responses) traced.responses = provider.responses.bind(provider);
+  if (provider.countTokens) traced.countTokens = provider.countTokens.bind(provider);
+  if (provider.forwardMessages) traced.forwardMessages = provider.forwardMessages.bind(provider);
   if (provider.listModels) traced.listModels = provider.listModels.bind(provider);
   return traced;
 }

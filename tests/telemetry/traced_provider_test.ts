@@ -179,3 +179,31 @@ Deno.test("tracedProvider: a stream's span ends once with its usage, or its erro
     }]),
   );
 });
+
+Deno.test("tracedProvider: keeps every optional call of the provider it wraps, and only those", async () => {
+  const calls: string[] = [];
+  const full: Provider = {
+    ...streaming([]),
+    moderate: () => (calls.push("moderate"), Promise.resolve([])),
+    generateImages: () => (calls.push("generateImages"), Promise.resolve([])),
+    responses: () => (calls.push("responses"), Promise.reject(new Error("unused"))),
+    countTokens: () => (calls.push("countTokens"), Promise.resolve(7)),
+    forwardMessages: () => (calls.push("forwardMessages"), Promise.reject(new Error("unused"))),
+    listModels: () => (calls.push("listModels"), Promise.resolve([])),
+  };
+  const optional = [
+    "moderate",
+    "generateImages",
+    "responses",
+    "countTokens",
+    "forwardMessages",
+    "listModels",
+  ] as const;
+  const tracing = new Tracing(recordingOtel().api, false);
+  const traced = tracedProvider(full, config, tracing);
+  for (const name of optional) assert.equal(typeof traced[name], "function", name);
+  assert.equal(await traced.countTokens!(chatRequest(), callContext()), 7);
+  assert.deepEqual(calls, ["countTokens"]);
+  const bare = tracedProvider(streaming([]), config, tracing);
+  for (const name of optional) assert.equal(bare[name], undefined, name);
+});
