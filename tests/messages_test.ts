@@ -144,6 +144,16 @@ Deno.test("messages: a failure mid-stream ends with Anthropic's error event", as
   gateway.anthropic.faults = [{ breakAfterEvents: 3 }];
   const cut = await transcript(gateway, { ...body, model: "an-chat" });
   assert.equal(cut.error?.type, "api_error");
+  // None of the three is logged as a success: the forwarded error event is the upstream's
+  // failure, logged as the error the gateway's own translation would have answered.
+  const logged = () =>
+    gateway.server.output.records().filter((r) => r.path === "/v1/messages" && r.stream);
+  await waitFor(() => logged().length === 3, "three log records");
+  assert.deepEqual(logged().map((r) => [r.model, r.status, r.error]), [
+    ["oa-chat", 502, "upstream_error"],
+    ["an-chat", 502, "upstream_error"],
+    ["an-chat", 502, "upstream_error"],
+  ]);
 });
 
 Deno.test("messages: upstream errors before the stream begins are HTTP errors in Anthropic's shape", async () => {

@@ -56,7 +56,12 @@ export class AnthropicProvider implements Provider {
     if (deps.apiKey) headers["x-api-key"] = deps.apiKey;
     const style = { headers, parseError: parseAnthropicError };
     this.#upstream = new Upstream(deps, style, timing);
-    this.#forwarder = new AnthropicForwarder(deps, style, timing);
+    this.#forwarder = new AnthropicForwarder(
+      deps,
+      style,
+      (data) => mapStreamError(this.id, parseAnthropicError(data), deps.apiKey),
+      timing,
+    );
   }
 
   forwardMessages(call: ForwardedCall, ctx: CallContext): Promise<ForwardedAnswer> {

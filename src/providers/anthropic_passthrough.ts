@@ -10,6 +10,7 @@
  * forwarded. The provider's own `headers` (the operator's) win over both.
  */
 import type { Usage } from "../canonical/result.ts";
+import type { ApiError } from "../errors.ts";
 import type { SseEvent } from "../http/sse.ts";
 import { fromAnthropicUsage } from "./anthropic_usage.ts";
 import type {
@@ -42,9 +43,18 @@ export class AnthropicForwarder {
   readonly #style: UpstreamStyle;
   readonly #timing: RetryTiming;
 
-  constructor(deps: ProviderDeps, style: UpstreamStyle, timing: RetryTiming = {}) {
+  readonly #streamError: (data: unknown) => ApiError;
+
+  /** `streamError` reads the data of an upstream `error` event as the gateway's error. */
+  constructor(
+    deps: ProviderDeps,
+    style: UpstreamStyle,
+    streamError: (data: unknown) => ApiError,
+    timing: RetryTiming = {},
+  ) {
     this.#deps = deps;
     this.#style = style;
+    this.#streamError = streamError;
     this.#timing = timing;
   }
 
@@ -64,6 +74,7 @@ export class AnthropicForwarder {
       batches: new ForwardedEvents(
         () => upstream.call(chatPost(ctx, path, body, true)),
         ctx.model.id,
+        this.#streamError,
       ),
     };
   }
@@ -89,14 +100,20 @@ export class AnthropicForwarder {
 class ForwardedEvents implements AsyncIterableIterator<ForwardedBatch> {
   readonly #open: () => Promise<UpstreamResponse>;
   readonly #model: string;
+  readonly #streamError: (data: unknown) => ApiError;
   #source: UpstreamResponse | null = null;
   #done = false;
   /** The cumulative usage fields so far (message_start, then each message_delta). */
   #usage: JsonObject = {};
 
-  constructor(open: () => Promise<UpstreamResponse>, model: string) {
+  constructor(
+    open: () => Promise<UpstreamResponse>,
+    model: string,
+    streamError: (data: unknown) => ApiError,
+  ) {
     this.#open = open;
     this.#model = model;
+    this.#streamError = streamError;
   }
 
   [Symbol.asyncIterator](): this {
@@ -122,17 +139,23 @@ class ForwardedEvents implements AsyncIterableIterator<ForwardedBatch> {
       }
       let text = "";
       let usage: Usage | null = null;
+      let failure: ApiError | undefined;
       for (const event of events) {
         const { data, ended, counted } = this.#take(event);
         text += `event: ${event.event}\ndata: ${data.replaceAll("\n", "\ndata: ")}\n\n`;
         if (counted) usage = fromAnthropicUsage(this.#usage);
+        if (event.event === "error") failure = this.#streamError(parseEventData(event.data));
         if (ended) {
           this.#done = true;
           this.#source!.release();
           break;
         }
       }
-      if (text !== "") return { done: false, value: { bytes: encoder.encode(text), usage } };
+      if (text !== "") {
+        const batch: ForwardedBatch = { bytes: encoder.encode(text), usage };
+        if (failure) batch.failure = failure;
+        return { done: false, value: batch };
+      }
     }
     return { done: true, value: undefined };
   }

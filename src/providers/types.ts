@@ -1,3 +1,4 @@
+import type { ApiError } from "../errors.ts";
 import type { ModelRecord } from "../catalogue/model.ts";
 import type { Clock } from "../clock.ts";
 import type { ProviderConfig, RouteConfig } from "../config.ts";
@@ -99,4 +100,7 @@ export type ForwardedAnswer =
 export interface ForwardedBatch {
   bytes: Uint8Array;
   usage: Usage | null;
+  /** The upstream's `error` event in these bytes (which end the stream), as the gateway's error:
+   * what the request's log record and metrics show. */
+  failure?: ApiError;
 }

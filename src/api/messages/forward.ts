@@ -15,6 +15,7 @@ import { sseEvent } from "./stream.ts";
 
 /** Client-closed status used in the log (nginx's convention). */
 const CLIENT_CLOSED = 499;
+const OK: StreamOutcome = { status: 200, error: null };
 const encoder = new TextEncoder();
 
 /** The response for a forwarded answer; a stream's first batch is awaited first, so that an
@@ -41,13 +42,18 @@ export async function forwardedResponse(
   ctx.stream = true;
   ctx.settleLater();
   let closed = first.done === true;
+  /** The upstream's error event, passed on as it came; the log shows it, not a 200. */
+  let failure: ApiError | null = null;
   const end = (outcome: StreamOutcome) => {
     closed = true;
     ctx.settle(outcome.status, outcome.error);
   };
-  if (closed) end({ status: 200, error: null });
+  const finished = () =>
+    end(failure ? { status: failure.status, error: failure.code ?? failure.type } : OK);
+  if (closed) finished();
   const take = (batch: ForwardedBatch): Uint8Array => {
     if (batch.usage !== null) ctx.usage = batch.usage;
+    if (batch.failure) failure = batch.failure;
     return batch.bytes;
   };
   const body = new ReadableStream<Uint8Array>({
@@ -64,7 +70,7 @@ export async function forwardedResponse(
         if (closed) return;
         if (next.done) {
           controller.close();
-          end({ status: 200, error: null });
+          finished();
           return;
         }
         controller.enqueue(take(next.value));
