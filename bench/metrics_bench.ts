@@ -25,6 +25,7 @@ const sample = (i: number): RequestSample => ({
   firstByteSeconds: (i % 100) / 1000,
   inputTokens: 12,
   outputTokens: 7,
+  fallbacks: [],
 });
 let n = 0;
 

@@ -4,6 +4,7 @@
  * before the first byte, the client gets one clean answer and is told which route served.
  */
 import assert from "node:assert/strict";
+import parsePrometheus from "npm:parse-prometheus-text-format@1.1.1";
 import { logRecord, openaiClient, postChat } from "./support/client.ts";
 import type { FakeUpstream, Fault } from "./support/fake_upstream.ts";
 import { STYLES } from "./support/provider_styles.ts";
@@ -53,7 +54,13 @@ async function routedGateway(): Promise<Routed> {
       });
     }),
     env: (name) =>
-      name === "ONE_KEY" ? first.apiKey : name === "TWO_KEY" ? second.apiKey : undefined,
+      name === "ONE_KEY"
+        ? first.apiKey
+        : name === "TWO_KEY"
+        ? second.apiKey
+        : name === "SWITCHYARD_METRICS_TOKEN"
+        ? METRICS_TOKEN
+        : undefined,
   });
   return {
     server,
@@ -66,6 +73,24 @@ async function routedGateway(): Promise<Routed> {
       await second.close();
     },
   };
+}
+
+const METRICS_TOKEN = "routing-test-metrics-token";
+
+/** The samples of `name` on the gateway's /metrics, as [labels, value] pairs. */
+async function scraped(
+  server: TestServer,
+  name: string,
+): Promise<[Record<string, string>, number][]> {
+  const res = await fetch(`${server.url}/metrics`, {
+    headers: { authorization: `Bearer ${METRICS_TOKEN}` },
+  });
+  assert.equal(res.status, 200);
+  const family = parsePrometheus(await res.text()).find((f: { name: string }) => f.name === name);
+  return (family?.metrics ?? []).map((m: { labels?: Record<string, string>; value: string }) => [
+    m.labels ?? {},
+    Number(m.value),
+  ]);
 }
 
 const HELLO = { model: "routed", messages: [{ role: "user" as const, content: "hello" }] };
@@ -202,4 +227,20 @@ Deno.test("routing: PATCH and PUT of a model with routes keep its routes; a PATC
   assert.equal(back.status, 200, JSON.stringify(back.body));
   assert.equal(back.body.routes, undefined);
   assert.equal(back.body.upstream_model, "b");
+});
+
+Deno.test("routing: /metrics counts each route moved past by its provider and error, and the answer's request once", async () => {
+  await using g = await routedGateway();
+  g.first.faults = [{ status: 500 }, { status: 529, errorType: "overloaded_error" }];
+  for (let i = 0; i < 2; i++) assert.equal((await postChat(g.server, HELLO)).status, 200);
+  // Both routes failing: the last one's error is the answer (an upstream error), not a fallback.
+  g.first.faults = [{ status: 500 }];
+  g.second.faults = [{ status: 500 }];
+  assert.equal((await postChat(g.server, HELLO)).status, 502);
+  assert.deepEqual(await scraped(g.server, "switchyard_route_fallbacks_total"), [
+    [{ model: "routed", provider: "one", kind: "upstream_error" }, 3],
+  ]);
+  assert.deepEqual(await scraped(g.server, "switchyard_upstream_errors_total"), [
+    [{ provider: "two", kind: "upstream_error" }, 1],
+  ]);
 });

@@ -28,9 +28,15 @@ export function modelCall(
         ? [{ route, provider, prefill: style !== undefined && PREFILL.has(style) }]
         : [];
     });
-    call.served = (route) => {
+    call.attempting = (route) => {
       ctx.provider = route.provider;
+    };
+    call.served = (route) => {
       ctx.route = `${route.provider}/${route.upstream_model}`;
+    };
+    call.fellBack = (route, error) => {
+      const kind = error instanceof ApiError ? error.code ?? error.type : "internal_error";
+      ctx.fallbacks.push({ provider: route.provider, kind });
     };
     const continueOnFailure = record.continue_on_failure ?? false;
     const provider = new RoutedProvider(record.id, targets, { health, random, continueOnFailure });

@@ -33,6 +33,9 @@ export interface RequestSample {
   firstByteSeconds: number | null;
   inputTokens: number;
   outputTokens: number;
+  /** Routes of a several-route model that failed and were moved past, by provider and error
+   * code. */
+  fallbacks: readonly { provider: string; kind: string }[];
 }
 
 /** What is read at scrape time. */
@@ -83,6 +86,12 @@ export class GatewayMetrics {
     "Requests answered with an upstream's failure, by provider and error code.",
     ["provider", "kind"],
   );
+  readonly #fallbacks = new Counter(
+    "switchyard_route_fallbacks_total",
+    "Route attempts that failed and were moved past (the next route tried, or a cut stream " +
+      "continued on another), by model, the failed route's provider and error code.",
+    ["model", "provider", "kind"],
+  );
   readonly #refusals = new Counter(
     "switchyard_rate_limit_refusals_total",
     "Requests refused by the gateway's rate limits, by scope.",
@@ -105,6 +114,7 @@ export class GatewayMetrics {
       this.#firstToken,
       this.#tokens,
       this.#upstreamErrors,
+      this.#fallbacks,
       this.#refusals,
       this.#kvCommit,
       new Gauge(
@@ -158,6 +168,7 @@ export class GatewayMetrics {
     }
     if (sample.inputTokens > 0) this.#tokens.inc([model, "input"], sample.inputTokens);
     if (sample.outputTokens > 0) this.#tokens.inc([model, "output"], sample.outputTokens);
+    for (const { provider, kind } of sample.fallbacks) this.#fallbacks.inc([model, provider, kind]);
     if (sample.error === null) return;
     if (sample.provider !== null && UPSTREAM_STATUSES.has(sample.status)) {
       this.#upstreamErrors.inc([sample.provider, sample.error]);

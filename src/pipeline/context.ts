@@ -111,10 +111,14 @@ export class RequestContext {
   // Front doors (what settle reports).
   /** The model asked for, once known. */
   model: string | null = null;
-  /** The provider of the resolved model (of the route that served, when it has several). */
+  /** The provider of the resolved model (of the route tried last, when it has several: the one
+   * that served, or whose error was answered). */
   provider: string | null = null;
   /** The route that served (`provider/upstream_model`), when the model has several. */
   route: string | null = null;
+  /** The routes that failed and were moved past (see `CallContext.fellBack`), by provider and
+   * error code. */
+  fallbacks: { provider: string; kind: string }[] = [];
   /** The call's usage, once known (a stream's last usage event). */
   usage: Usage | null = null;
   /** Whether the answer is a stream. */

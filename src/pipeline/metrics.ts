@@ -27,6 +27,7 @@ export function countRequest(metrics: GatewayMetrics): SettleHook {
       firstByteSeconds: firstByteMs === null ? null : firstByteMs / 1000,
       inputTokens: usage?.input ?? 0,
       outputTokens: usage?.output ?? 0,
+      fallbacks: ctx.fallbacks,
     });
   };
 }

@@ -38,8 +38,14 @@ export interface CallContext {
    * their wire names while translating the request, before the upstream call; the front door
    * reports them in the `x-switchyard-dropped-params` header. */
   dropped: Set<string>;
-  /** Told which route answered, when the model has several (routing/routed_provider.ts). */
+  /** Told of each route as it is tried, when the model has several (routing/routed_provider.ts):
+   * the last one told is the one whose answer or error the caller gets. */
+  attempting?(route: RouteConfig): void;
+  /** Told which route answered, when the model has several. */
   served?(route: RouteConfig): void;
+  /** Told of each route that failed and was moved past (the next route tried, or a cut stream
+   * continued on another), when the model has several. */
+  fellBack?(route: RouteConfig, error: unknown): void;
 }
 
 /** One upstream style's adapter (DESIGN §6.2): translates canonical requests to its wire

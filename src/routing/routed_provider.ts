@@ -95,6 +95,7 @@ export class RoutedProvider implements Provider {
           if (!this.#deps.continueOnFailure || !retryable(e) || ctx.signal.aborted) throw e;
           if (!partial.continuable) throw e;
           this.#deps.health.failed(this.#model, order[at]!.route, true);
+          ctx.fellBack?.(order[at]!.route, e);
           const rest = order.slice(at + 1).filter((t) => t.prefill);
           let next: { at: number; value: Started };
           try {
@@ -143,6 +144,7 @@ export class RoutedProvider implements Provider {
       if (ctx.signal.aborted) break;
       const { route } = target;
       health.begin(this.#model, route);
+      ctx.attempting?.(route);
       const started = performance.now();
       try {
         const value = await call(target, this.#attempt(ctx, route));
@@ -155,6 +157,7 @@ export class RoutedProvider implements Provider {
           throw e;
         }
         health.failed(this.#model, route);
+        if (at < order.length - 1) ctx.fellBack?.(route, e);
         last = e;
       }
     }

@@ -25,6 +25,7 @@ const base: RequestSample = {
   firstByteSeconds: 0.2,
   inputTokens: 10,
   outputTokens: 4,
+  fallbacks: [],
 };
 
 /** Samples of `name` as [labels, value] pairs. */
