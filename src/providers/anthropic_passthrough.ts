@@ -69,13 +69,12 @@ export class AnthropicForwarder {
       if (typeof data.model === "string") data.model = ctx.model.id;
       return { kind: "json", body: data, usage: fromAnthropicUsage(data.usage) };
     }
+    // Answered once the upstream answered (an HTTP error is thrown here, where a routed model
+    // can still try its next route); the events are read as the client pulls.
+    const source = await upstream.call(chatPost(ctx, path, body, true));
     return {
       kind: "stream",
-      batches: new ForwardedEvents(
-        () => upstream.call(chatPost(ctx, path, body, true)),
-        ctx.model.id,
-        this.#streamError,
-      ),
+      batches: new ForwardedEvents(source, ctx.model.id, this.#streamError),
     };
   }
 
@@ -98,20 +97,19 @@ export class AnthropicForwarder {
  * that ends without either is a 502. Stopping early (`return`) aborts the upstream call.
  */
 class ForwardedEvents implements AsyncIterableIterator<ForwardedBatch> {
-  readonly #open: () => Promise<UpstreamResponse>;
+  readonly #source: UpstreamResponse;
   readonly #model: string;
   readonly #streamError: (data: unknown) => ApiError;
-  #source: UpstreamResponse | null = null;
   #done = false;
   /** The cumulative usage fields so far (message_start, then each message_delta). */
   #usage: JsonObject = {};
 
   constructor(
-    open: () => Promise<UpstreamResponse>,
+    source: UpstreamResponse,
     model: string,
     streamError: (data: unknown) => ApiError,
   ) {
-    this.#open = open;
+    this.#source = source;
     this.#model = model;
     this.#streamError = streamError;
   }
@@ -121,14 +119,10 @@ class ForwardedEvents implements AsyncIterableIterator<ForwardedBatch> {
   }
 
   async next(): Promise<IteratorResult<ForwardedBatch, undefined>> {
-    if (this.#source === null && !this.#done) {
-      this.#source = await this.#open();
-      if (this.#done) this.#source.close();
-    }
     while (!this.#done) {
       let events: SseEvent[] | null;
       try {
-        events = await this.#source!.readEvents();
+        events = await this.#source.readEvents();
       } catch (e) {
         this.#stop();
         throw e;
@@ -147,7 +141,7 @@ class ForwardedEvents implements AsyncIterableIterator<ForwardedBatch> {
         if (event.event === "error") failure = this.#streamError(parseEventData(event.data));
         if (ended) {
           this.#done = true;
-          this.#source!.release();
+          this.#source.release();
           break;
         }
       }
@@ -193,7 +187,7 @@ class ForwardedEvents implements AsyncIterableIterator<ForwardedBatch> {
   #stop(): void {
     if (this.#done) return;
     this.#done = true;
-    this.#source?.close();
+    this.#source.close();
   }
 }
 

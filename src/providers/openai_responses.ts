@@ -22,14 +22,15 @@ export type ResponsesAnswer =
   | { kind: "json"; body: Record<string, unknown> }
   | { kind: "stream"; events: ResponsesEvents };
 
-/** `POST /responses` with `body` (whose `stream` says which answer comes back). */
+/** `POST /responses` with `body` (whose `stream` says which answer comes back), its `model` the
+ * upstream's id. */
 export async function passResponses(
   upstream: Upstream,
   body: Record<string, unknown>,
   ctx: CallContext,
 ): Promise<ResponsesAnswer> {
   const stream = body.stream === true;
-  const request = chatPost(ctx, "/responses", body, stream);
+  const request = chatPost(ctx, "/responses", { ...body, model: ctx.upstreamModel }, stream);
   if (stream) return { kind: "stream", events: await upstream.call(request) };
   const answer = await upstream.json(request);
   if (!isObject(answer)) throw malformed("response: expected a JSON object");

@@ -57,6 +57,12 @@ export class RoutedProvider implements Provider {
   /** Moderation and image generation go to the first route, without fallback. */
   readonly moderate?: NonNullable<Provider["moderate"]>;
   readonly generateImages?: NonNullable<Provider["generateImages"]>;
+  /** The same-protocol pass-throughs (Messages to Anthropic routes, Responses to
+   * `responses_api` routes), with fallback before the answer, when every route has one: a model
+   * whose routes mix styles is translated on all of them, so that its answers do not change
+   * shape with the route. */
+  readonly forwardMessages?: NonNullable<Provider["forwardMessages"]>;
+  readonly responses?: NonNullable<Provider["responses"]>;
 
   constructor(model: string, targets: readonly RouteTarget[], deps: RoutingDeps) {
     this.id = `routes:${model}`;
@@ -68,6 +74,15 @@ export class RoutedProvider implements Provider {
     if (moderate) this.moderate = (req, ctx) => moderate(req, this.#attempt(ctx, route));
     const generate = provider.generateImages?.bind(provider);
     if (generate) this.generateImages = (req, ctx) => generate(req, this.#attempt(ctx, route));
+    if (targets.every((t) => t.provider.forwardMessages)) {
+      this.forwardMessages = async (call, ctx) =>
+        (await this.#first(this.#order(), ctx, (t, c) => t.provider.forwardMessages!(call, c)))
+          .value;
+    }
+    if (targets.every((t) => t.provider.responses)) {
+      this.responses = async (body, ctx) =>
+        (await this.#first(this.#order(), ctx, (t, c) => t.provider.responses!(body, c))).value;
+    }
   }
 
   async chat(req: CanonicalRequest, ctx: CallContext): Promise<CanonicalResult> {

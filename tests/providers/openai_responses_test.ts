@@ -10,11 +10,16 @@ Deno.test("only a provider with responses_api passes the Responses API through",
   assert.equal(plain.responses, undefined);
   const deps = providerDeps("openai", `${fake.url}/v1`, fake.apiKey, { responses_api: true });
   const provider = new OpenAIProvider(deps);
-  const body = { model: "gpt-up", input: "Hello there", include: ["reasoning.encrypted_content"] };
-  const answer = await provider.responses!(body, callContext());
+  const body = { model: "smart", input: "Hello there", include: ["reasoning.encrypted_content"] };
+  const call = callContext();
+  const answer = await provider.responses!(body, call);
   assert.equal(answer.kind, "json");
   assert.equal(fake.last.path, "/v1/responses");
-  assert.deepEqual(fake.last.body, body, "the body goes as given");
+  assert.deepEqual(
+    fake.last.body,
+    { ...body, model: call.upstreamModel },
+    "the body goes as given, with the upstream's model id",
+  );
   assert.equal(fake.last.headers.get("authorization"), `Bearer ${fake.apiKey}`);
   if (answer.kind === "json") assert.equal(answer.body.object, "response");
 });

@@ -34,7 +34,8 @@ export async function passThrough(turn: Turn, responses: PassResponses): Promise
   const { ctx, req, call } = turn;
   const input = inputItems(req.input.value);
   checkRawInput(input, turn);
-  const body: Record<string, unknown> = { ...ctx.body, model: call.upstreamModel };
+  // The model id is the provider's to set: the route that takes the call knows its upstream's.
+  const body: Record<string, unknown> = { ...ctx.body };
   const sent = turn.previous === null ? input : [...turn.previous.history, ...input];
   if (turn.previous !== null) delete body.previous_response_id;
   const kept = sent.filter((item) => !foreignReasoning(item));
