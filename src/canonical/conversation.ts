@@ -160,6 +160,8 @@ export interface Options {
   parallelToolCalls?: boolean;
   user?: string;
   metadata?: Record<string, string>;
+  /** How long an answer should be (OpenAI's `verbosity`, the Responses API's `text.verbosity`). */
+  verbosity?: "low" | "medium" | "high";
 }
 
 /** The protocols of front doors and back ends, for fields that pass only between the same. */

@@ -94,5 +94,6 @@ function unsupported(options: Options): string[] {
   if (options.frequencyPenalty !== undefined) names.push("frequency_penalty");
   if (options.presencePenalty !== undefined) names.push("presence_penalty");
   if (options.metadata !== undefined) names.push("metadata");
+  if (options.verbosity !== undefined) names.push("verbosity");
   return names;
 }

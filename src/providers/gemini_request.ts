@@ -61,5 +61,6 @@ function unsupported(options: Options): string[] {
   const names: string[] = [];
   if (options.user !== undefined) names.push("user");
   if (options.metadata !== undefined) names.push("metadata");
+  if (options.verbosity !== undefined) names.push("verbosity");
   return names;
 }

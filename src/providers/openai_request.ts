@@ -86,6 +86,7 @@ export function toOpenAIRequest(
     if (o.parallelToolCalls !== undefined) body.parallel_tool_calls = o.parallelToolCalls;
   }
   if (o.user !== undefined) body.user = o.user;
+  if (o.verbosity !== undefined) body.verbosity = o.verbosity;
   if (o.metadata !== undefined) body.metadata = { ...o.metadata };
   if (options.stream) {
     body.stream = true;

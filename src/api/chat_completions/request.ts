@@ -39,6 +39,7 @@ const RULES = {
 } as const;
 /** OpenAI's limits on `metadata`: pairs and key characters. */
 const METADATA_LIMITS = { pairs: 16, key: 64 };
+const VERBOSITIES = ["low", "medium", "high"] as const;
 
 /** Checks a parsed JSON body (its images within `caps`) and returns the canonical request. Its
  * `maxTokens` is the caller's, or {@link DEFAULT_MAX_TOKENS} (the route applies the model's
@@ -148,6 +149,7 @@ const OPTION_READERS: ReadonlyMap<string, OptionReader> = new Map<string, Option
     (f, o) => setIf(o, "parallelToolCalls", f.boolean("parallel_tool_calls", OPTIONAL)),
   ],
   ["user", (f, o) => setIf(o, "user", f.string("user", OPTIONAL))],
+  ["verbosity", (f, o) => setIf(o, "verbosity", f.oneOf("verbosity", VERBOSITIES, OPTIONAL))],
   ["metadata", (f, o) => setIf(o, "metadata", parseMetadata(f.object("metadata", OPTIONAL)))],
   ["reasoning", (_f, _o, sent) => sent.reasoning = true],
   ["reasoning_effort", (_f, _o, sent) => sent.reasoning = true],

@@ -114,7 +114,8 @@ export function parseResponsesRequest(body: Record<string, unknown>): ResponsesR
   const text = f.object("text", OPTIONAL);
   const format = text?.object("format", OPTIONAL);
   options.output = parseFormat(format);
-  text?.oneOf("verbosity", ["low", "medium", "high"], OPTIONAL);
+  const verbosity = text?.oneOf("verbosity", ["low", "medium", "high"] as const, OPTIONAL);
+  if (verbosity !== undefined) options.verbosity = verbosity;
   const reasoning = f.object("reasoning", OPTIONAL);
   const effort = reasoning?.oneOf("effort", EFFORTS, OPTIONAL);
   const summary = reasoning?.oneOf("summary", SUMMARIES, OPTIONAL) ??
