@@ -269,3 +269,44 @@ Deno.test("a stream that ends without finishing is an upstream error; errors ren
   const error = new ApiError(502, "upstream_error", "lost", { code: "upstream_error" });
   assert.deepEqual(datas(renderer.error(error)).map((d) => JSON.parse(d)), [error.toBody()]);
 });
+
+Deno.test("text and reasoning chunks (made from a template) are the bytes JSON.stringify makes", () => {
+  const pieces = ['say "hi"\\', "caf\u00e9 \u{1F600} \u2028", "\u0000switchyard-slot\u0000", "x"];
+  const reasoning: CanonicalEvent[] = [
+    { type: "block_start", index: 0, block: { type: "reasoning", style: "openai" } },
+    ...pieces.map((text): CanonicalEvent => ({
+      type: "block_delta",
+      index: 0,
+      delta: { type: "reasoning", text },
+    })),
+    { type: "block_stop", index: 0 },
+  ];
+  const text = textEvents(pieces).map((e) => "index" in e ? { ...e, index: e.index + 1 } : e);
+  const fp = { protocol: "openai_chat" as const, fields: { system_fingerprint: "fp_\u0000" } };
+  for (
+    const [start, includeUsage] of [
+      [{ type: "start", id: "chatcmpl-up" }, true],
+      [{ type: "start", id: "msg_up", extras: fp }, false],
+      [{ type: "start" }, true],
+      // An id holding the template's own slot: chunks made whole, same bytes.
+      [{ type: "start", id: "chatcmpl-\u0000switchyard-slot\u0000" }, false],
+    ] as [CanonicalEvent, boolean][]
+  ) {
+    const events = [start, ...reasoning, ...text.slice(1)];
+    const renderer = new ChatChunkRenderer({ ...HEAD, includeUsage });
+    const bytes = events.map((e) => decoder.decode(renderer.render([e]) ?? new Uint8Array()));
+    const payloads = datas(new TextEncoder().encode(bytes.join("")));
+    for (const payload of payloads) {
+      assert.equal(payload, JSON.stringify(JSON.parse(payload)));
+    }
+    const deltas = payloads.map((p) => JSON.parse(p).choices[0]?.delta);
+    assert.deepEqual(
+      deltas.filter((d) => d?.reasoning_content !== undefined).map((d) => d.reasoning_content),
+      pieces,
+    );
+    assert.deepEqual(
+      deltas.filter((d) => d?.content !== undefined && d.role === undefined).map((d) => d.content),
+      pieces,
+    );
+  }
+});
