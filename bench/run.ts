@@ -874,7 +874,7 @@ async function table(): Promise<void> {
         fmt(await peakRssMb(upstream.pid), 0)
       } MB`,
     );
-    console.log(`Client counts and routing: ${clientRatios.join("; ")}`);
+    if (clientRatios.length) console.log(`Client counts and routing: ${clientRatios.join("; ")}`);
     if (tree && rev) {
       console.log(
         `CPU µs per request of this checkout as a percentage of ${rev.label}'s (medians; non-stream should stay within 105%): ${
