@@ -618,7 +618,7 @@ async function table(): Promise<void> {
     ) => {
       const added = (v: number) => direct ? fmt(v) : "";
       // A stream row's CPU per content chunk (`stream 20`: 20 chunks a stream).
-      const chunks = Number(/stream (\d+)/.exec(mode)?.[1] ?? NaN);
+      const chunks = Number(/^(?:long prompt )?stream (\d+)/.exec(mode)?.[1] ?? NaN);
       const ratio = pass ? `${fmt((s.rps / pass.rps) * 100, 0)}%` : "";
       const vsRev = rev
         ? ` ${base ? `${fmt((s.cpuUsPerRequest / base.cpuUsPerRequest) * 100, 0)}%` : ""} |`
