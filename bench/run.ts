@@ -823,22 +823,15 @@ async function table(): Promise<void> {
       );
     }
     // Unloaded latency: a stream's first byte, and a non-stream answer's last byte.
-    const unloaded = async (t: Target | null, model: string, stream: boolean) =>
-      t ? await timeTo(t.url, chatBody(model, stream), t.key, stream ? "first" : "last") : NaN;
-    const latency = {
-      ttfb: {
-        direct: await unloaded(direct, "bench-upstream", true),
-        passthrough: await unloaded(pass, "bench-upstream", true),
-        switchyard: await unloaded(sy, "bench-openai", true),
-        ...(rev ? { [rev.label]: await unloaded(rev, "bench-openai", true) } : {}),
-      } as Record<string, number>,
-      ttlb: {
-        direct: await unloaded(direct, "bench-upstream", false),
-        passthrough: await unloaded(pass, "bench-upstream", false),
-        switchyard: await unloaded(sy, "bench-openai", false),
-        ...(rev ? { [rev.label]: await unloaded(rev, "bench-openai", false) } : {}),
-      } as Record<string, number>,
+    const unloaded = async (stream: boolean) => {
+      const times: Record<string, number> = {};
+      for (const t of [direct, pass, sy, ...(rev ? [rev] : [])]) {
+        const body = chatBody(t.model, stream);
+        times[t.label] = await timeTo(t.url, body, t.key, stream ? "first" : "last");
+      }
+      return times;
     };
+    const latency = { ttfb: await unloaded(true), ttlb: await unloaded(false) };
     console.log(
       `\nSwitchyard load benchmark: ${args.seconds} s per run, ${args.rounds} interleaved rounds (medians; peak RSS is the largest seen), taskset ${
         TASKSET ? "on (gateways on core 0; upstream and wrk on core 1)" : "off"
