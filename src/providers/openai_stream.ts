@@ -80,9 +80,9 @@ export class OpenAIStreamTranslator {
   /**
    * Appends the events of a chunk given as its JSON text, when it is a text chunk that adds
    * nothing else to the stream ({@link TEXT_CHUNK}, after the first chunk): what {@link push}
-   * of the parsed chunk would append, without parsing it (JSON.parse of every chunk was the
-   * stream path's largest single cost; see README, Performance). Says whether it did; when not,
-   * the caller parses the chunk and pushes it.
+   * of the parsed chunk would append, without parsing it: 0.4 µs a text chunk against 1.4 µs
+   * parsed (`deno task bench:micro`), about 1 µs of the ~60 µs of CPU a paced chunk costs in all.
+   * Says whether it did; when not, the caller parses the chunk and pushes it.
    */
   pushText(json: string, out: CanonicalEvent[]): boolean {
     if (!this.#started) return false;

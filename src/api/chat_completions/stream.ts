@@ -14,7 +14,7 @@ import type { Extras } from "../../canonical/conversation.ts";
 import type { BlockDelta, BlockKind, CanonicalEvent } from "../../canonical/events.ts";
 import type { FinishReason, Usage } from "../../canonical/result.ts";
 import { type ApiError, upstreamError } from "../../errors.ts";
-import { doneEvent, encodeData, encodeEvent } from "../../http/sse.ts";
+import { doneEvent, encodeEvent, encodeEvents } from "../../http/sse.ts";
 import type { StreamRenderer } from "../../http/sse_response.ts";
 import { isObject } from "../../validation/reader.ts";
 import { fillIn, openAIFields } from "./extras.ts";
@@ -39,21 +39,6 @@ export interface StreamHead {
 /** Chunk fields the gateway writes itself; an upstream's extras never replace them. */
 const OWN_FIELDS = new Set(["id", "object", "created", "model", "choices", "usage"]);
 
-/** Delta fields whose chunks are rendered from a template (see {@link TextTemplate}). */
-type TextField = "content" | "reasoning_content";
-
-/** The JSON text of a chunk whose delta is one text field, split where the field's value goes:
- * `before + JSON.stringify(text) + after` is the chunk `JSON.stringify` makes for that delta.
- * (Most of a stream's chunks are such; serialising only the text instead of the whole chunk
- * cut the paced bench's CPU per chunk; see README, Performance.) */
-interface TextTemplate {
-  before: string;
-  after: string;
-}
-
-/** A value no delta text is, marking where the text goes in a template. */
-const SLOT = "\u0000switchyard-slot\u0000";
-
 /** A reasoning block being streamed, kept whole for its thinking block. */
 interface OpenReasoning {
   text: string;
@@ -75,8 +60,6 @@ export class ChatChunkRenderer implements StreamRenderer {
   #usage: Usage | null = null;
   #usageExtras: unknown;
   #finished = false;
-  /** By delta field; made on first use, dropped when what every chunk carries changes. */
-  #templates = new Map<TextField, TextTemplate | null>();
 
   constructor(head: StreamHead) {
     this.#head = head;
@@ -84,11 +67,9 @@ export class ChatChunkRenderer implements StreamRenderer {
   }
 
   render(events: readonly CanonicalEvent[]): Uint8Array | null {
-    /** The JSON text of each chunk. */
-    const out: string[] = [];
+    const out: ChatChunk[] = [];
     for (const event of events) this.#push(event, out);
-    if (out.length === 0) return null;
-    return encodeData(out.length === 1 ? out[0]! : out.join("\n\ndata: "));
+    return out.length === 0 ? null : encodeEvents(out);
   }
 
   end(): Uint8Array {
@@ -113,11 +94,10 @@ export class ChatChunkRenderer implements StreamRenderer {
     return encodeEvent(error.toBody());
   }
 
-  #push(event: CanonicalEvent, out: string[]): void {
+  #push(event: CanonicalEvent, out: ChatChunk[]): void {
     switch (event.type) {
       case "start":
         if (event.id !== undefined) this.#id = completionId(event.id, this.#head.requestId);
-        this.#templates.clear();
         this.#takeExtras(event.extras);
         return;
       case "block_start":
@@ -138,7 +118,7 @@ export class ChatChunkRenderer implements StreamRenderer {
     }
   }
 
-  #start(index: number, block: BlockKind, out: string[]): void {
+  #start(index: number, block: BlockKind, out: ChatChunk[]): void {
     if (block.type === "tool_call") {
       const call = this.#toolIndex.size;
       this.#toolIndex.set(index, call);
@@ -149,11 +129,10 @@ export class ChatChunkRenderer implements StreamRenderer {
         function: { name: block.name, arguments: "" },
       };
       if (this.#roleSent) {
-        out.push(JSON.stringify(this.#deltaChunk({ tool_calls: [fragment] })));
+        out.push(this.#deltaChunk({ tool_calls: [fragment] }));
       } else {
         this.#roleSent = true;
-        const delta = { role: "assistant" as const, content: null, tool_calls: [fragment] };
-        out.push(JSON.stringify(this.#deltaChunk(delta)));
+        out.push(this.#deltaChunk({ role: "assistant", content: null, tool_calls: [fragment] }));
       }
       return;
     }
@@ -165,10 +144,10 @@ export class ChatChunkRenderer implements StreamRenderer {
     }
   }
 
-  #delta(index: number, delta: BlockDelta, out: string[]): void {
+  #delta(index: number, delta: BlockDelta, out: ChatChunk[]): void {
     switch (delta.type) {
       case "text":
-        if (delta.text !== "") this.#emitText("content", delta.text, out);
+        if (delta.text !== "") this.#emit({ content: delta.text }, out);
         return;
       case "refusal":
         if (delta.text !== "") this.#emit({ refusal: delta.text }, out);
@@ -183,7 +162,7 @@ export class ChatChunkRenderer implements StreamRenderer {
         const open = this.#reasoning.get(index);
         if (open) open.text += delta.text;
         if (!this.#head.excludeReasoning && delta.text !== "") {
-          this.#emitText("reasoning_content", delta.text, out);
+          this.#emit({ reasoning_content: delta.text }, out);
         }
         return;
       }
@@ -195,7 +174,7 @@ export class ChatChunkRenderer implements StreamRenderer {
     }
   }
 
-  #stop(index: number, out: string[]): void {
+  #stop(index: number, out: ChatChunk[]): void {
     const open = this.#reasoning.get(index);
     if (!open) return;
     this.#reasoning.delete(index);
@@ -208,7 +187,7 @@ export class ChatChunkRenderer implements StreamRenderer {
     reason: FinishReason,
     detail: string | undefined,
     extras: Extras | undefined,
-    out: string[],
+    out: ChatChunk[],
   ): void {
     if (this.#finished) return;
     this.#finished = true;
@@ -227,34 +206,13 @@ export class ChatChunkRenderer implements StreamRenderer {
       ...renderFinish(reason, detail),
     };
     fillIn(choice as unknown as Record<string, unknown>, rest);
-    out.push(JSON.stringify(this.#chunk([choice])));
+    out.push(this.#chunk([choice]));
   }
 
   /** A chunk of content, after the role chunk if none was sent yet. */
-  #emit(delta: WireDelta, out: string[]): void {
+  #emit(delta: WireDelta, out: ChatChunk[]): void {
     this.#sendRole(out);
-    out.push(JSON.stringify(this.#deltaChunk(delta)));
-  }
-
-  /** {@link #emit} for a delta of one text field, from the field's template. */
-  #emitText(field: TextField, text: string, out: string[]): void {
-    this.#sendRole(out);
-    let template = this.#templates.get(field);
-    if (template === undefined) {
-      const json = JSON.stringify(this.#deltaChunk({ [field]: SLOT }));
-      const slot = JSON.stringify(SLOT);
-      const at = json.indexOf(slot);
-      // An id or extra field holding the slot's text: no template, chunks made whole.
-      template = at >= 0 && json.lastIndexOf(slot) === at
-        ? { before: json.slice(0, at), after: json.slice(at + slot.length) }
-        : null;
-      this.#templates.set(field, template);
-    }
-    out.push(
-      template === null
-        ? JSON.stringify(this.#deltaChunk({ [field]: text }))
-        : template.before + JSON.stringify(text) + template.after,
-    );
+    out.push(this.#deltaChunk(delta));
   }
 
   /**
@@ -262,16 +220,15 @@ export class ChatChunkRenderer implements StreamRenderer {
    * a tool call: sent with the first content, not when a block opens, so that an upstream that
    * fails before writing anything is still answered with an HTTP error.
    */
-  #sendRole(out: string[]): void {
+  #sendRole(out: ChatChunk[]): void {
     if (this.#roleSent) return;
     this.#roleSent = true;
-    out.push(JSON.stringify(this.#deltaChunk({ role: "assistant", content: "" })));
+    out.push(this.#deltaChunk({ role: "assistant", content: "" }));
   }
 
   #takeExtras(extras: Extras | undefined): void {
     const fields = openAIFields(extras);
     if (!fields) return;
-    this.#templates.clear();
     for (const [key, value] of Object.entries(fields)) {
       if (OWN_FIELDS.has(key) || value === undefined) continue;
       const at = this.#extra.findIndex(([k]) => k === key);
