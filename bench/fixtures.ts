@@ -5,17 +5,26 @@
 const encoder = new TextEncoder();
 const created = 1_700_000_000;
 
-/** The chat request body of the load benchmark. */
-export function chatBody(model: string, stream: boolean): string {
+/** The chat request body of the load benchmark; with `promptBytes`, the user's message is
+ * that long (a long prompt: a document to summarise). */
+export function chatBody(model: string, stream: boolean, promptBytes = 0): string {
+  const ask = "Say hello to the benchmark.";
+  const content = promptBytes > 0 ? longText(promptBytes) : ask;
   return JSON.stringify({
     model,
     messages: [
       { role: "system", content: "You are a helpful assistant." },
-      { role: "user", content: "Say hello to the benchmark." },
+      { role: "user", content },
     ],
     max_tokens: 64,
     stream,
   });
+}
+
+/** `bytes` of plain prose-like ASCII text. */
+function longText(bytes: number): string {
+  const sentence = "The quick brown fox jumps over the lazy dog while the gateway counts tokens. ";
+  return sentence.repeat(Math.ceil(bytes / sentence.length)).slice(0, bytes);
 }
 
 /** An OpenAI chat completion. */

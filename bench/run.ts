@@ -4,14 +4,18 @@
  * to core 0 and the upstream and wrk to core 1 where `taskset` exists.
  *
  *   deno task bench                 the table (non-stream and stream at 32 and 256 connections,
- *                                   the Anthropic adapter, anonymous traffic from 1 and 10,000
- *                                   client addresses)
- *   deno task bench --soak          1,000 concurrent slow streams, pass-through then Switchyard
+ *                                   long prompts (a 100 KB body), paced streams (200 at once, 50
+ *                                   chunks 10 ms apart, against a Switchyard and a pass-through
+ *                                   of their own), the Anthropic adapter, anonymous traffic from
+ *                                   1 and 10,000 client addresses), then the unloaded time to a
+ *                                   stream's first byte and to a non-stream answer's last
+ *   deno task bench --soak          1,000 concurrent slow streams, pass-through then Switchyard,
+ *                                   each after a warm-up; RSS before, at the peak and 30 s after
  *   deno task bench --soak --streams N   that many concurrent streams instead
  *   deno task bench --seconds 5     length of each wrk run (default 5)
  *   deno task bench --rounds 2      interleaved rounds per row (default 2; medians reported)
- *   deno task bench --only clients  one part of the table: gateway, paced, anthropic, routing or
- *                                   clients
+ *   deno task bench --only clients  one part of the table: gateway, long, paced, anthropic,
+ *                                   routing or clients
  *   deno task bench --against main  also a Switchyard built from a git revision (a branch, a tag,
  *                                   a commit, HEAD~1), in the same run: see below
  *   deno task bench --metrics       the cost of metrics: this checkout with metrics on (a metrics
@@ -28,7 +32,7 @@
  * CPU µs per request as a percentage of REV's, also printed after the table and stored in
  * results.json under `against`: the figure that should stay within 105% for a non-stream request.
  *
- * Switchyard runs as in production: auth on (a key whose limits are raised out of the way but
+ * Switchyard runs as in production (`deno task start`'s flags), auth on (a key whose limits are raised out of the way but
  * still counted in KV on every request), validation on, logging on (stdout and KV). The
  * micro-benchmarks of the hot pieces are `deno task bench:micro`.
  */
@@ -47,8 +51,8 @@ const OUT = `${ROOT}.bench-out`;
 const args = parseArgs(Deno.args);
 const TASKSET = await has("taskset");
 const decoder = new TextDecoder();
-/** Whether the table includes `name` (`--only gateway|paced|anthropic|routing|clients` keeps
- * one). */
+/** Whether the table includes `name` (`--only gateway|long|paced|anthropic|routing|clients`
+ * keeps one). */
 function section(name: string): boolean {
   return args.only === null || args.only === name;
 }
@@ -69,6 +73,9 @@ const ROUTED_MODEL = {
 const PACED_STREAMS = 200;
 const PACED_CHUNKS = 50;
 const PACED_MS = 10;
+
+/** The request body of the long-prompt rows is about this long (a user message of 100 KB). */
+const LONG_PROMPT_BYTES = 100 * 1024;
 
 /** Distinct client addresses of the many-clients rows. */
 const CLIENTS = 10_000;
@@ -218,8 +225,7 @@ function watchRss(pid: number): { stop(): Promise<number> } {
   let running = true;
   const loop = (async () => {
     while (running) {
-      const status = await Deno.readTextFile(`/proc/${pid}/status`).catch(() => "");
-      peak = Math.max(peak, Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024);
+      peak = Math.max(peak, await rssMb(pid).catch(() => 0));
       await new Promise((r) => setTimeout(r, 100));
     }
   })();
@@ -261,6 +267,7 @@ async function wrk(
   key: string | null,
   measured: Proc,
   clients = 1,
+  seconds = args.seconds,
 ): Promise<Sample> {
   const script = `${OUT}/post_${connections}_${key ? "k" : "n"}_${body.length}_${clients}.lua`;
   const headers = [`wrk.headers["Content-Type"] = "application/json"`];
@@ -282,7 +289,7 @@ async function wrk(
       "-c",
       String(connections),
       "-d",
-      `${args.seconds}s`,
+      `${seconds}s`,
       "--latency",
       "-s",
       script,
@@ -304,8 +311,15 @@ async function wrk(
   return { rps, p50, p99, requests, errors, cpuUsPerRequest, rssMb };
 }
 
-/** Median time to the first body byte of a streamed request, unloaded. */
-async function ttfb(url: string, body: string, key: string | null, n = 200): Promise<number> {
+/** Median time, unloaded, to the first body byte of a request's answer (a stream's first
+ * event) or to its last (a whole non-stream answer). */
+async function timeTo(
+  url: string,
+  body: string,
+  key: string | null,
+  byte: "first" | "last",
+  n = 200,
+): Promise<number> {
   const times: number[] = [];
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (key) headers.authorization = `Bearer ${key}`;
@@ -313,9 +327,10 @@ async function ttfb(url: string, body: string, key: string | null, n = 200): Pro
     const t0 = performance.now();
     const res = await fetch(url, { method: "POST", headers, body });
     const reader = res.body!.getReader();
-    await reader.read();
-    times.push(performance.now() - t0);
-    while (!(await reader.read()).done) { /* drain */ }
+    let read = await reader.read();
+    if (byte === "first") times.push(performance.now() - t0);
+    while (!read.done) read = await reader.read();
+    if (byte === "last") times.push(performance.now() - t0);
   }
   times.sort((a, b) => a - b);
   return times[Math.floor(times.length / 2)]!;
@@ -439,9 +454,22 @@ function startPassthrough(name: string, upstreamPort: number): Promise<Proc> {
   }, port);
 }
 
-/** Starts Switchyard (`main.ts`, as `deno task start` runs it) on core 0: this checkout's, or
- * the one at `root` (run from there, so that its own deno.json applies). */
-function startSwitchyard(
+/** The flags `deno task start` of the checkout at `root` gives `deno run` (permissions, V8
+ * flags), so that the bench measures what production runs. */
+async function startFlags(root: string): Promise<string[]> {
+  const config = JSON.parse(await Deno.readTextFile(`${root}deno.json`));
+  const words = String(config?.tasks?.start ?? "").split(/\s+/);
+  const from = words.indexOf("run");
+  const to = words.indexOf("main.ts");
+  if (from < 0 || to < from) {
+    throw new Error(`${root}deno.json: no \`deno run … main.ts\` start task`);
+  }
+  return words.slice(from + 1, to);
+}
+
+/** Starts Switchyard (`main.ts`, with `deno task start`'s flags) on core 0: this checkout's,
+ * or the one at `root` (run from there, so that its own deno.json applies). */
+async function startSwitchyard(
   name: string,
   configPath: string,
   root = ROOT,
@@ -451,7 +479,7 @@ function startSwitchyard(
   return spawn(
     name,
     0,
-    [Deno.execPath(), "run", "-A", `${root}main.ts`, "--config", configPath],
+    [Deno.execPath(), "run", ...(await startFlags(root)), `${root}main.ts`, "--config", configPath],
     { PORT: String(port), BENCH_UPSTREAM_KEY: "sk-upstream-bench", ...env },
     port,
     root,
@@ -523,9 +551,11 @@ async function table(): Promise<void> {
       : null;
     let rev: Target | null = null;
     let dropped: string[] = [];
+    let revConfigPath = "";
     if (tree) {
       const setup = await benchSetup("rev", upstreamPort, tree.root, pacedPort);
       dropped = setup.dropped;
+      revConfigPath = setup.configPath;
       const proc = started(await startSwitchyard("switchyard-rev", setup.configPath, tree.root));
       rev = {
         label: `switchyard@${tree.rev}`,
@@ -558,6 +588,11 @@ async function table(): Promise<void> {
       model: "bench-openai",
       key,
     };
+    /** A fresh Switchyard like `t` for the paced rows. */
+    const pacedSwitchyard = async (t: Target, name: string, config: string, root: string) => {
+      const proc = started(await startSwitchyard(name, config, root));
+      return { ...t, proc, url: chatUrl(proc), model: "bench-paced" };
+    };
     /** The Switchyards in round `round`'s order: REV and this checkout take turns to go first. */
     const switchyards = (round: number): Target[] =>
       rev ? (round % 2 ? [sy, rev] : [rev, sy]) : [sy];
@@ -567,10 +602,10 @@ async function table(): Promise<void> {
     }
     const load = await loadAverage();
     const rows: string[] = [
-      `| mode | conns | target | req/s | p50 ms | p99 ms | added p50 ms | added p99 ms | vs pass-through | CPU µs/req |${
+      `| mode | conns | target | req/s | p50 ms | p99 ms | added p50 ms | added p99 ms | vs pass-through | CPU µs/req | CPU µs/chunk |${
         rev ? ` CPU vs ${tree!.rev} |` : ""
       } peak RSS MB | errors |`,
-      `|---|---|---|---|---|---|---|---|---|---|${rev ? "---|" : ""}---|---|`,
+      `|---|---|---|---|---|---|---|---|---|---|---|${rev ? "---|" : ""}---|---|`,
     ];
     const row = (
       mode: string,
@@ -582,6 +617,8 @@ async function table(): Promise<void> {
       base: Sample | null = null,
     ) => {
       const added = (v: number) => direct ? fmt(v) : "";
+      // A stream row's CPU per content chunk (`stream 20`: 20 chunks a stream).
+      const chunks = Number(/^(?:long prompt )?stream (\d+)/.exec(mode)?.[1] ?? NaN);
       const ratio = pass ? `${fmt((s.rps / pass.rps) * 100, 0)}%` : "";
       const vsRev = rev
         ? ` ${base ? `${fmt((s.cpuUsPerRequest / base.cpuUsPerRequest) * 100, 0)}%` : ""} |`
@@ -589,8 +626,8 @@ async function table(): Promise<void> {
       rows.push(
         `| ${mode} | ${conns} | ${label} | ${fmt(s.rps, 0)} | ${fmt(s.p50)} | ${fmt(s.p99)} | ${
           added(s.p50 - (direct?.p50 ?? 0))
-        } | ${added(s.p99 - (direct?.p99 ?? 0))} | ${ratio} | ${
-          fmt(s.cpuUsPerRequest, 0)
+        } | ${added(s.p99 - (direct?.p99 ?? 0))} | ${ratio} | ${fmt(s.cpuUsPerRequest, 0)} | ${
+          chunks ? fmt(s.cpuUsPerRequest / chunks, 1) : ""
         } |${vsRev} ${fmt(s.rssMb, 0)} | ${s.errors} |`,
       );
     };
@@ -599,33 +636,43 @@ async function table(): Promise<void> {
     const clientRatios: string[] = [];
     /** This checkout's CPU µs per request over REV's, by row. */
     const cpuRatio: Record<string, number> = {};
-    for (const stream of section("gateway") ? [false, true] : []) {
-      for (const conns of [32, 256]) {
-        const mode = stream ? "stream 20" : "non-stream";
-        const samples = new Map<string, Sample[]>();
-        for (let round = 0; round < args.rounds; round++) {
-          for (const t of [direct, pass, ...switchyards(round)]) {
-            const s = await wrk(t.url, conns, chatBody(t.model, stream), t.key, t.proc);
-            samples.set(t.label, [...(samples.get(t.label) ?? []), s]);
-          }
+    // The gateway rows (a short prompt), then the long-prompt rows (a 100 KB request body).
+    const gatewayRows = [
+      ...(section("gateway") ? [false, true] : []).flatMap((stream) =>
+        [32, 256].map((conns) => ({ stream, conns, promptBytes: 0 }))
+      ),
+      ...(section("long") ? [false, true] : []).map((stream) => ({
+        stream,
+        conns: 32,
+        promptBytes: LONG_PROMPT_BYTES,
+      })),
+    ];
+    for (const { stream, conns, promptBytes } of gatewayRows) {
+      const mode = `${promptBytes ? "long prompt " : ""}${stream ? "stream 20" : "non-stream"}`;
+      const samples = new Map<string, Sample[]>();
+      for (let round = 0; round < args.rounds; round++) {
+        for (const t of [direct, pass, ...switchyards(round)]) {
+          const body = chatBody(t.model, stream, promptBytes);
+          const s = await wrk(t.url, conns, body, t.key, t.proc);
+          samples.set(t.label, [...(samples.get(t.label) ?? []), s]);
         }
-        const d = medianSample(samples.get("direct")!);
-        const p = medianSample(samples.get("passthrough")!);
-        const s = medianSample(samples.get("switchyard")!);
-        const r = rev ? medianSample(samples.get(rev.label)!) : null;
-        row(mode, conns, "direct", d, null, null);
-        row(mode, conns, "passthrough", p, d, null);
-        if (rev && r) row(mode, conns, rev.label, r, d, p);
-        row(mode, conns, "switchyard", s, d, p, r);
-        Object.assign(results, {
-          [`${mode} @${conns} direct`]: d,
-          [`${mode} @${conns} passthrough`]: p,
-          [`${mode} @${conns} switchyard`]: s,
-        });
-        if (rev && r) {
-          results[`${mode} @${conns} ${rev.label}`] = r;
-          cpuRatio[`${mode} @${conns}`] = s.cpuUsPerRequest / r.cpuUsPerRequest;
-        }
+      }
+      const d = medianSample(samples.get("direct")!);
+      const p = medianSample(samples.get("passthrough")!);
+      const s = medianSample(samples.get("switchyard")!);
+      const r = rev ? medianSample(samples.get(rev.label)!) : null;
+      row(mode, conns, "direct", d, null, null);
+      row(mode, conns, "passthrough", p, d, null);
+      if (rev && r) row(mode, conns, rev.label, r, d, p);
+      row(mode, conns, "switchyard", s, d, p, r);
+      Object.assign(results, {
+        [`${mode} @${conns} direct`]: d,
+        [`${mode} @${conns} passthrough`]: p,
+        [`${mode} @${conns} switchyard`]: s,
+      });
+      if (rev && r) {
+        results[`${mode} @${conns} ${rev.label}`] = r;
+        cpuRatio[`${mode} @${conns}`] = s.cpuUsPerRequest / r.cpuUsPerRequest;
       }
     }
     // The Anthropic adapter prices translation: the same requests to a fake Anthropic upstream,
@@ -674,9 +721,18 @@ async function table(): Promise<void> {
           model: "bench-upstream",
           key: null,
         },
-        { ...sy, model: "bench-paced" },
-        ...(rev ? [{ ...rev, model: "bench-paced" }] : []),
+        // Switchyards of their own, started now: the paced pass-through serves only paced
+        // streams, so a Switchyard that served the rows before would carry their heap's high
+        // water mark into the RSS comparison.
+        await pacedSwitchyard(sy, "switchyard-paced", configPath, ROOT),
+        ...(rev && tree
+          ? [await pacedSwitchyard(rev, "switchyard-rev-paced", revConfigPath, tree.root)]
+          : []),
       ];
+      // Warm-up (JIT, connection pools) of every paced target alike.
+      for (const t of targets) {
+        await wrk(t.url, PACED_STREAMS, chatBody(t.model, true), t.key, t.proc, 1, 2);
+      }
       const samples = new Map<string, Sample[]>();
       for (let round = 0; round < args.rounds; round++) {
         for (const t of round % 2 ? [...targets].reverse() : targets) {
@@ -766,17 +822,16 @@ async function table(): Promise<void> {
         }× its CPU per request`,
       );
     }
-    const ttfbs = [];
-    for (
-      const [t, model] of [[direct, "bench-upstream"], [pass, "bench-upstream"], [
-        sy,
-        "bench-openai",
-      ]] as const
-    ) {
-      ttfbs.push(await ttfb(t.url, chatBody(model, true), t.key));
-    }
-    const [ttfbDirect, ttfbPass, ttfbSy] = ttfbs as [number, number, number];
-    const ttfbRev = rev ? await ttfb(rev.url, chatBody("bench-openai", true), rev.key) : NaN;
+    // Unloaded latency: a stream's first byte, and a non-stream answer's last byte.
+    const unloaded = async (stream: boolean) => {
+      const times: Record<string, number> = {};
+      for (const t of [direct, pass, sy, ...(rev ? [rev] : [])]) {
+        const body = chatBody(t.model, stream);
+        times[t.label] = await timeTo(t.url, body, t.key, stream ? "first" : "last");
+      }
+      return times;
+    };
+    const latency = { ttfb: await unloaded(true), ttlb: await unloaded(false) };
     console.log(
       `\nSwitchyard load benchmark: ${args.seconds} s per run, ${args.rounds} interleaved rounds (medians; peak RSS is the largest seen), taskset ${
         TASKSET ? "on (gateways on core 0; upstream and wrk on core 1)" : "off"
@@ -790,15 +845,21 @@ async function table(): Promise<void> {
       );
     }
     console.log(rows.join("\n"));
-    console.log(
-      `\nUnloaded time to first byte of a stream (median of 200): direct ${
-        fmt(ttfbDirect, 3)
-      } ms, pass-through ${fmt(ttfbPass, 3)} ms, switchyard ${
-        fmt(ttfbSy, 3)
-      } ms (switchyard − pass-through = ${fmt(ttfbSy - ttfbPass, 3)} ms)${
-        rev ? `, ${rev.label} ${fmt(ttfbRev, 3)} ms` : ""
-      }`,
-    );
+    console.log("");
+    for (
+      const [what, times] of [
+        ["time to first byte of a stream", latency.ttfb],
+        ["time to last byte of a non-stream answer", latency.ttlb],
+      ] as const
+    ) {
+      console.log(
+        `Unloaded ${what} (median of 200): direct ${fmt(times.direct!, 3)} ms, pass-through ${
+          fmt(times.passthrough!, 3)
+        } ms, switchyard ${fmt(times.switchyard!, 3)} ms (switchyard − pass-through = ${
+          fmt(times.switchyard! - times.passthrough!, 3)
+        } ms)${rev ? `, ${rev.label} ${fmt(times[rev.label]!, 3)} ms` : ""}`,
+      );
+    }
     console.log(
       `Peak RSS over the whole run: switchyard ${fmt(await peakRssMb(switchyard.pid), 0)} MB, ${
         rev ? `${rev.label} ${fmt(await peakRssMb(rev.proc.pid), 0)} MB, ` : ""
@@ -806,7 +867,7 @@ async function table(): Promise<void> {
         fmt(await peakRssMb(upstream.pid), 0)
       } MB`,
     );
-    console.log(`Client counts and routing: ${clientRatios.join("; ")}`);
+    if (clientRatios.length) console.log(`Client counts and routing: ${clientRatios.join("; ")}`);
     if (tree && rev) {
       console.log(
         `CPU µs per request of this checkout as a percentage of ${rev.label}'s (medians; non-stream should stay within 105%): ${
@@ -830,12 +891,8 @@ async function table(): Promise<void> {
         {
           args,
           load,
-          ttfb: {
-            direct: ttfbDirect,
-            passthrough: ttfbPass,
-            switchyard: ttfbSy,
-            ...(rev ? { [rev.label]: ttfbRev } : {}),
-          },
+          ttfb: latency.ttfb,
+          ttlb: latency.ttlb,
           results,
           ...(tree
             ? {
@@ -873,16 +930,31 @@ interface SoakResult {
   ok: number;
   seconds: number;
   cpu: number;
+  /** Largest resident set seen during the soak, in MB. */
   rssMb: number;
+  /** Resident set after a warm-up, before the soak, in MB. */
+  beforeMb: number;
+  /** Resident set after the soak and {@link SOAK_IDLE_S} seconds idle, in MB. */
+  afterMb: number;
 }
 
-/** Fires `n` concurrent streams at `url` and waits for all of them; a stream counts as complete
- * when it answered 200 and ended with `data: [DONE]`. */
-async function soakRun(proc: Proc, url: string, body: string, key: string | null, n: number) {
+/** Seconds a gateway idles after the soak before its resident set is read again. */
+const SOAK_IDLE_S = 30;
+
+/** Streams of the soak's warm-up (before the resident set is read as the pre-soak value). */
+const SOAK_WARM_UP = 100;
+
+/** The resident set of a process now, in MB. */
+async function rssMb(pid: number): Promise<number> {
+  const status = await Deno.readTextFile(`/proc/${pid}/status`);
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+}
+
+/** Fires `n` concurrent streams at `url` and waits for all of them; resolves with how many
+ * were complete: answered 200 and ended with `data: [DONE]`. */
+async function streamAll(url: string, body: string, key: string | null, n: number) {
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (key) headers.authorization = `Bearer ${key}`;
-  const cpu0 = await cpuSeconds(proc.pid);
-  const t0 = performance.now();
   const results = await Promise.all(
     Array.from({ length: n }, async () => {
       const res = await fetch(url, {
@@ -895,11 +967,29 @@ async function soakRun(proc: Proc, url: string, body: string, key: string | null
       return res.status === 200 && text.endsWith("data: [DONE]\n\n");
     }).map((p) => p.catch(() => false)),
   );
+  return results.filter(Boolean).length;
+}
+
+/** One gateway's soak: a warm-up, its resident set, `n` concurrent streams (CPU, the largest
+ * resident set), then the resident set after {@link SOAK_IDLE_S} seconds idle. */
+async function soakRun(proc: Proc, url: string, body: string, key: string | null, n: number) {
+  await streamAll(url, body, key, Math.min(n, SOAK_WARM_UP));
+  const beforeMb = await rssMb(proc.pid);
+  const cpu0 = await cpuSeconds(proc.pid);
+  const rss = watchRss(proc.pid);
+  const t0 = performance.now();
+  const ok = await streamAll(url, body, key, n);
+  const seconds = (performance.now() - t0) / 1000;
+  const cpu = (await cpuSeconds(proc.pid)) - cpu0;
+  const peak = await rss.stop();
+  await new Promise((r) => setTimeout(r, SOAK_IDLE_S * 1000));
   const result: SoakResult = {
-    ok: results.filter(Boolean).length,
-    seconds: (performance.now() - t0) / 1000,
-    cpu: (await cpuSeconds(proc.pid)) - cpu0,
-    rssMb: await peakRssMb(proc.pid),
+    ok,
+    seconds,
+    cpu,
+    rssMb: peak,
+    beforeMb,
+    afterMb: await rssMb(proc.pid),
   };
   return result;
 }
@@ -923,7 +1013,7 @@ async function soak(): Promise<void> {
   ] as const;
   const results: [string, SoakResult][] = [];
   try {
-    // Each gateway gets a fresh process, so that its peak RSS is this soak's alone.
+    // Each gateway gets a fresh process, so that its resident set is this soak's alone.
     for (const [label, start, model, auth] of runs) {
       const proc = await start();
       try {
@@ -936,20 +1026,33 @@ async function soak(): Promise<void> {
     await stop(upstream);
   }
   console.log(
-    `\nSoak: ${n} concurrent streams, 100 chunks each at 100 ms intervals (10 s per stream)\n`,
+    `\nSoak: ${n} concurrent streams, 100 chunks each at 100 ms intervals (10 s per stream), after a warm-up of ${
+      Math.min(n, SOAK_WARM_UP)
+    } streams; load average ${await loadAverage()}\n`,
   );
   console.log(
-    "| target | completed with [DONE] | stuck or failed | wall s | CPU s | CPU µs/stream | peak RSS MB |",
+    `| target | completed with [DONE] | stuck or failed | wall s | CPU s | CPU µs/stream | RSS before MB | peak RSS MB | RSS ${SOAK_IDLE_S} s after MB | after vs before |`,
   );
-  console.log("|---|---|---|---|---|---|---|");
+  console.log("|---|---|---|---|---|---|---|---|---|---|");
   for (const [label, r] of results) {
     console.log(
       `| ${label} | ${r.ok}/${n} | ${n - r.ok} | ${fmt(r.seconds, 1)} | ${fmt(r.cpu, 2)} | ${
         fmt((r.cpu * 1e6) / n, 0)
-      } | ${fmt(r.rssMb, 1)} |`,
+      } | ${fmt(r.beforeMb, 1)} | ${fmt(r.rssMb, 1)} | ${fmt(r.afterMb, 1)} | ${
+        fmt((r.afterMb / r.beforeMb - 1) * 100, 0)
+      }% |`,
     );
     if (r.ok !== n) Deno.exitCode = 1;
   }
+  const [, p] = results[0]!;
+  const [, s] = results[1]!;
+  console.log(
+    `\nSwitchyard's peak RSS ${
+      fmt(s.rssMb / p.rssMb)
+    }× the pass-through's (target ≤ 1.8×); ${SOAK_IDLE_S} s after the soak its RSS is ${
+      fmt((s.afterMb / s.beforeMb - 1) * 100, 0)
+    }% off its pre-soak value (target within 20%)`,
+  );
 }
 
 /** The metrics token of `--metrics`'s Switchyard with metrics on. */

@@ -21,9 +21,16 @@ const openaiTranslator = new OpenAIStreamTranslator();
 openaiTranslator.push(parseEventData(openai[0]!), out);
 const content = openai[5]!;
 
-Deno.bench("OpenAI → canonical: one content event", { group: "openai" }, () => {
+Deno.bench("OpenAI → canonical: one content event, parsed", { group: "openai" }, () => {
   out.length = 0;
   openaiTranslator.push(parseEventData(content), out);
+});
+
+Deno.bench("OpenAI → canonical: one content event, its text only (pushText)", {
+  group: "openai",
+}, () => {
+  out.length = 0;
+  openaiTranslator.pushText(content, out);
 });
 
 const anthropic = payloads(anthropicEvents(20));

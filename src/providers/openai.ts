@@ -91,6 +91,7 @@ export class OpenAIProvider implements Provider {
           for (const e of translator.end()) out.push(e);
           return true;
         }
+        if (event.event !== "error" && translator.pushText(event.data, out)) return false;
         const data = parseEventData(event.data);
         if (event.event === "error" || data.error !== undefined) {
           throw mapStreamError(this.id, parseOpenAIError(data), this.#deps.apiKey);

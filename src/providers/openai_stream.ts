@@ -18,6 +18,22 @@ const CHUNK_FIELDS: ReadonlySet<string> = new Set([
 
 type TextKind = "text" | "reasoning" | "refusal";
 
+/** A JSON string literal (only what `JSON.parse` accepts). */
+const STRING = String.raw`"(?:[^"\\\u0000-\u001f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*"`;
+
+/**
+ * A chunk carrying only a piece of text, as OpenAI (and most compatible servers) write it:
+ * the fields of {@link CHUNK_FIELDS} in OpenAI's order, `service_tier` and `system_fingerprint`
+ * (string or null) where OpenAI puts them, one choice at index 0 whose delta is `{"content":
+ * …}`, no logprobs, no finish. The groups: service_tier, system_fingerprint, the content.
+ */
+const TEXT_CHUNK = new RegExp(
+  `^\\{"id":${STRING},"object":"chat\\.completion\\.chunk","created":(?:0|[1-9]\\d*),"model":${STRING},` +
+    `(?:"service_tier":(${STRING}|null),)?(?:"system_fingerprint":(${STRING}|null),)?` +
+    `"choices":\\[\\{"index":0,"delta":\\{"content":(${STRING})\\},"logprobs":null,` +
+    `"finish_reason":null\\}\\](?:,"usage":null)?(?:,"obfuscation":${STRING})?\\}$`,
+);
+
 /** A tool call's block: its canonical index, and whether it is still open. */
 interface ToolBlock {
   index: number;
@@ -59,6 +75,31 @@ export class OpenAIStreamTranslator {
   /** Whether the finish reason has come. */
   get finished(): boolean {
     return this.#finished;
+  }
+
+  /**
+   * Appends the events of a chunk given as its JSON text, when it is a text chunk that adds
+   * nothing else to the stream ({@link TEXT_CHUNK}, after the first chunk): what {@link push}
+   * of the parsed chunk would append, without parsing it: 0.4 µs a text chunk against 1.4 µs
+   * parsed (`deno task bench:micro`), about 1 µs of the ~60 µs of CPU a paced chunk costs in all.
+   * Says whether it did; when not, the caller parses the chunk and pushes it.
+   */
+  pushText(json: string, out: CanonicalEvent[]): boolean {
+    if (!this.#started) return false;
+    const match = TEXT_CHUNK.exec(json);
+    if (match === null) return false;
+    // A top-level field first seen now is kept for the finish (see `push`).
+    const [, tier, fingerprint, content] = match;
+    if (tier !== undefined && tier !== "null" && !this.#startFields.has("service_tier")) {
+      return false;
+    }
+    if (
+      fingerprint !== undefined && fingerprint !== "null" &&
+      !this.#startFields.has("system_fingerprint")
+    ) return false;
+    const text = JSON.parse(content!) as string;
+    if (text) this.#textDelta("text", text, out);
+    return true;
   }
 
   /** Appends the events for one upstream chunk (possibly none) to `out`. */
