@@ -269,7 +269,10 @@ async function wrk(
   clients = 1,
   seconds = args.seconds,
 ): Promise<Sample> {
-  const script = `${OUT}/post_${connections}_${key ? "k" : "n"}_${body.length}_${clients}.lua`;
+  // One script per measured process: `--metrics` runs two wrks at once.
+  const script = `${OUT}/post_${measured.name}_${connections}_${
+    key ? "k" : "n"
+  }_${body.length}_${clients}.lua`;
   const headers = [`wrk.headers["Content-Type"] = "application/json"`];
   if (key) headers.push(`wrk.headers["Authorization"] = "Bearer ${key}"`);
   const rotation = clients > 1 ? rotatingClients(clients) : [];
@@ -1061,8 +1064,9 @@ const METRICS_TOKEN = "bench-metrics-token";
 /**
  * `--metrics`: two Switchyards of this checkout, one with metrics on (a metrics token, so
  * `/metrics` is served and every request is counted, KV commits timed) and one with
- * `metrics.enabled` false, measured in the same run, taking turns to go first; CPU µs per request
- * of each and on/off as a percentage (the issue's bar: within 105%). Finally `/metrics` is
+ * `metrics.enabled` false, loaded at the same time in each round (two wrks, the two gateways
+ * sharing core 0), so that the machine's drift weighs on both alike; CPU µs per request of each
+ * and on/off as the median of the rounds' ratios (the issue's bar: within 105%). Finally `/metrics` is
  * scraped to show that the "on" side counted every request it served.
  */
 async function metricsOverhead(): Promise<void> {
@@ -1096,16 +1100,22 @@ async function metricsOverhead(): Promise<void> {
     for (const stream of [false, true]) {
       const mode = stream ? "stream 20" : "non-stream";
       const samples = new Map<string, Sample[]>();
+      /** On over off per round: both measured at the same time, on the same core, so that the
+       * machine's state (which on a shared host drifts by tens of percent between minutes)
+       * weighs on both alike. */
+      const paired: number[] = [];
       for (let round = 0; round < args.rounds; round++) {
-        for (const t of round % 2 ? [...targets].reverse() : targets) {
-          const s = await wrk(t.url, 32, chatBody(t.model, stream), t.key, t.proc);
-          samples.set(t.label, [...(samples.get(t.label) ?? []), s]);
-        }
+        const [on, off] = await Promise.all(
+          targets.map((t) => wrk(t.url, 32, chatBody(t.model, stream), t.key, t.proc)),
+        ) as [Sample, Sample];
+        samples.set("metrics on", [...(samples.get("metrics on") ?? []), on]);
+        samples.set("metrics off", [...(samples.get("metrics off") ?? []), off]);
+        paired.push(on.cpuUsPerRequest / off.cpuUsPerRequest);
       }
       const on = medianSample(samples.get("metrics on")!);
       const off = medianSample(samples.get("metrics off")!);
-      const ratio = `${fmt((on.cpuUsPerRequest / off.cpuUsPerRequest) * 100, 1)}%`;
-      ratios.push(`${mode} ${ratio}`);
+      const ratio = `${fmt(median(paired) * 100, 1)}%`;
+      ratios.push(`${mode} ${ratio} (rounds: ${paired.map((r) => fmt(r * 100, 0)).join(", ")})`);
       for (const [label, s] of [["metrics off", off], ["metrics on", on]] as const) {
         rows.push(
           `| ${mode} | 32 | ${label} | ${fmt(s.rps, 0)} | ${fmt(s.p50)} | ${fmt(s.p99)} | ${
@@ -1122,7 +1132,7 @@ async function metricsOverhead(): Promise<void> {
       .filter((l) => l.startsWith('switchyard_http_requests_total{route="/v1/chat/completions"'))
       .reduce((n, l) => n + Number(l.split(" ").at(-1)), 0);
     console.log(
-      `\nMetrics overhead: ${args.seconds} s per run, ${args.rounds} interleaved rounds (medians), taskset ${
+      `\nMetrics overhead: ${args.seconds} s per run, ${args.rounds} rounds, on and off loaded at the same time (medians; on vs off is the median of the rounds' ratios), taskset ${
         TASKSET ? "on" : "off"
       }, Deno ${Deno.version.deno}, load average ${load} before and ${await loadAverage()} after\n`,
     );
