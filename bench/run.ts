@@ -766,19 +766,27 @@ async function table(): Promise<void> {
         }; peak RSS ${fmt(s.rssMb, 0)} MB against ${fmt(p.rssMb, 0)} MB`,
       );
     }
-    // Routing: a model with three routes against the same model with one, in the same rounds.
+    // Routing: a model with three routes against the same model with one. Two Switchyards of
+    // this checkout (each its own KV file and key) are loaded at the same time, one with each
+    // model, swapping models every round; the figure is the median of the rounds' ratios, so
+    // that the shared host's drift between minutes weighs on both alike.
     if (section("routing")) {
+      const setup = await benchSetup("bench-b", upstreamPort, ROOT, pacedPort);
+      const other = started(await startSwitchyard("switchyard-b", setup.configPath));
+      const b: Target = { ...sy, proc: other, url: chatUrl(other), key: setup.key };
+      await wrk(b.url, 32, chatBody("bench-routed", false), b.key, b.proc);
       const single: Sample[] = [];
       const routed: Sample[] = [];
+      const paired: number[] = [];
       for (let round = 0; round < args.rounds; round++) {
-        for (
-          const model of round % 2
-            ? ["bench-routed", "bench-openai"]
-            : ["bench-openai", "bench-routed"]
-        ) {
-          const s = await wrk(sy.url, 32, chatBody(model, false), sy.key, sy.proc);
-          (model === "bench-routed" ? routed : single).push(s);
-        }
+        const [one, three] = round % 2 ? [b, sy] : [sy, b];
+        const [s1, s3] = await Promise.all([
+          wrk(one.url, 32, chatBody("bench-openai", false), one.key, one.proc),
+          wrk(three.url, 32, chatBody("bench-routed", false), three.key, three.proc),
+        ]);
+        single.push(s1);
+        routed.push(s3);
+        paired.push(s3.cpuUsPerRequest / s1.cpuUsPerRequest);
       }
       const one = medianSample(single);
       const three = medianSample(routed);
@@ -787,9 +795,9 @@ async function table(): Promise<void> {
       results["non-stream 1 route @32 switchyard"] = one;
       results["non-stream 3 routes @32 switchyard"] = three;
       clientRatios.push(
-        `3 routes: ${
-          fmt((three.cpuUsPerRequest / one.cpuUsPerRequest) * 100, 0)
-        }% of one route's CPU per request`,
+        `3 routes: ${fmt(median(paired) * 100, 0)}% of one route's CPU per request (rounds: ${
+          paired.map((r) => fmt(r * 100, 0)).join(", ")
+        })`,
       );
     }
     // Limits are counted per client: one anonymous client, then 10,000 distinct ones (a new
