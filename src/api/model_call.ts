@@ -21,12 +21,17 @@ export function modelCall(
   };
   const { providers, routes: health, random, config } = ctx.services;
   if (record.routes !== undefined && record.routes.length > 1) {
-    const targets = record.routes.flatMap((route) => {
-      const provider = providers.get(route.provider);
-      const style = config.providers.find((p) => p.id === route.provider)?.style;
-      return provider
-        ? [{ route, provider, prefill: style !== undefined && PREFILL.has(style) }]
-        : [];
+    const routes = record.routes;
+    const provider = providers.routed(record, () => {
+      const targets = routes.flatMap((route) => {
+        const provider = providers.get(route.provider);
+        const style = config.providers.find((p) => p.id === route.provider)?.style;
+        return provider
+          ? [{ route, provider, prefill: style !== undefined && PREFILL.has(style) }]
+          : [];
+      });
+      const continueOnFailure = record.continue_on_failure ?? false;
+      return new RoutedProvider(record.id, targets, { health, random, continueOnFailure });
     });
     call.attempting = (route) => {
       ctx.provider = route.provider;
@@ -38,8 +43,6 @@ export function modelCall(
       const kind = error instanceof ApiError ? error.code ?? error.type : "internal_error";
       ctx.fallbacks.push({ provider: route.provider, kind });
     };
-    const continueOnFailure = record.continue_on_failure ?? false;
-    const provider = new RoutedProvider(record.id, targets, { health, random, continueOnFailure });
     return { provider, call };
   }
   const provider = providers.get(record.provider);

@@ -1,3 +1,4 @@
+import type { ModelRecord } from "../catalogue/model.ts";
 import type { Clock } from "../clock.ts";
 import type { Config, ProviderConfig, ProviderStyle } from "../config.ts";
 import { type ImageWork, ImageWorkers } from "../images/work.ts";
@@ -23,6 +24,7 @@ export class Providers {
   readonly #enabled: Map<string, Provider>;
   readonly #disabled: Map<string, string>;
   readonly #images: ImageWork | null;
+  readonly #routed = new WeakMap<ModelRecord, Provider>();
 
   constructor(
     enabled: Map<string, Provider>,
@@ -47,6 +49,18 @@ export class Providers {
   /** The adapter for a provider id, or `undefined` when unknown or disabled. */
   get(id: string): Provider | undefined {
     return this.#enabled.get(id);
+  }
+
+  /** The adapter of a model with several routes, built by `build` once per catalogue record
+   * (records are replaced, never changed, so a changed model gets a new one). Building it for
+   * every request was a tenth of what three routes cost over one. */
+  routed(record: ModelRecord, build: () => Provider): Provider {
+    let provider = this.#routed.get(record);
+    if (provider === undefined) {
+      provider = build();
+      this.#routed.set(record, provider);
+    }
+    return provider;
   }
 
   /** Whether the provider is configured and has its key. */

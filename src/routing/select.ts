@@ -17,26 +17,43 @@ export function routeOrder(
 ): RouteConfig[] {
   const usable = routes.filter((route) => health.available(model, route));
   if (usable.length === 0) return [...routes].sort((a, b) => a.priority - b.priority);
-  const priorities = [...new Set(usable.map((r) => r.priority))].sort((a, b) => a - b);
   const order: RouteConfig[] = [];
-  for (const priority of priorities) {
-    const group = usable.filter((r) => r.priority === priority);
-    const ttfbs = group.map((r) => health.ttfb(model, r)).filter((t): t is number => t !== null);
-    const fastest = ttfbs.length > 0 ? Math.min(...ttfbs) : null;
-    const weighted = group.map((route) => ({
-      route,
-      weight: route.weight * health.score(model, route, fastest),
-    }));
-    // Weighted sampling without replacement: the first pick is the route that serves.
-    while (weighted.length > 0) {
-      const total = weighted.reduce((sum, w) => sum + w.weight, 0);
-      let point = random() * total;
-      let i = 0;
-      while (i < weighted.length - 1 && point >= weighted[i]!.weight) {
-        point -= weighted[i++]!.weight;
-      }
-      order.push(weighted.splice(i, 1)[0]!.route);
-    }
+  // Most models give every route one priority: one group, no grouping (a stable sort keeps the
+  // routes' order within each priority otherwise).
+  const sorted = usable.some((r) => r.priority !== usable[0]!.priority)
+    ? usable.sort((a, b) => a.priority - b.priority)
+    : usable;
+  for (let start = 0; start < sorted.length;) {
+    let end = start + 1;
+    while (end < sorted.length && sorted[end]!.priority === sorted[start]!.priority) end++;
+    pickWeighted(model, sorted.slice(start, end), health, random, order);
+    start = end;
   }
   return order;
+}
+
+/** Appends `group` to `order` in a weighted random order: each route's weight scaled by its
+ * health score, sampled without replacement (the first pick is the route that serves). */
+function pickWeighted(
+  model: string,
+  group: RouteConfig[],
+  health: RouteHealth,
+  random: () => number,
+  order: RouteConfig[],
+): void {
+  let fastest: number | null = null;
+  for (const route of group) {
+    const ttfb = health.ttfb(model, route);
+    if (ttfb !== null && (fastest === null || ttfb < fastest)) fastest = ttfb;
+  }
+  const weights = group.map((route) => route.weight * health.score(model, route, fastest));
+  while (group.length > 0) {
+    let total = 0;
+    for (const weight of weights) total += weight;
+    let point = random() * total;
+    let i = 0;
+    while (i < group.length - 1 && point >= weights[i]!) point -= weights[i++]!;
+    order.push(group.splice(i, 1)[0]!);
+    weights.splice(i, 1);
+  }
 }
