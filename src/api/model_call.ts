@@ -27,11 +27,16 @@ export function modelCall(
         const provider = providers.get(route.provider);
         const style = config.providers.find((p) => p.id === route.provider)?.style;
         return provider
-          ? [{ route, provider, prefill: style !== undefined && PREFILL.has(style) }]
+          ? [{
+            route,
+            health: health.of(record.id, route),
+            provider,
+            prefill: style !== undefined && PREFILL.has(style),
+          }]
           : [];
       });
       const continueOnFailure = record.continue_on_failure ?? false;
-      return new RoutedProvider(record.id, targets, { health, random, continueOnFailure });
+      return new RoutedProvider(record.id, targets, { random, continueOnFailure });
     });
     call.attempting = (route) => {
       ctx.provider = route.provider;

@@ -44,7 +44,16 @@ export interface RouteStats {
 /** The weight of the newest observation in the averages. */
 const ALPHA = 0.2;
 
-class Health {
+/** The breaker's settings, shared by the routes of one {@link RouteHealth}. */
+interface Settings {
+  clock: Clock;
+  threshold: number;
+  cooldownMs: number;
+}
+
+/** One route's health and breaker. A routed model holds its routes' handles, so that choosing
+ * a route and recording the outcome look nothing up. */
+export class RouteState {
   ttfb: number | null = null;
   errorRate = 0;
   inFlight = 0;
@@ -54,126 +63,123 @@ class Health {
   openUntil = 0;
   probing = false;
 
-  constructor(readonly model: string, readonly route: RouteConfig) {}
-}
-
-/** The health of every route this process has used. */
-export class RouteHealth {
-  readonly #clock: Clock;
-  readonly #threshold: number;
-  readonly #cooldownMs: number;
-  readonly #routes = new Map<string, Health>();
-  /** Each route object's health, found without building its id: choosing among three routes
-   * and recording the outcome took 4.9–5.1 µs of CPU building ids on every lookup, 4.3–4.7 µs
-   * with this cache. */
-  readonly #byRoute = new WeakMap<RouteConfig, Health>();
-
-  constructor(options: HealthOptions) {
-    this.#clock = options.clock;
-    this.#threshold = options.failures ?? 5;
-    this.#cooldownMs = options.cooldownMs ?? 30_000;
-  }
-
-  #of(model: string, route: RouteConfig): Health {
-    const cached = this.#byRoute.get(route);
-    if (cached && cached.model === model) return cached;
-    const id = `${model}\u0000${route.provider}\u0000${route.upstream_model}`;
-    let health = this.#routes.get(id);
-    if (!health) {
-      health = new Health(model, route);
-      this.#routes.set(id, health);
-    }
-    this.#byRoute.set(route, health);
-    return health;
-  }
+  constructor(
+    readonly model: string,
+    /** The route as the catalogue has it now (its weight and priority may change). */
+    public route: RouteConfig,
+    readonly settings: Settings,
+  ) {}
 
   /** The breaker's state now. */
-  state(model: string, route: RouteConfig): BreakerState {
-    const h = this.#of(model, route);
-    if (h.openUntil === 0) return "closed";
-    if (h.probing) return "half_open";
-    return this.#clock.now() >= h.openUntil ? "half_open" : "open";
+  state(): BreakerState {
+    if (this.openUntil === 0) return "closed";
+    if (this.probing) return "half_open";
+    return this.settings.clock.now() >= this.openUntil ? "half_open" : "open";
   }
 
   /** Whether the route may take a request now: closed, or open with its cooldown over and no
    * probe running (the request becomes the probe). */
-  available(model: string, route: RouteConfig): boolean {
-    const h = this.#of(model, route);
-    if (h.openUntil === 0) return true;
-    return !h.probing && this.#clock.now() >= h.openUntil;
+  available(): boolean {
+    if (this.openUntil === 0) return true;
+    return !this.probing && this.settings.clock.now() >= this.openUntil;
   }
 
-  /** How much to favour a route against its peers (1 for a fresh route): lower with a high
+  /** How much to favour the route against its peers (1 for a fresh route): lower with a high
    * error rate, a slow first byte against `fastestTtfb`, and requests in flight. */
-  score(model: string, route: RouteConfig, fastestTtfb: number | null): number {
-    const h = this.#of(model, route);
-    const errors = 1 - Math.min(0.9, h.errorRate);
-    const latency = h.ttfb === null || fastestTtfb === null ? 1 : fastestTtfb / Math.max(h.ttfb, 1);
-    return errors * Math.sqrt(latency) / (1 + h.inFlight);
-  }
-
-  /** The route's averaged time to first byte, or `null`. */
-  ttfb(model: string, route: RouteConfig): number | null {
-    return this.#of(model, route).ttfb;
+  score(fastestTtfb: number | null): number {
+    const errors = 1 - Math.min(0.9, this.errorRate);
+    const latency = this.ttfb === null || fastestTtfb === null
+      ? 1
+      : fastestTtfb / Math.max(this.ttfb, 1);
+    return errors * Math.sqrt(latency) / (1 + this.inFlight);
   }
 
   /** A request starts on the route (a probe, if its breaker was open). */
-  begin(model: string, route: RouteConfig): void {
-    const h = this.#of(model, route);
-    h.inFlight++;
-    h.requests++;
-    if (h.openUntil !== 0) h.probing = true;
+  begin(): void {
+    this.inFlight++;
+    this.requests++;
+    if (this.openUntil !== 0) this.probing = true;
   }
 
   /** The route answered (its first byte after `ttfbMs`): the breaker closes. */
-  succeeded(model: string, route: RouteConfig, ttfbMs: number): void {
-    const h = this.#of(model, route);
-    h.inFlight = Math.max(0, h.inFlight - 1);
-    h.ttfb = h.ttfb === null ? ttfbMs : h.ttfb + ALPHA * (ttfbMs - h.ttfb);
-    h.errorRate *= 1 - ALPHA;
-    h.consecutive = 0;
-    h.openUntil = 0;
-    h.probing = false;
+  succeeded(ttfbMs: number): void {
+    this.inFlight = Math.max(0, this.inFlight - 1);
+    this.ttfb = this.ttfb === null ? ttfbMs : this.ttfb + ALPHA * (ttfbMs - this.ttfb);
+    this.errorRate *= 1 - ALPHA;
+    this.consecutive = 0;
+    this.openUntil = 0;
+    this.probing = false;
   }
 
   /** The route failed in a way that is not the caller's fault (`afterStart`: a stream that had
    * begun, already counted out of flight): enough in a row (or a failed probe) open its
    * breaker. */
-  failed(model: string, route: RouteConfig, afterStart = false): void {
-    const h = this.#of(model, route);
-    if (!afterStart) h.inFlight = Math.max(0, h.inFlight - 1);
-    h.errorRate += ALPHA * (1 - h.errorRate);
-    h.consecutive++;
-    h.failures++;
-    if (h.probing || h.consecutive >= this.#threshold) {
-      h.openUntil = this.#clock.now() + this.#cooldownMs;
+  failed(afterStart = false): void {
+    if (!afterStart) this.inFlight = Math.max(0, this.inFlight - 1);
+    this.errorRate += ALPHA * (1 - this.errorRate);
+    this.consecutive++;
+    this.failures++;
+    if (this.probing || this.consecutive >= this.settings.threshold) {
+      this.openUntil = this.settings.clock.now() + this.settings.cooldownMs;
     }
-    h.probing = false;
+    this.probing = false;
   }
 
   /** A request ended without telling anything of the route (the caller's error, or it left). */
-  ended(model: string, route: RouteConfig): void {
-    const h = this.#of(model, route);
-    h.inFlight = Math.max(0, h.inFlight - 1);
-    h.probing = false;
+  ended(): void {
+    this.inFlight = Math.max(0, this.inFlight - 1);
+    this.probing = false;
+  }
+
+  /** What `GET /admin/routes` shows of it. */
+  stats(): RouteStats {
+    const { route } = this;
+    return {
+      model: this.model,
+      provider: route.provider,
+      upstream_model: route.upstream_model,
+      weight: route.weight,
+      priority: route.priority,
+      state: this.state(),
+      ttfb_ms: this.ttfb === null ? null : Math.round(this.ttfb * 100) / 100,
+      error_rate: Math.round(this.errorRate * 1000) / 1000,
+      in_flight: this.inFlight,
+      consecutive_failures: this.consecutive,
+      requests: this.requests,
+      failures: this.failures,
+      open_until: this.openUntil === 0 ? null : new Date(this.openUntil).toISOString(),
+    };
+  }
+}
+
+/** The health of every route this process has used. */
+export class RouteHealth {
+  readonly #settings: Settings;
+  readonly #routes = new Map<string, RouteState>();
+
+  constructor(options: HealthOptions) {
+    this.#settings = {
+      clock: options.clock,
+      threshold: options.failures ?? 5,
+      cooldownMs: options.cooldownMs ?? 30_000,
+    };
+  }
+
+  /** The health of `model`'s `route`: one state per model, provider and upstream model, kept
+   * across catalogue changes. */
+  of(model: string, route: RouteConfig): RouteState {
+    const id = `${model}\u0000${route.provider}\u0000${route.upstream_model}`;
+    let state = this.#routes.get(id);
+    if (!state) {
+      state = new RouteState(model, route, this.#settings);
+      this.#routes.set(id, state);
+    }
+    state.route = route;
+    return state;
   }
 
   /** Every route used so far, for the admin API. */
   stats(): RouteStats[] {
-    return [...this.#routes.values()].map((h) => ({
-      model: h.model,
-      provider: h.route.provider,
-      upstream_model: h.route.upstream_model,
-      weight: h.route.weight,
-      priority: h.route.priority,
-      state: this.state(h.model, h.route),
-      ttfb_ms: h.ttfb === null ? null : Math.round(h.ttfb * 100) / 100,
-      error_rate: Math.round(h.errorRate * 1000) / 1000,
-      in_flight: h.inFlight,
-      consecutive_failures: h.consecutive,
-      requests: h.requests,
-      failures: h.failures,
-      open_until: h.openUntil === 0 ? null : new Date(h.openUntil).toISOString(),
-    }));
+    return [...this.#routes.values()].map((state) => state.stats());
   }
 }

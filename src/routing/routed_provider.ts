@@ -14,12 +14,13 @@ import type { RouteConfig } from "../config.ts";
 import { ApiError, clientClosed } from "../errors.ts";
 import type { CallContext, Provider } from "../providers/types.ts";
 import { continuation, PartialAnswer, prefilled } from "./continuation.ts";
-import type { RouteHealth } from "./health.ts";
+import type { RouteState } from "./health.ts";
 import { routeOrder } from "./select.ts";
 
-/** A route and the adapter of its provider. */
+/** A route, its health and the adapter of its provider. */
 export interface RouteTarget {
   route: RouteConfig;
+  health: RouteState;
   provider: Provider;
   /** Whether its style continues an answer from a prefill (Anthropic, the simulator). */
   prefill: boolean;
@@ -27,7 +28,6 @@ export interface RouteTarget {
 
 /** What a routed provider needs besides its routes. */
 export interface RoutingDeps {
-  health: RouteHealth;
   random: () => number;
   /** Whether a stream cut mid-way goes on on another route (`continue_on_failure`). */
   continueOnFailure?: boolean;
@@ -51,7 +51,6 @@ interface Started {
 /** Tries a model's routes in order until one answers (see the module doc). */
 export class RoutedProvider implements Provider {
   readonly id: string;
-  readonly #model: string;
   readonly #targets: readonly RouteTarget[];
   readonly #deps: RoutingDeps;
   /** Moderation and image generation go to the first route, without fallback. */
@@ -66,7 +65,6 @@ export class RoutedProvider implements Provider {
 
   constructor(model: string, targets: readonly RouteTarget[], deps: RoutingDeps) {
     this.id = `routes:${model}`;
-    this.#model = model;
     this.#targets = targets;
     this.#deps = deps;
     const { route, provider } = targets[0]!;
@@ -109,7 +107,7 @@ export class RoutedProvider implements Provider {
         } catch (e) {
           if (!this.#deps.continueOnFailure || !retryable(e) || ctx.signal.aborted) throw e;
           if (!partial.continuable) throw e;
-          this.#deps.health.failed(this.#model, order[at]!.route, true);
+          order[at]!.health.failed(true);
           ctx.fellBack?.(order[at]!.route, e);
           const rest = order.slice(at + 1).filter((t) => t.prefill);
           let next: { at: number; value: Started };
@@ -130,14 +128,10 @@ export class RoutedProvider implements Provider {
 
   /** The targets in the order to try them, at most `maxAttempts`. */
   #order(): RouteTarget[] {
-    const routes = routeOrder(
-      this.#model,
-      this.#targets.map((t) => t.route),
-      this.#deps.health,
-      this.#deps.random,
-    );
-    return routes.slice(0, this.#deps.maxAttempts ?? 4)
-      .map((route) => this.#targets.find((t) => t.route === route)!);
+    const order = routeOrder(this.#targets, this.#deps.random);
+    const max = this.#deps.maxAttempts ?? 4;
+    if (order.length > max) order.length = max;
+    return order;
   }
 
   /** The call context of one attempt: the route's upstream model, the dropped params anew. */
@@ -153,25 +147,24 @@ export class RoutedProvider implements Provider {
     ctx: CallContext,
     call: (target: RouteTarget, ctx: CallContext) => Promise<T>,
   ): Promise<{ at: number; value: T }> {
-    const { health } = this.#deps;
     let last: unknown = null;
     for (const [at, target] of order.entries()) {
       if (ctx.signal.aborted) break;
-      const { route } = target;
-      health.begin(this.#model, route);
+      const { route, health } = target;
+      health.begin();
       ctx.attempting?.(route);
       const started = performance.now();
       try {
         const value = await call(target, this.#attempt(ctx, route));
-        health.succeeded(this.#model, route, performance.now() - started);
+        health.succeeded(performance.now() - started);
         ctx.served?.(route);
         return { at, value };
       } catch (e) {
         if (!retryable(e) || ctx.signal.aborted) {
-          health.ended(this.#model, route);
+          health.ended();
           throw e;
         }
-        health.failed(this.#model, route);
+        health.failed();
         if (at < order.length - 1) ctx.fellBack?.(route, e);
         last = e;
       }

@@ -8,33 +8,34 @@ const ROUTE: RouteConfig = { provider: "a", upstream_model: "m", weight: 1, prio
 Deno.test("breaker: opens after 5 failures in a row, lets one probe through after the cooldown, closes on its success", () => {
   const clock = new FakeClock();
   const health = new RouteHealth({ clock, failures: 5, cooldownMs: 30_000 });
+  const route = health.of("x", ROUTE);
   for (let i = 0; i < 4; i++) {
-    health.begin("x", ROUTE);
-    health.failed("x", ROUTE);
+    route.begin();
+    route.failed();
   }
-  assert.equal(health.state("x", ROUTE), "closed");
+  assert.equal(route.state(), "closed");
   // A success in between resets the count; five in a row open it.
-  health.begin("x", ROUTE);
-  health.succeeded("x", ROUTE, 10);
+  route.begin();
+  route.succeeded(10);
   for (let i = 0; i < 5; i++) {
-    health.begin("x", ROUTE);
-    health.failed("x", ROUTE);
+    route.begin();
+    route.failed();
   }
-  assert.equal(health.state("x", ROUTE), "open");
-  assert.equal(health.available("x", ROUTE), false);
+  assert.equal(route.state(), "open");
+  assert.equal(route.available(), false);
   clock.advance(29_999);
-  assert.equal(health.available("x", ROUTE), false);
+  assert.equal(route.available(), false);
   clock.advance(1);
-  assert.equal(health.state("x", ROUTE), "half_open");
-  assert.equal(health.available("x", ROUTE), true);
-  health.begin("x", ROUTE); // the probe
-  assert.equal(health.available("x", ROUTE), false, "one probe at a time");
-  health.failed("x", ROUTE);
-  assert.equal(health.state("x", ROUTE), "open", "a failed probe opens it again");
+  assert.equal(route.state(), "half_open");
+  assert.equal(route.available(), true);
+  route.begin(); // the probe
+  assert.equal(route.available(), false, "one probe at a time");
+  route.failed();
+  assert.equal(route.state(), "open", "a failed probe opens it again");
   clock.advance(30_000);
-  health.begin("x", ROUTE);
-  health.succeeded("x", ROUTE, 12);
-  assert.equal(health.state("x", ROUTE), "closed");
+  route.begin();
+  route.succeeded(12);
+  assert.equal(route.state(), "closed");
   const [stats] = health.stats();
   assert.equal(stats!.state, "closed");
   assert.equal(stats!.requests, 12);
@@ -42,20 +43,31 @@ Deno.test("breaker: opens after 5 failures in a row, lets one probe through afte
   assert.equal(stats!.in_flight, 0);
 });
 
+Deno.test("health: one state per model, provider and upstream model, whatever route object names it", () => {
+  const health = new RouteHealth({ clock: new FakeClock() });
+  const state = health.of("x", ROUTE);
+  const edited = { ...ROUTE, weight: 3 };
+  assert.equal(health.of("x", edited), state, "a catalogue edit keeps the route's health");
+  assert.equal(state.route.weight, 3, "with the route as it is now");
+  assert.notEqual(health.of("y", ROUTE), state);
+  assert.notEqual(health.of("x", { ...ROUTE, upstream_model: "n" }), state);
+  assert.equal(health.stats().length, 3);
+});
+
 Deno.test("health score: errors, slow first bytes and requests in flight lower a route's share", () => {
   const health = new RouteHealth({ clock: new FakeClock() });
-  const fast = { ...ROUTE, provider: "fast" };
-  const slow = { ...ROUTE, provider: "slow" };
-  assert.equal(health.score("x", fast, null), 1);
+  const fast = health.of("x", { ...ROUTE, provider: "fast" });
+  const slow = health.of("x", { ...ROUTE, provider: "slow" });
+  assert.equal(fast.score(null), 1);
   for (let i = 0; i < 10; i++) {
-    health.begin("x", fast);
-    health.succeeded("x", fast, 100);
-    health.begin("x", slow);
-    health.succeeded("x", slow, 400);
+    fast.begin();
+    fast.succeeded(100);
+    slow.begin();
+    slow.succeeded(400);
   }
-  assert.ok(health.score("x", slow, 100) < health.score("x", fast, 100));
-  health.begin("x", fast);
-  assert.equal(health.score("x", fast, 100), 0.5);
-  health.failed("x", fast);
-  assert.ok(health.score("x", fast, 100) < 1);
+  assert.ok(slow.score(100) < fast.score(100));
+  fast.begin();
+  assert.equal(fast.score(100), 0.5);
+  fast.failed();
+  assert.ok(fast.score(100) < 1);
 });
