@@ -10,6 +10,7 @@ import { KeyStore } from "../src/auth/keys.ts";
 import { systemClock } from "../src/clock.ts";
 import { parseConfig } from "../src/config.ts";
 import { chatBody, OPENAI_JSON, openaiEvents } from "./fixtures.ts";
+import { FetchHttpClient } from "../src/http/client/fetch.ts";
 
 const dir = await Deno.makeTempDir({ prefix: "switchyard-handler-bench-" });
 const path = `${dir}/kv.sqlite`;
@@ -48,7 +49,7 @@ function app(metricsToken?: string) {
     config,
     kv,
     env: (name) => env[name],
-    fetch: upstream,
+    http: new FetchHttpClient(upstream),
     output: { stdout() {}, stderr() {} },
   });
 }

@@ -9,6 +9,8 @@ import type { Config } from "./config.ts";
 import { clientIp } from "./http/client_ip.ts";
 import { Cors } from "./http/cors.ts";
 import { DisconnectWatch } from "./http/disconnect_watch.ts";
+import type { HttpClient } from "./http/client/types.ts";
+import { fetchReason, upstreamClient } from "./http/client/upstream_client.ts";
 import { KvHealth } from "./kv/health.ts";
 import { GroupCommit } from "./limits/group_commit.ts";
 import { spendLedger } from "./limits/spend.ts";
@@ -140,8 +142,8 @@ export interface AppDeps {
   clock?: Clock;
   /** Environment lookup (provider keys, admin token). */
   env?: (name: string) => string | undefined;
-  /** The fetch used for upstream calls. */
-  fetch?: typeof fetch;
+  /** The HTTP client for upstream calls (default: Switchyard's own, or fetch behind a proxy). */
+  http?: HttpClient;
   /** Where log lines go (default: the process's stdout and stderr). */
   output?: LogOutput;
   /** Provider adapters to use instead of the configured ones, by provider id. */
@@ -196,7 +198,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
   );
   const providerOptions: Parameters<typeof createProviders>[1] = {
     env,
-    fetch: deps.fetch ?? fetch,
+    http: deps.http ?? upstreamClient(env),
     clock,
     logger,
   };
@@ -257,6 +259,8 @@ export async function createApp(deps: AppDeps): Promise<App> {
   };
   const leases = new ConcurrencyLeases({ kv: kv, clock, commits });
   if (adminToken) logger.info("admin API enabled under /admin/");
+  const viaFetch = deps.http === undefined ? fetchReason(env) : null;
+  if (viaFetch !== null) logger.info(`${viaFetch}: upstream calls go through fetch`);
   if (metrics) logger.info("metrics served at /metrics");
   const store = new StoreGuard(kvHealth, logger);
   const routes = adminToken ? [...ROUTES, ...ADMIN_ROUTES] : [...ROUTES];

@@ -18,6 +18,7 @@ import { dataUrl, gifBytes, pngBytes } from "./support/images.ts";
 import { schemaErrors } from "./support/json_schema.ts";
 import { startServer, testConfig, type TestServer } from "./support/server.ts";
 import { waitFor } from "./support/wait.ts";
+import { FetchHttpClient } from "../src/http/client/fetch.ts";
 
 const GENEROUS = { per_minute: 100_000, per_day: 1_000_000 };
 
@@ -653,7 +654,7 @@ function watchedSimulator(tokenDelayMs: number) {
       sim = new SimulatorProvider({
         config: cfg.providers[0]!,
         apiKey: null,
-        fetch,
+        http: new FetchHttpClient(),
         clock: server.clock,
         logger: server.app.services.logger,
         images: inlineImageWork,

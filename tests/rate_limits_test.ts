@@ -10,6 +10,7 @@ import {
   testConfig,
   type TestServer,
 } from "./support/server.ts";
+import { FetchHttpClient } from "../src/http/client/fetch.ts";
 
 const MINUTE = 60_000;
 const CHAT = JSON.stringify({ model: "sim-chat", messages: [{ role: "user", content: "hi" }] });
@@ -19,7 +20,7 @@ function countingProvider(): { provider: Provider; calls: () => number } {
   const clock = new FakeClock();
   const sim = createProviders(testConfig(), {
     env: () => undefined,
-    fetch,
+    http: new FetchHttpClient(),
     clock,
     logger: new Logger({ clock, output: new CapturedOutput() }),
   }).get("sim")!;

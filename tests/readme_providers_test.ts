@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { parseConfig } from "../src/config.ts";
 import { Logger } from "../src/log/logger.ts";
 import { createProviders } from "../src/providers/registry.ts";
+import { FetchHttpClient } from "../src/http/client/fetch.ts";
 import { CapturedOutput, FakeClock } from "./support/server.ts";
 
 const readme = await Deno.readTextFile(new URL("../README.md", import.meta.url));
@@ -17,7 +18,7 @@ Deno.test("the README's provider examples are valid configs", () => {
     const clock = new FakeClock();
     const providers = createProviders(config, {
       env: (name) => `key-for-${name}`,
-      fetch,
+      http: new FetchHttpClient(),
       clock,
       logger: new Logger({ clock, output }),
     });

@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { writePng } from "./support/png_writer.ts";
 import { admin } from "./support/admin.ts";
+import { eventually } from "./support/eventually.ts";
 import { launch, type Page, screenshots, seriousViolations, textOf } from "./web/browser.ts";
 import { ADMIN_TOKEN, SITE, startWebGateway } from "./web/gateway.ts";
 
@@ -121,9 +122,13 @@ Deno.test({
             "the stopped note",
             `document.querySelector("#chat-status").textContent === "Stopped."`,
           );
-          const records = await admin(server, "GET", "/admin/logs?model=sim-slow");
-          assert.equal(records.body.data[0].status, 499);
-          assert.equal(records.body.data[0].error, "client_disconnected");
+          // The record is written once the stream settles, after the abort reached the model.
+          const record = await eventually(async () => {
+            const records = await admin(server, "GET", "/admin/logs?model=sim-slow");
+            return records.body.data[0];
+          }, "the stopped chat's log record");
+          assert.equal(record.status, 499);
+          assert.equal(record.error, "client_disconnected");
         },
       );
 

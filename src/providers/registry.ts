@@ -2,6 +2,7 @@ import type { ModelRecord } from "../catalogue/model.ts";
 import type { Clock } from "../clock.ts";
 import type { Config, ProviderConfig, ProviderStyle } from "../config.ts";
 import { type ImageWork, ImageWorkers } from "../images/work.ts";
+import type { HttpClient } from "../http/client/types.ts";
 import type { Logger } from "../log/logger.ts";
 import { AnthropicProvider } from "./anthropic.ts";
 import { GeminiProvider } from "./gemini.ts";
@@ -24,21 +25,25 @@ export class Providers {
   readonly #enabled: Map<string, Provider>;
   readonly #disabled: Map<string, string>;
   readonly #images: ImageWork | null;
+  readonly #http: HttpClient | null;
   readonly #routed = new WeakMap<ModelRecord, Provider>();
 
   constructor(
     enabled: Map<string, Provider>,
     disabled: Map<string, string> = new Map(),
     images: ImageWork | null = null,
+    http: HttpClient | null = null,
   ) {
     this.#enabled = enabled;
     this.#disabled = disabled;
     this.#images = images;
+    this.#http = http;
   }
 
-  /** Stops the image workers. */
+  /** Stops the image workers and closes the idle upstream connections. */
   close(): void {
     this.#images?.close();
+    this.#http?.close();
   }
 
   /** Lets the image workers stop whenever idle (see `ImageWork.release`). */
@@ -77,7 +82,8 @@ export class Providers {
 /** Options for {@link createProviders}. */
 export interface CreateProvidersOptions {
   env: (name: string) => string | undefined;
-  fetch: typeof fetch;
+  /** The client upstream calls go through. */
+  http: HttpClient;
   clock: Clock;
   logger: Logger;
   /** Adapters to use instead of the built ones, by provider id (tests). */
@@ -118,7 +124,7 @@ export function createProviders(config: Config, options: CreateProvidersOptions)
         FACTORIES[provider.style]({
           config: provider,
           apiKey,
-          fetch: options.fetch,
+          http: options.http,
           clock: options.clock,
           logger: options.logger,
           images,
@@ -128,5 +134,5 @@ export function createProviders(config: Config, options: CreateProvidersOptions)
       ),
     );
   }
-  return new Providers(enabled, disabled, images);
+  return new Providers(enabled, disabled, images, options.http);
 }

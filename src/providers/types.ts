@@ -1,3 +1,4 @@
+import type { HttpClient } from "../http/client/types.ts";
 import type { ApiError } from "../errors.ts";
 import type { ModelRecord } from "../catalogue/model.ts";
 import type { Clock } from "../clock.ts";
@@ -15,7 +16,8 @@ export interface ProviderDeps {
   config: ProviderConfig;
   /** The API key from the provider's `api_key_env`, or `null` when it has none. */
   apiKey: string | null;
-  fetch: typeof fetch;
+  /** The client upstream calls go through. */
+  http: HttpClient;
   clock: Clock;
   logger: Logger;
   /** Where CPU-heavy image work runs (a worker pool shared by the providers). */

@@ -1,6 +1,7 @@
 import { ApiError, clientClosed, upstreamError, upstreamTimeout } from "../errors.ts";
 import { clip } from "../quote.ts";
-import { ByteReader, readText, type TextPrefix } from "../http/byte_reader.ts";
+import type { TextPrefix } from "../http/byte_reader.ts";
+import type { ClientResponse } from "../http/client/types.ts";
 import { SseDecoder, type SseEvent, SseEventTooLarge } from "../http/sse.ts";
 import type { CallContext, ProviderDeps } from "./types.ts";
 
@@ -369,18 +370,18 @@ export class Upstream {
   async call(request: UpstreamRequest): Promise<UpstreamResponse> {
     const { config } = this.#deps;
     const deadline = this.#deadlines.start(request.signal, config.timeout_ms);
-    const url = config.base_url + request.path;
-    const init: RequestInit = {
+    const call = {
       method: request.method,
+      url: config.base_url + request.path,
       headers: this.#headers,
       signal: deadline.signal,
+      ...(request.body !== undefined ? { body: JSON.stringify(request.body) } : {}),
     };
-    if (request.body !== undefined) init.body = JSON.stringify(request.body);
     try {
       for (let attempt = 0;; attempt++) {
-        let response: Response;
+        let response: ClientResponse;
         try {
-          response = await this.#deps.fetch(url, init);
+          response = await this.#deps.http.request(call);
         } catch (e) {
           const failure = this.#thrown(e, deadline, "connect", request.requestId);
           if (failure.status === 502 && await this.#retry(attempt, null, deadline, request)) {
@@ -388,7 +389,7 @@ export class Upstream {
           }
           throw failure;
         }
-        if (response.ok) {
+        if (response.status >= 200 && response.status < 300) {
           // A stream's clock runs only while a read waits (see UpstreamResponse.readEvents).
           if (request.stream) deadline.disarm();
           return new UpstreamResponse(response, {
@@ -449,13 +450,13 @@ export class Upstream {
 
   /** Reads (its first 64 KiB at most) and maps a non-2xx answer. */
   async #failure(
-    response: Response,
+    response: ClientResponse,
     deadline: Deadline,
     request: UpstreamRequest,
   ): Promise<{ error: ApiError; retryable: boolean }> {
     let read: TextPrefix;
     try {
-      read = await readText(response.body, ERROR_BODY_BYTES);
+      read = await response.text(ERROR_BODY_BYTES);
     } catch (e) {
       const error = this.#thrown(e, deadline, "read", request.requestId);
       return { error, retryable: error.status === 502 };
@@ -543,7 +544,7 @@ interface BodyReading {
 
 /** An accepted (2xx) upstream answer whose body is read within the deadline. */
 export class UpstreamResponse {
-  readonly response: Response;
+  readonly #response: ClientResponse;
   readonly #reading: BodyReading;
   /** Whether the body was read to its end (nothing is left to abort). */
   #finished = false;
@@ -551,11 +552,10 @@ export class UpstreamResponse {
   #ended = false;
   /** Bytes of the stream read so far. */
   #received = 0;
-  #reader: ByteReader | null = null;
   #decoder: SseDecoder | null = null;
 
-  constructor(response: Response, reading: BodyReading) {
-    this.response = response;
+  constructor(response: ClientResponse, reading: BodyReading) {
+    this.#response = response;
     this.#reading = reading;
   }
 
@@ -563,14 +563,11 @@ export class UpstreamResponse {
    * further than that), is a 502. */
   async json(): Promise<unknown> {
     const { maxBytes } = this.#reading;
-    const declared = this.response.headers.get("content-length");
-    if (Number(declared) > maxBytes) throw this.#reading.tooLarge("answer");
+    const declared = this.#response.length;
+    if (declared !== null && declared > maxBytes) throw this.#reading.tooLarge("answer");
     let body: TextPrefix;
     try {
-      // A declared length is what fetch holds the body to: read it in one piece.
-      body = declared !== null
-        ? { text: await this.response.text(), complete: true }
-        : await readText(this.response.body, maxBytes);
+      body = await this.#response.text(maxBytes);
     } catch (e) {
       throw this.#reading.readFailure(e);
     }
@@ -593,19 +590,12 @@ export class UpstreamResponse {
    */
   async readEvents(): Promise<SseEvent[] | null> {
     if (this.#ended) return null;
-    if (this.#reader === null) {
-      const body = this.response.body;
-      if (body === null) {
-        throw upstreamError("The upstream provider answered with an empty body.");
-      }
-      this.#reader = new ByteReader(body);
-      this.#decoder = new SseDecoder(this.#reading.maxEventBytes);
-    }
+    this.#decoder ??= new SseDecoder(this.#reading.maxEventBytes);
     const { deadline, idleMs } = this.#reading;
     if (idleMs !== null) deadline.arm(idleMs);
     let bytes: Uint8Array | null;
     try {
-      bytes = await this.#reader.read();
+      bytes = await this.#response.read();
     } catch (e) {
       throw this.#reading.readFailure(e);
     } finally {
@@ -615,13 +605,13 @@ export class UpstreamResponse {
       this.#received += bytes.byteLength;
       if (this.#received > this.#reading.maxBytes) throw this.#reading.tooLarge("answer");
       try {
-        return this.#decoder!.decode(bytes);
+        return this.#decoder.decode(bytes);
       } catch (e) {
         throw e instanceof SseEventTooLarge ? this.#reading.tooLarge("event") : e;
       }
     }
     this.#ended = this.#finished = true;
-    const rest = this.#decoder!.end();
+    const rest = this.#decoder.end();
     return rest.length > 0 ? rest : null;
   }
 
@@ -631,20 +621,19 @@ export class UpstreamResponse {
    * back to the pool instead of being cut; then closes.
    */
   release(): void {
-    const reader = this.#reader;
-    if (this.#finished || reader === null || this.#reading.deadline.signal.aborted) {
+    if (this.#finished || this.#decoder === null || this.#reading.deadline.signal.aborted) {
       return this.close();
     }
     this.#reading.deadline.arm(Math.min(1000, this.#reading.idleMs ?? 1000));
     (async () => {
-      while ((await reader.read()) !== null) { /* discard */ }
+      while ((await this.#response.read()) !== null) { /* discard */ }
       this.#finished = true;
     })().catch(() => {}).finally(() => this.close());
   }
 
   /** Aborts the upstream call if it is still running and releases the deadline timer. */
   close(): void {
-    if (!this.#finished) this.#reader?.cancel();
+    if (!this.#finished) this.#response.cancel();
     this.#reading.deadline.close(this.#finished);
   }
 }

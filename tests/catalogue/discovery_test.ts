@@ -9,6 +9,7 @@ import { Logger } from "../../src/log/logger.ts";
 import { createProviders } from "../../src/providers/registry.ts";
 import { type FakeOpenAI, startFakeOpenAI } from "../support/fake_openai.ts";
 import { CapturedOutput, FakeClock } from "../support/server.ts";
+import { NativeHttpClient } from "../../src/http/client/native.ts";
 
 const SIM = { id: "sim", style: "simulator" };
 const OA = { id: "oa", style: "openai", api_key_env: "OA_KEY" };
@@ -131,7 +132,7 @@ async function discovering(
   const keys: Record<string, string> = { OA_KEY: fake.apiKey, OB_KEY: second?.apiKey ?? "" };
   const registry = createProviders(config, {
     env: (name) => keys[name],
-    fetch,
+    http: new NativeHttpClient(),
     clock,
     logger,
     images: inlineImageWork,

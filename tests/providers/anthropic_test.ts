@@ -21,6 +21,7 @@ import {
   providerDeps,
 } from "../support/provider_call.ts";
 import { gatewayError } from "../support/rejection.ts";
+import { FetchHttpClient } from "../../src/http/client/fetch.ts";
 
 type Body = Record<string, unknown>;
 
@@ -109,10 +110,10 @@ Deno.test("AnthropicProvider sends max_tokens (default 256) and the upstream mod
 Deno.test("AnthropicProvider: a bad tool-call argument string is a 400 before any upstream call", async () => {
   let calls = 0;
   const deps = providerDeps("anthropic", "http://127.0.0.1:9", "k");
-  deps.fetch = () => {
+  deps.http = new FetchHttpClient(() => {
     calls++;
     return Promise.reject(new Error("no"));
-  };
+  });
   const req = chatRequest({
     stream: true,
     messages: [

@@ -17,6 +17,7 @@ import { gifBytes, webpBytes } from "../support/images.ts";
 import { checkJpeg, jpegFromDataUrl } from "../support/jpeg_check.ts";
 import { callContext, modelRecord, providerDeps } from "../support/provider_call.ts";
 import { gatewayError } from "../support/rejection.ts";
+import { FetchHttpClient } from "../../src/http/client/fetch.ts";
 
 function request(patch: Partial<ImageRequest> = {}): ImageRequest {
   return {
@@ -129,14 +130,14 @@ Deno.test("openai adapter images: a caller gone while the answer arrives gets a 
   const deps = providerDeps("openai", "http://upstream.test/v1", "sk-test");
   const ctx = callContext(modelRecord({ upstream_model: "dall-e-2", chat_completions: false }));
   let bodies = 0;
-  deps.fetch = (_input, init) => {
+  deps.http = new FetchHttpClient((_input, init) => {
     bodies++;
     assert.equal(JSON.parse(String(init?.body)).n, 2);
     ctx.abort.abort(); // the client leaves while the upstream answers
     return Promise.resolve(
       Response.json({ created: 1, data: [{ b64_json: png }, { b64_json: png }] }),
     );
-  };
+  });
   const provider = new OpenAIProvider(deps);
   const error = await gatewayError(() => provider.generateImages(request({ n: 2 }), ctx));
   assert.equal(error.status, 499);

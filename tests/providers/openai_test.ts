@@ -13,6 +13,7 @@ import {
 } from "../support/provider_call.ts";
 import { STYLES } from "../support/provider_styles.ts";
 import { gatewayError } from "../support/rejection.ts";
+import { FetchHttpClient } from "../../src/http/client/fetch.ts";
 
 const openai = STYLES.find((s) => s.name === "openai")!;
 
@@ -25,7 +26,7 @@ Deno.test("OpenAIProvider asks api.openai.com for max_completion_tokens, others 
 
   const sent: { url: string; body: Record<string, unknown>; auth: string | null }[] = [];
   const deps = providerDeps("openai", "https://api.openai.com/v1", "sk-real");
-  deps.fetch = (input, init) => {
+  deps.http = new FetchHttpClient((input, init) => {
     const headers = new Headers(init?.headers);
     sent.push({
       url: String(input),
@@ -37,7 +38,7 @@ Deno.test("OpenAIProvider asks api.openai.com for max_completion_tokens, others 
       choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }],
       usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
     }));
-  };
+  });
   await new OpenAIProvider(deps).chat(chatRequest({}, { maxTokens: 77 }), callContext());
   assert.equal(sent[0]!.url, "https://api.openai.com/v1/chat/completions");
   assert.equal(sent[0]!.auth, "Bearer sk-real");
@@ -50,12 +51,12 @@ Deno.test("OpenAIProvider without a key (a local server) sends no Authorization;
   const deps = providerDeps("openai", "http://127.0.0.1:11434/v1", null, {
     headers: { "x-team": "blue" },
   });
-  deps.fetch = (_input, init) => {
+  deps.http = new FetchHttpClient((_input, init) => {
     headers = new Headers(init?.headers);
     return Promise.resolve(Response.json({
       choices: [{ message: { role: "assistant", content: "ok" }, finish_reason: "stop" }],
     }));
-  };
+  });
   const result = await new OpenAIProvider(deps).chat(chatRequest(), callContext());
   assert.deepEqual(result.parts, [{ type: "text", text: "ok" }]);
   assert.equal(headers.has("authorization"), false);

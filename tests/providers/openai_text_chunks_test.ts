@@ -9,6 +9,7 @@ import { SseDecoder } from "../../src/http/sse.ts";
 import { OpenAIProvider } from "../../src/providers/openai.ts";
 import { OpenAIStreamTranslator } from "../../src/providers/openai_stream.ts";
 import { callContext, chatRequest, providerDeps } from "../support/provider_call.ts";
+import { FetchHttpClient } from "../../src/http/client/fetch.ts";
 
 const START = {
   id: "chatcmpl-7",
@@ -150,7 +151,7 @@ const decoder = new TextDecoder();
  * error that ended them. */
 async function throughAdapter(pieces: string[]) {
   const deps = providerDeps("openai", "http://upstream.test/v1", "sk-test", { max_retries: 0 });
-  deps.fetch = () => {
+  deps.http = new FetchHttpClient(() => {
     const body = new ReadableStream<Uint8Array>({
       start(controller) {
         for (const piece of pieces) controller.enqueue(encoder.encode(piece));
@@ -160,7 +161,7 @@ async function throughAdapter(pieces: string[]) {
     return Promise.resolve(
       new Response(body, { headers: { "content-type": "text/event-stream" } }),
     );
-  };
+  });
   const batches: CanonicalEvent[][] = [];
   let error: ApiError | null = null;
   try {

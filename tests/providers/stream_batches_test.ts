@@ -5,6 +5,7 @@ import type { Provider } from "../../src/providers/types.ts";
 import type { CanonicalEvent } from "../../src/canonical/events.ts";
 import { callContext, chatRequest, collect, providerDeps } from "../support/provider_call.ts";
 import { waitFor } from "../support/wait.ts";
+import { FetchHttpClient } from "../../src/http/client/fetch.ts";
 
 const encoder = new TextEncoder();
 
@@ -41,12 +42,12 @@ const ANTHROPIC_READS = [
 /** An adapter whose upstream answers with `reads`, each one network read. */
 function adapter(style: "openai" | "anthropic", reads: string[]): Provider {
   const deps = providerDeps(style, "http://upstream.test/v1", "sk-up");
-  deps.fetch = () => {
+  deps.http = new FetchHttpClient(() => {
     const body = ReadableStream.from(reads.map((r) => encoder.encode(r)));
     return Promise.resolve(
       new Response(body, { headers: { "content-type": "text/event-stream" } }),
     );
-  };
+  });
   return style === "openai" ? new OpenAIProvider(deps) : new AnthropicProvider(deps);
 }
 
@@ -105,7 +106,7 @@ for (
 function lingering(endsAfterDone: boolean) {
   const deps = providerDeps("openai", "http://upstream.test/v1", "sk-up", { timeout_ms: 200 });
   const seen = { readToEnd: false, aborted: false, cancelled: false };
-  deps.fetch = (_input, init) => {
+  deps.http = new FetchHttpClient((_input, init) => {
     const pieces = [...OPENAI_READS];
     const body = new ReadableStream<Uint8Array>({
       start(controller) {
@@ -127,7 +128,7 @@ function lingering(endsAfterDone: boolean) {
       },
     });
     return Promise.resolve(new Response(body));
-  };
+  });
   return { provider: new OpenAIProvider(deps), seen };
 }
 

@@ -13,6 +13,7 @@ import {
 import { providerDeps } from "../support/provider_call.ts";
 import { gatewayError } from "../support/rejection.ts";
 import { waitFor } from "../support/wait.ts";
+import { FetchHttpClient } from "../../src/http/client/fetch.ts";
 
 const NOW = Date.UTC(2026, 0, 15, 12, 0, 0);
 const said = (message: string, extra: Partial<UpstreamErrorDetail> = {}): UpstreamErrorDetail => ({
@@ -127,7 +128,7 @@ Deno.test("mapStreamError: mid-stream errors keep the upstream's kind and drop t
 function dripping(timeoutMs: number, events: number, gapMs: number, stallAfter = Infinity) {
   const deps = providerDeps("openai", "http://upstream.test/v1", null, { timeout_ms: timeoutMs });
   let aborted = false;
-  deps.fetch = (_input, init) => {
+  deps.http = new FetchHttpClient((_input, init) => {
     let sent = 0;
     const body = new ReadableStream<Uint8Array>({
       start(controller) {
@@ -144,7 +145,7 @@ function dripping(timeoutMs: number, events: number, gapMs: number, stallAfter =
       },
     });
     return Promise.resolve(new Response(body));
-  };
+  });
   const upstream = new Upstream(deps, { headers: {}, parseError: () => said("x") });
   const call = () =>
     upstream.call({
@@ -284,7 +285,7 @@ function answering(response: Response, config: Partial<ProviderConfig> = {}) {
     max_event_bytes: 8 * 1024 * 1024,
     ...config,
   });
-  deps.fetch = () => Promise.resolve(response);
+  deps.http = new FetchHttpClient(() => Promise.resolve(response));
   const upstream = new Upstream(deps, {
     headers: {},
     parseError: (body) => {

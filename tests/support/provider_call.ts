@@ -8,6 +8,7 @@ import type { CallContext } from "../../src/providers/types.ts";
 import type { CanonicalRequest, Options, Part } from "../../src/canonical/conversation.ts";
 import type { CanonicalEvent } from "../../src/canonical/events.ts";
 import type { FinishReason, Usage } from "../../src/canonical/result.ts";
+import { NativeHttpClient } from "../../src/http/client/native.ts";
 import { CapturedOutput, FakeClock } from "./server.ts";
 
 /** A canonical chat request with the spec's defaults; `patch` overrides fields, `options`
@@ -103,7 +104,7 @@ export function providerDeps(
       ...patch,
     },
     apiKey,
-    fetch,
+    http: new NativeHttpClient(),
     clock,
     logger: new Logger({ clock, output }),
     images: inlineImageWork,

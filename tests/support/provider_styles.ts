@@ -17,7 +17,7 @@ export interface Adapter {
   provider: Provider;
   /** The adapter's log output. */
   output: CapturedOutput;
-  /** How many times the adapter called fetch. */
+  /** How many requests the adapter sent. */
   fetches: () => number;
 }
 
@@ -63,9 +63,13 @@ function adapter(
 ): Adapter {
   const deps = providerDeps(style, baseUrl, apiKey, config);
   let count = 0;
-  deps.fetch = (input, init) => {
-    count++;
-    return fetch(input, init);
+  const http = deps.http;
+  deps.http = {
+    request(request) {
+      count++;
+      return http.request(request);
+    },
+    close: () => http.close(),
   };
   const timing = { initialBackoffMs: 1, maxBackoffMs: 4 };
   const provider = styleProvider(style, deps, timing);

@@ -8,6 +8,7 @@ import { SimulatorProvider } from "../../src/providers/simulator/provider.ts";
 import type { Provider } from "../../src/providers/types.ts";
 import { ADMIN_TOKEN } from "../support/admin.ts";
 import { startServer, testConfig, type TestServer } from "../support/server.ts";
+import { FetchHttpClient } from "../../src/http/client/fetch.ts";
 
 export { ADMIN_TOKEN };
 
@@ -64,7 +65,7 @@ export async function startWebGateway(options: { admin?: boolean } = {}): Promis
   slow = new SimulatorProvider({
     config: config.providers.find((p) => p.id === "slow")!,
     apiKey: null,
-    fetch,
+    http: new FetchHttpClient(),
     clock: server.clock,
     logger: server.app.services.logger,
     images: inlineImageWork,

@@ -1,0 +1,91 @@
+/**
+ * One HTTP/1.1 connection to an upstream: writes a request, reads the response head, and
+ * keeps the buffered bytes for the body's reader.
+ */
+import { BufferedReader } from "./buffered_reader.ts";
+import {
+  HttpProtocolError,
+  parseFieldLine,
+  parseStatusLine,
+  type ResponseHead,
+} from "./response_head.ts";
+
+/** Bytes a response head may have (status line and fields). */
+const MAX_HEAD_BYTES = 64 * 1024;
+/** Header fields a response head may have. */
+const MAX_FIELDS = 256;
+/** Informational (1xx) heads skipped before the final one. */
+const MAX_INTERIM = 8;
+
+/** A socket carrying one request at a time. */
+export class Http1Connection {
+  readonly reader: BufferedReader;
+  readonly #conn: Deno.Conn;
+  #closed = false;
+  /** Requests sent on it so far. */
+  requests = 0;
+
+  constructor(conn: Deno.Conn) {
+    this.#conn = conn;
+    this.reader = new BufferedReader(conn);
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Writes all of `bytes`. */
+  async write(bytes: Uint8Array): Promise<void> {
+    let written = 0;
+    while (written < bytes.length) written += await this.#conn.write(bytes.subarray(written));
+  }
+
+  /**
+   * Reads the final response head (informational 1xx heads are skipped); `null` when the
+   * connection ended before any byte of it (a kept-alive connection the server had closed).
+   */
+  async readHead(): Promise<ResponseHead | null> {
+    for (let interim = 0;; interim++) {
+      let budget = MAX_HEAD_BYTES;
+      const statusLine = await this.reader.line(budget, "a response head");
+      if (statusLine === null) {
+        if (interim === 0 && this.reader.available === 0) return null;
+        throw new HttpProtocolError("The upstream closed the connection inside a response head.");
+      }
+      budget -= statusLine.length + 2;
+      const head: ResponseHead = { ...parseStatusLine(statusLine), fields: [] };
+      for (;;) {
+        const line = await this.reader.line(Math.max(0, budget), "a response head");
+        if (line === null) {
+          throw new HttpProtocolError("The upstream closed the connection inside a response head.");
+        }
+        budget -= line.length + 2;
+        if (line === "") break;
+        if (head.fields.length >= MAX_FIELDS) {
+          throw new HttpProtocolError(`The upstream sent more than ${MAX_FIELDS} header fields.`);
+        }
+        head.fields.push(parseFieldLine(line));
+      }
+      if (head.status === 101) {
+        throw new HttpProtocolError(
+          "The upstream switched protocols, which a model call never asks.",
+        );
+      }
+      if (head.status >= 200) return head;
+      if (interim >= MAX_INTERIM) {
+        throw new HttpProtocolError("The upstream sent too many informational responses.");
+      }
+    }
+  }
+
+  /** Closes the socket (a pending read or write then fails). */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    try {
+      this.#conn.close();
+    } catch {
+      // Already closed by the runtime.
+    }
+  }
+}

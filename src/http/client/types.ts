@@ -1,0 +1,38 @@
+/**
+ * The HTTP client the providers call their upstreams with: a request in, an answer whose body
+ * is read piece by piece (no web streams between the socket and the SSE decoder).
+ */
+import type { TextPrefix } from "../byte_reader.ts";
+
+/** One request to an upstream. */
+export interface ClientRequest {
+  method: string;
+  url: string;
+  /** Header fields to send (names as given). */
+  headers: Readonly<Record<string, string>>;
+  /** Sent as UTF-8 with its Content-Length. */
+  body?: string;
+  /** Aborts the call: connecting, waiting for the head, or reading the body. */
+  signal: AbortSignal;
+}
+
+/** An upstream's answer, its body still to be read. */
+export interface ClientResponse {
+  readonly status: number;
+  readonly headers: Headers;
+  /** The body's declared length (Content-Length), or `null`. */
+  readonly length: number | null;
+  /** The body's next bytes (valid until the next read), or `null` at its end. */
+  read(): Promise<Uint8Array | null>;
+  /** The body as UTF-8 text, at most `maxBytes` of it (a longer body is cut there). */
+  text(maxBytes: number): Promise<TextPrefix>;
+  /** Stops reading: the rest of the body is not waited for. */
+  cancel(): void;
+}
+
+/** Sends requests to upstreams. */
+export interface HttpClient {
+  request(request: ClientRequest): Promise<ClientResponse>;
+  /** Closes the idle connections it keeps. */
+  close(): void;
+}

@@ -1,0 +1,26 @@
+/**
+ * Which HTTP client upstream calls use: Switchyard's own, unless the environment asks for what
+ * only `fetch` does: going through an HTTP proxy, or Deno's OpenTelemetry spans and trace
+ * context propagation for each HTTP attempt (`OTEL_DENO`).
+ */
+import { FetchHttpClient } from "./fetch.ts";
+import { NativeHttpClient } from "./native.ts";
+import type { HttpClient } from "./types.ts";
+
+/** The proxy variables Deno's fetch honours. */
+const PROXY_VARIABLES = ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"];
+
+/** Why upstream calls must go through fetch under `env` (the variable that says so), or
+ * `null` when Switchyard's own client serves. */
+export function fetchReason(env: (name: string) => string | undefined): string | null {
+  const proxy = PROXY_VARIABLES.find((name) => (env(name) ?? "") !== "");
+  if (proxy !== undefined) return `${proxy} is set`;
+  const otel = env("OTEL_DENO")?.toLowerCase();
+  if (otel === "true" || otel === "1") return "OTEL_DENO is on";
+  return null;
+}
+
+/** The client for upstream calls under `env`. */
+export function upstreamClient(env: (name: string) => string | undefined): HttpClient {
+  return fetchReason(env) === null ? new NativeHttpClient() : new FetchHttpClient();
+}
