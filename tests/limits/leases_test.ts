@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { ApiError } from "../../src/errors.ts";
 import { GroupCommit } from "../../src/limits/group_commit.ts";
 import { ConcurrencyLeases, type Lease } from "../../src/limits/leases.ts";
+import { systemClock } from "../../src/clock.ts";
 import { FakeClock } from "../support/server.ts";
 
 function leasesOn(kv: Deno.Kv, clock: FakeClock) {
@@ -57,4 +58,64 @@ Deno.test("leases: a process that dies holding slots gives them back when the le
   clock.advance(40_000);
   assert.equal(held(await acquireAll(alive, 1, 2)).length, 0);
   alive.close();
+});
+
+Deno.test("leases: a process killed (SIGKILL) holding slots gives them back once its leases expire", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/kv.sqlite`;
+  const ttlMs = 1500;
+  const holder = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-read",
+      "--allow-write",
+      "--unstable-kv",
+      new URL("../support/lease_process.ts", import.meta.url).pathname,
+      path,
+      "2",
+      "2",
+      String(ttlMs),
+    ],
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const kv = await Deno.openKv(path);
+  const alive = new ConcurrencyLeases({
+    kv,
+    clock: systemClock,
+    commits: new GroupCommit(kv),
+    ttlMs,
+  });
+  try {
+    const reader = holder.stdout.pipeThrough(new TextDecoderStream()).getReader();
+    let said = "";
+    while (!said.includes("held")) {
+      const { value, done } = await reader.read();
+      assert.ok(!done, "the holder ended before it held its slots");
+      said += value;
+    }
+    // Past a renewal (every third of the lease) while it lives: still held.
+    await new Promise((r) => setTimeout(r, ttlMs * 0.8));
+    assert.equal(held(await acquireAll(alive, 1, 2)).length, 0, "both slots held while it lives");
+    holder.kill("SIGKILL");
+    assert.equal((await holder.status).signal, "SIGKILL");
+    reader.cancel().catch(() => {});
+    const killedAt = Date.now();
+    assert.equal(held(await acquireAll(alive, 1, 2)).length, 0, "held just after the kill");
+    // Its last renewal was at most a third of the lease before the kill.
+    await new Promise((r) => setTimeout(r, ttlMs + 200 - (Date.now() - killedAt)));
+    const mine = held(await acquireAll(alive, 3, 2));
+    assert.equal(mine.length, 2, "both slots came back, and the cap still holds");
+    for (const lease of mine) await alive.release(lease);
+  } finally {
+    alive.close();
+    kv.close();
+    try {
+      holder.kill("SIGKILL");
+    } catch {
+      // Already dead.
+    }
+    await holder.status;
+    await Deno.remove(dir, { recursive: true });
+  }
 });
