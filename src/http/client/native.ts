@@ -9,7 +9,7 @@ import type { TextPrefix } from "../byte_reader.ts";
 import { BodyCut, type BodyReader, bodyReader, LengthBody } from "./body.ts";
 import type { Http1Connection } from "./connection.ts";
 import { ConnectionPool, type Connector, type Origin } from "./pool.ts";
-import { bodyFraming, keepsAlive, type ResponseHead } from "./response_head.ts";
+import { type BodyFraming, bodyFraming, keepsAlive, type ResponseHead } from "./response_head.ts";
 import type { ClientRequest, ClientResponse, HttpClient } from "./types.ts";
 
 /** Options for {@link NativeHttpClient}. */
@@ -66,16 +66,23 @@ export class NativeHttpClient implements HttpClient {
     // A kept-alive connection that the server closed just as it was taken fails before any
     // byte of an answer: the request is sent once more, on a new connection.
     for (let attempt = 0;; attempt++) {
-      const connection = await this.#pool.acquire(origin, signal);
+      // The retry's connection is a new one: the other idle ones may have been closed too.
+      const connection = await this.#pool.acquire(origin, signal, attempt > 0);
       const reused = connection.requests > 0;
       connection.requests++;
       const received = connection.reader.received;
       const abort = () => connection.close();
       signal.addEventListener("abort", abort, { once: true });
+      // Aborted before the listener was added (as the connection opened): it never fires.
+      if (signal.aborted) abort();
       let answer: ResponseHead | null;
+      let framing: BodyFraming = { kind: "none" };
       try {
         await connection.write(message);
         answer = await connection.readHead();
+        // A head whose body cannot be delimited (conflicting Content-Lengths) fails here, so
+        // that its connection is closed with it.
+        if (answer !== null) framing = bodyFraming(answer, method);
       } catch (e) {
         signal.removeEventListener("abort", abort);
         connection.close();
@@ -89,7 +96,7 @@ export class NativeHttpClient implements HttpClient {
         if (reused && attempt === 0) continue;
         throw new BodyCut();
       }
-      return new NativeResponse(answer, method, connection, {
+      return new NativeResponse(answer, framing, connection, {
         pool: this.#pool,
         origin,
         signal,
@@ -162,12 +169,16 @@ class NativeResponse implements ClientResponse {
   #headers: Headers | null = null;
   #over = false;
 
-  constructor(head: ResponseHead, method: string, connection: Http1Connection, keeping: Keeping) {
+  constructor(
+    head: ResponseHead,
+    framing: BodyFraming,
+    connection: Http1Connection,
+    keeping: Keeping,
+  ) {
     this.status = head.status;
     this.#head = head;
     this.#connection = connection;
     this.#keeping = keeping;
-    const framing = bodyFraming(head, method);
     this.length = framing.kind === "length" ? framing.bytes : null;
     this.#keepAlive = keepsAlive(head, framing);
     this.#body = bodyReader(connection.reader, framing);
@@ -181,8 +192,13 @@ class NativeResponse implements ClientResponse {
   async read(): Promise<Uint8Array | null> {
     if (this.#over) return null;
     try {
-      const piece = await this.#body.next();
-      if (this.#body.done) this.#end();
+      let piece = await this.#body.next();
+      if (this.#body.done) {
+        // The last piece is a view of the connection's buffer, which may carry another
+        // request once back in the pool, before the caller is done with it: a copy.
+        if (piece !== null) piece = piece.slice();
+        this.#end();
+      }
       return piece;
     } catch (e) {
       this.cancel();

@@ -38,9 +38,9 @@ export class ConnectionPool {
     this.#maxIdle = maxIdlePerOrigin;
   }
 
-  /** An idle connection to `origin`, or a new one. */
-  async acquire(origin: Origin, signal: AbortSignal): Promise<Http1Connection> {
-    const idle = this.#idle.get(origin.key);
+  /** An idle connection to `origin` (unless `fresh` asks for a new one), or a new one. */
+  async acquire(origin: Origin, signal: AbortSignal, fresh = false): Promise<Http1Connection> {
+    const idle = fresh ? undefined : this.#idle.get(origin.key);
     while (idle !== undefined && idle.length > 0) {
       const { connection, conn } = idle.pop()!;
       if (connection.closed) continue;

@@ -31,6 +31,9 @@ export type BodyFraming =
 const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})(?: (.*))?$/;
 /** A field name is a token (RFC 9110 §5.1). */
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** A field value holds no CR (a bare CR, RFC 9112 §2.2) and no NUL (RFC 9110 §5.5): `Headers`
+ * would refuse it later, when the answer's headers are first read. */
+const BAD_VALUE = /[\r\0]/;
 
 /** Parses `HTTP/1.1 200 OK`. */
 export function parseStatusLine(line: string): Omit<ResponseHead, "fields"> {
@@ -43,9 +46,12 @@ export function parseStatusLine(line: string): Omit<ResponseHead, "fields"> {
 export function parseFieldLine(line: string): [string, string] {
   const colon = line.indexOf(":");
   const name = colon > 0 ? line.slice(0, colon) : "";
+  const value = line.slice(colon + 1);
   // A line starting with whitespace is an obsolete folded continuation (RFC 9112 §5.2): refused.
-  if (!TOKEN.test(name)) throw new HttpProtocolError(`The upstream sent a malformed header.`);
-  return [name.toLowerCase(), line.slice(colon + 1).trim()];
+  if (!TOKEN.test(name) || BAD_VALUE.test(value)) {
+    throw new HttpProtocolError(`The upstream sent a malformed header.`);
+  }
+  return [name.toLowerCase(), value.trim()];
 }
 
 /** The first value of field `name` (lower-case), or `null`. */
