@@ -3,6 +3,9 @@
  */
 import { readJsonObject } from "../src/http/body.ts";
 import { parseChatRequest } from "../src/api/chat_completions/request.ts";
+import { Expiries } from "../src/http/expiries.ts";
+
+const timers = new Expiries(250);
 import { chatBody } from "./fixtures.ts";
 
 const text = chatBody("bench-openai", false);
@@ -20,6 +23,6 @@ Deno.bench("readJsonObject + parseChatRequest: from the request", { group: "chat
     body: bytes,
   });
   parseChatRequest(
-    await readJsonObject(request, { max_body_bytes: 1 << 20, body_timeout_ms: 30_000 }),
+    await readJsonObject(request, { max_body_bytes: 1 << 20, body_timeout_ms: 30_000 }, timers),
   );
 });

@@ -9,6 +9,7 @@ import type { Config } from "./config.ts";
 import { clientIp } from "./http/client_ip.ts";
 import { Cors } from "./http/cors.ts";
 import { DisconnectWatch } from "./http/disconnect_watch.ts";
+import { Expiries } from "./http/expiries.ts";
 import type { HttpClient } from "./http/client/types.ts";
 import { fetchReason, upstreamClient } from "./http/client/upstream_client.ts";
 import { KvHealth } from "./kv/health.ts";
@@ -242,6 +243,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     keys,
     routes: new RouteHealth({ clock }),
     random: deps.random ?? Math.random,
+    bodyTimers: new Expiries(Expiries.tickFor(config.server.body_timeout_ms)),
   };
   // One group commit for the request and token counters: their writes share KV commits.
   const commits = new GroupCommit(kv, metrics?.commitObserver("ratelimit"));
@@ -284,7 +286,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     auth(adminToken, keys, store),
     admit(limiter, store, clock),
     concurrency(leases, store),
-    body(disconnects, config.server),
+    body(disconnects, config.server, services.bodyTimers),
     reserve(ledgers, store),
   ], (ctx) => ctx.endpoint.handler(ctx));
 

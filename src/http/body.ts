@@ -7,6 +7,8 @@ import {
   requestTimeout,
 } from "../errors.ts";
 
+import type { Expiries } from "./expiries.ts";
+
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 const JSON_TYPE = /^application\/([a-z.+-]*\+)?json\s*(;|$)/i;
 
@@ -15,12 +17,13 @@ export type BodyLimits = Pick<ServerConfig, "max_body_bytes" | "body_timeout_ms"
 
 /**
  * Reads a request body as a JSON object, enforcing Content-Type, the byte limit (as bytes
- * arrive: nothing is allocated from a declared length) and the time limit (408). A client that
- * leaves mid-upload gets 499.
+ * arrive: nothing is allocated from a declared length) and the time limit (408, watched by
+ * `timers`). A client that leaves mid-upload gets 499.
  */
 export async function readJsonObject(
   request: Request,
   limits: BodyLimits,
+  timers: Expiries,
 ): Promise<Record<string, unknown>> {
   const type = request.headers.get("content-type");
   if (type !== "application/json" && (type === null || !JSON_TYPE.test(type))) {
@@ -37,8 +40,8 @@ export async function readJsonObject(
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > maxBytes) throw payloadTooLarge(maxBytes);
   const bytes = declared !== null && Number(declared) <= SMALL_BODY
-    ? await readSmall(request, limits.body_timeout_ms)
-    : await readLimited(request, maxBytes, limits.body_timeout_ms);
+    ? await readSmall(request, limits.body_timeout_ms, timers)
+    : await readLimited(request, maxBytes, limits.body_timeout_ms, timers);
   if (bytes.length > maxBytes) throw payloadTooLarge(maxBytes);
   if (bytes.length === 0) {
     throw invalidRequest("The request body is empty; send a JSON object.", null, "invalid_json");
@@ -77,20 +80,23 @@ function quoteHeader(value: string): string {
 const SMALL_BODY = 64 * 1024;
 
 /** A small body with a declared length, within `timeoutMs`. */
-async function readSmall(request: Request, timeoutMs: number): Promise<Uint8Array> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
+async function readSmall(
+  request: Request,
+  timeoutMs: number,
+  timers: Expiries,
+): Promise<Uint8Array> {
   const reading = request.bytes();
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(requestTimeout(timeoutMs)), timeoutMs);
-  });
+  let late!: (error: ApiError) => void;
+  const timedOut = new Promise<never>((_, reject) => late = reject);
+  const expiry = timers.after(timeoutMs, () => late(requestTimeout(timeoutMs)));
   try {
-    return await Promise.race([reading, late]);
+    return await Promise.race([reading, timedOut]);
   } catch (e) {
     // A body that stalls is abandoned: its read fails once the connection closes.
     reading.catch(() => {});
     throw e instanceof ApiError ? e : clientClosed();
   } finally {
-    clearTimeout(timer);
+    expiry.clear();
   }
 }
 
@@ -99,14 +105,15 @@ async function readLimited(
   request: Request,
   maxBytes: number,
   timeoutMs: number,
+  timers: Expiries,
 ): Promise<Uint8Array> {
   if (request.body === null) return new Uint8Array();
   const reader = request.body.getReader();
   let timedOut = false;
-  const timer = setTimeout(() => {
+  const expiry = timers.after(timeoutMs, () => {
     timedOut = true;
     reader.cancel().catch(() => {});
-  }, timeoutMs);
+  });
   const chunks: Uint8Array[] = [];
   let total = 0;
   try {
@@ -129,7 +136,7 @@ async function readLimited(
       chunks.push(result.value);
     }
   } finally {
-    clearTimeout(timer);
+    expiry.clear();
   }
   if (chunks.length === 1) return chunks[0]!;
   const out = new Uint8Array(total);

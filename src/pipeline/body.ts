@@ -6,20 +6,25 @@
  */
 import { type BodyLimits, readJsonObject } from "../http/body.ts";
 import type { DisconnectWatch } from "../http/disconnect_watch.ts";
+import type { Expiries } from "../http/expiries.ts";
 import type { Next, Step } from "./compose.ts";
 import type { RequestContext } from "./context.ts";
 
-/** Watches `disconnects` while a request with a body is handled; reads JSON within `limits`. */
+/** Watches `disconnects` while a request with a body is handled; reads JSON within `limits`
+ * (the time limit watched by `timers`). */
 export function body(
   disconnects: Pick<DisconnectWatch, "watch">,
   limits: BodyLimits,
+  timers: Expiries,
 ): Step<RequestContext> {
   return (ctx, next) => {
     // Only requests that may have a body pay for the abort controller and the watch (by
     // method: `request.body !== null` would make the body's stream, which costs more).
     const { method } = ctx.request;
-    if (method !== "GET" && method !== "HEAD") return watched(ctx, next, disconnects, limits);
-    return ctx.endpoint.json ? read(ctx, next, limits) : next(ctx);
+    if (method !== "GET" && method !== "HEAD") {
+      return watched(ctx, next, disconnects, limits, timers);
+    }
+    return ctx.endpoint.json ? read(ctx, next, limits, timers) : next(ctx);
   };
 }
 
@@ -28,6 +33,7 @@ async function watched(
   next: Next<RequestContext>,
   disconnects: Pick<DisconnectWatch, "watch">,
   limits: BodyLimits,
+  timers: Expiries,
 ): Promise<Response> {
   // One controller fed by both sources: `AbortSignal.any` cost ~10 µs a request.
   const left = new AbortController();
@@ -38,7 +44,7 @@ async function watched(
   ctx.signal = left.signal;
   const unwatch = disconnects.watch(ctx.remote, abort);
   try {
-    return ctx.endpoint.json ? await read(ctx, next, limits) : await next(ctx);
+    return ctx.endpoint.json ? await read(ctx, next, limits, timers) : await next(ctx);
   } finally {
     unwatch();
   }
@@ -49,7 +55,8 @@ async function read(
   ctx: RequestContext,
   next: Next<RequestContext>,
   limits: BodyLimits,
+  timers: Expiries,
 ): Promise<Response> {
-  ctx.body = await readJsonObject(ctx.request, limits);
+  ctx.body = await readJsonObject(ctx.request, limits, timers);
   return await next(ctx);
 }

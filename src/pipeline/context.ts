@@ -10,6 +10,7 @@ import type { Catalogue } from "../catalogue/store.ts";
 import type { Clock } from "../clock.ts";
 import type { Config, LimitScope } from "../config.ts";
 import type { ErrorStyle } from "../errors.ts";
+import type { Expiries } from "../http/expiries.ts";
 import type { KvHealth } from "../kv/health.ts";
 import type { Lease } from "../limits/leases.ts";
 import type { WindowState } from "../limits/windows.ts";
@@ -33,6 +34,8 @@ export interface Services {
   routes: RouteHealth;
   /** Numbers in [0, 1) (route choice); injected so tests are deterministic. */
   random: () => number;
+  /** The time limits of request bodies (`server.body_timeout_ms`), on one timer. */
+  bodyTimers: Expiries;
 }
 
 /** A route handler: answers a request that passed every step before it. */

@@ -2,6 +2,7 @@ import { ApiError, clientClosed, upstreamError, upstreamTimeout } from "../error
 import { clip } from "../quote.ts";
 import type { TextPrefix } from "../http/byte_reader.ts";
 import type { ClientResponse } from "../http/client/types.ts";
+import { Expiries, type Expiry } from "../http/expiries.ts";
 import { SseDecoder, type SseEvent, SseEventTooLarge } from "../http/sse.ts";
 import type { CallContext, ProviderDeps } from "./types.ts";
 
@@ -225,67 +226,23 @@ function rewriteModel(message: string, model?: { id: string; upstream: string })
   return message.replaceAll(model.upstream, model.id);
 }
 
-/**
- * The deadlines of one provider's calls in flight, watched by one repeating timer while any
- * is running: a timer per call (Deno's setTimeout builds a Node-style Timeout object) cost
- * more than the rest of the deadline's work. A deadline fires at most one tick late; the tick
- * is a twentieth of the provider's timeout, between 5 and 250 ms.
- */
-class Deadlines {
-  readonly #active = new Set<Deadline>();
-  readonly #tickMs: number;
-  #timer: ReturnType<typeof setInterval> | undefined;
-
-  constructor(timeoutMs: number) {
-    this.#tickMs = Math.min(250, Math.max(5, Math.floor(timeoutMs / 20)));
-  }
-
-  /** Starts a deadline `ms` from now for a call that the client's `signal` may abort. */
-  start(client: AbortSignal, ms: number): Deadline {
-    const deadline = new Deadline(this, client, ms);
-    if (!deadline.signal.aborted) {
-      this.#active.add(deadline);
-      this.#timer ??= setInterval(() => this.#check(), this.#tickMs);
-    }
-    return deadline;
-  }
-
-  /** Stops watching a deadline. */
-  end(deadline: Deadline): void {
-    this.#active.delete(deadline);
-    if (this.#active.size === 0 && this.#timer !== undefined) {
-      clearInterval(this.#timer);
-      this.#timer = undefined;
-    }
-  }
-
-  #check(): void {
-    const now = performance.now();
-    for (const deadline of this.#active) {
-      if (now >= deadline.ends) deadline.expire();
-    }
-  }
-}
-
 /** The abort reason of an upstream call that is over (one instance: a DOMException records a
  * stack when it is made, which costs microseconds per request). */
 const RELEASED = new DOMException("The upstream call is over.", "AbortError");
 
-/** The client's signal and the provider's deadline, as one abort controller for fetch. */
+/** The client's signal and the provider's deadline, as one abort controller for the call. The
+ * deadlines of a provider's calls share one timer (see `http/expiries.ts`). */
 class Deadline {
   readonly controller = new AbortController();
   timedOut = false;
-  /** When the deadline passes (`performance.now()` time). */
-  ends: number;
-  readonly #watch: Deadlines;
+  readonly #expiry: Expiry;
   readonly #client: AbortSignal;
   readonly #onClientAbort = () => this.controller.abort(this.#client.reason);
 
-  constructor(watch: Deadlines, client: AbortSignal, ms: number) {
-    this.#watch = watch;
+  constructor(watch: Expiries, client: AbortSignal, ms: number) {
     this.#client = client;
-    this.ends = performance.now() + ms;
-    if (client.aborted) this.controller.abort(client.reason);
+    this.#expiry = watch.after(ms, () => this.#expire());
+    if (client.aborted) this.close();
     else client.addEventListener("abort", this.#onClientAbort, { once: true });
   }
 
@@ -299,22 +256,21 @@ class Deadline {
 
   /** Milliseconds left before the deadline. */
   remaining(): number {
-    return this.ends - performance.now();
+    return this.#expiry.at - performance.now();
   }
 
   /** Restarts the deadline `ms` from now (cheap enough for every read of a stream). */
   arm(ms: number): void {
-    this.ends = performance.now() + ms;
+    this.#expiry.restart(ms);
   }
 
   /** Stops the clock until the next {@link arm} (while nothing waits for the upstream). */
   disarm(): void {
-    this.ends = Infinity;
+    this.#expiry.at = Infinity;
   }
 
   /** The deadline passed: aborts the call. */
-  expire(): void {
-    this.#watch.end(this);
+  #expire(): void {
     this.timedOut = true;
     this.controller.abort(new DOMException("The upstream deadline passed.", "TimeoutError"));
   }
@@ -322,9 +278,11 @@ class Deadline {
   /** Stops watching and, unless `finished` (the answer was read to its end), aborts
    * whatever is still running. */
   close(finished = false): void {
-    this.#watch.end(this);
+    this.#expiry.clear();
     this.#client.removeEventListener("abort", this.#onClientAbort);
-    if (!finished && !this.controller.signal.aborted) this.controller.abort(RELEASED);
+    if (!finished && !this.controller.signal.aborted) {
+      this.controller.abort(this.#client.aborted ? this.#client.reason : RELEASED);
+    }
   }
 }
 
@@ -336,11 +294,11 @@ export class Upstream {
   readonly #initialBackoffMs: number;
   readonly #maxBackoffMs: number;
   readonly #random: () => number;
-  readonly #deadlines: Deadlines;
+  readonly #deadlines: Expiries;
 
   constructor(deps: ProviderDeps, style: UpstreamStyle, timing: RetryTiming = {}) {
     this.#deps = deps;
-    this.#deadlines = new Deadlines(deps.config.timeout_ms);
+    this.#deadlines = new Expiries(Expiries.tickFor(deps.config.timeout_ms));
     this.#style = style;
     this.#headers = {
       ...style.headers,
@@ -369,7 +327,7 @@ export class Upstream {
    */
   async call(request: UpstreamRequest): Promise<UpstreamResponse> {
     const { config } = this.#deps;
-    const deadline = this.#deadlines.start(request.signal, config.timeout_ms);
+    const deadline = new Deadline(this.#deadlines, request.signal, config.timeout_ms);
     const call = {
       method: request.method,
       url: config.base_url + request.path,

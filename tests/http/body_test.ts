@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
 import { ApiError } from "../../src/errors.ts";
 import { readJsonObject } from "../../src/http/body.ts";
+import { Expiries } from "../../src/http/expiries.ts";
+
+const TIMERS = new Expiries(5);
 
 /** Body limits of `max` bytes and a generous time. */
 const within = (max: number) => ({ max_body_bytes: max, body_timeout_ms: 10_000 });
@@ -31,10 +34,15 @@ async function status(promise: Promise<unknown>): Promise<number> {
 
 Deno.test("readJsonObject reads a body with a declared length or in chunks, and the same JSON", async () => {
   const text = '{"model":"m","messages":[{"role":"user","content":"héllo"}]}';
-  const whole = await readJsonObject(post([text], encoder.encode(text).length), within(1000));
+  const whole = await readJsonObject(
+    post([text], encoder.encode(text).length),
+    within(1000),
+    TIMERS,
+  );
   const chunked = await readJsonObject(
     post([text.slice(0, 7), text.slice(7, 30), text.slice(30)]),
     within(1000),
+    TIMERS,
   );
   assert.deepEqual(whole, JSON.parse(text));
   assert.deepEqual(chunked, JSON.parse(text));
@@ -42,14 +50,17 @@ Deno.test("readJsonObject reads a body with a declared length or in chunks, and 
 
 Deno.test("readJsonObject refuses more than the limit with 413, declared or counted", async () => {
   const big = JSON.stringify({ x: "y".repeat(200) });
-  assert.equal(await status(readJsonObject(post([big], big.length), within(100))), 413);
+  assert.equal(await status(readJsonObject(post([big], big.length), within(100), TIMERS)), 413);
   assert.equal(
-    await status(readJsonObject(post([big.slice(0, 50), big.slice(50)]), within(100))),
+    await status(readJsonObject(post([big.slice(0, 50), big.slice(50)]), within(100), TIMERS)),
     413,
   );
   // A declared length smaller than what comes is still held to the limit.
-  assert.equal(await status(readJsonObject(post([big], 10), within(100))), 413);
-  assert.equal(await status(readJsonObject(post([big], big.length), within(big.length))), 200);
+  assert.equal(await status(readJsonObject(post([big], 10), within(100), TIMERS)), 413);
+  assert.equal(
+    await status(readJsonObject(post([big], big.length), within(big.length), TIMERS)),
+    200,
+  );
 });
 
 Deno.test("readJsonObject names bad UTF-8 and bad JSON as invalid_json", async () => {
@@ -58,13 +69,16 @@ Deno.test("readJsonObject names bad UTF-8 and bad JSON as invalid_json", async (
     headers: { "content-type": "application/json", "content-length": "3" },
     body: Uint8Array.of(0x22, 0xff, 0x22),
   });
-  await assert.rejects(readJsonObject(bad, within(100)), (e) => {
+  await assert.rejects(readJsonObject(bad, within(100), TIMERS), (e) => {
     assert.ok(e instanceof ApiError);
     assert.equal(e.code, "invalid_json");
     assert.match(e.message, /not valid UTF-8/);
     return true;
   });
-  await assert.rejects(readJsonObject(post(["{1}"], 3), within(100)), /parse the JSON body/);
+  await assert.rejects(
+    readJsonObject(post(["{1}"], 3), within(100), TIMERS),
+    /parse the JSON body/,
+  );
 });
 
 /** A POST whose body sends `first` and then nothing more, or fails with `failure`; with
@@ -91,7 +105,7 @@ for (const declared of [undefined, 100, 200_000]) {
       readJsonObject(stalled('{"model":', undefined, declared), {
         max_body_bytes: 1_000_000,
         body_timeout_ms: 100,
-      }),
+      }, TIMERS),
       (e) => {
         assert.ok(e instanceof ApiError);
         assert.equal(e.status, 408);
@@ -103,7 +117,7 @@ for (const declared of [undefined, 100, 200_000]) {
 
   Deno.test(`readJsonObject answers an upload the client abandoned with 499 (${how})`, async () => {
     const gone = stalled('{"model":', new TypeError("connection reset"), declared);
-    await assert.rejects(readJsonObject(gone, within(1_000_000)), (e) => {
+    await assert.rejects(readJsonObject(gone, within(1_000_000), TIMERS), (e) => {
       assert.ok(e instanceof ApiError);
       assert.equal(e.status, 499);
       assert.equal(e.code, "client_disconnected");

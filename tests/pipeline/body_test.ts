@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { body } from "../../src/pipeline/body.ts";
 import { compose } from "../../src/pipeline/compose.ts";
 import type { RequestContext } from "../../src/pipeline/context.ts";
+import { Expiries } from "../../src/http/expiries.ts";
 import { endpoint, REMOTE, testContext } from "../support/pipeline.ts";
 
 const LIMITS = { max_body_bytes: 64, body_timeout_ms: 1000 };
@@ -31,7 +32,7 @@ async function run(
   handler = (_ctx: RequestContext) => {},
   watch = new HandWatch(),
 ) {
-  const step = compose<RequestContext>([body(watch, LIMITS)], (ctx) => {
+  const step = compose<RequestContext>([body(watch, LIMITS, new Expiries(5))], (ctx) => {
     handler(ctx);
     return new Response("ok");
   });

@@ -7,7 +7,7 @@ import { type Fields, OPTIONAL, readJson } from "../../validation/reader.ts";
 
 /** The JSON object body of an admin request. */
 export function readBody(ctx: RequestContext): Promise<Record<string, unknown>> {
-  return readJsonObject(ctx.request, ctx.services.config.server);
+  return readJsonObject(ctx.request, ctx.services.config.server, ctx.services.bodyTimers);
 }
 
 /** 404 for an admin resource that does not exist. */
