@@ -7,7 +7,13 @@ import { type BodyFraming, HttpProtocolError } from "./response_head.ts";
 
 /** The pieces of a body as they arrive. */
 export interface BodyReader {
-  /** The body's next bytes (valid until the next call), or `null` at its end. */
+  /** The body's next bytes if the buffer holds some (valid until the reader's next read),
+   * `null` at the body's end, or `undefined` when more must be read first. Reads nothing. */
+  take(): Uint8Array | null | undefined;
+  /** Tells it the source ended: the end of a body read until close, else a {@link BodyCut}. */
+  sourceEnded(): void;
+  /** The body's next bytes (valid until the next call), or `null` at its end, reading as
+   * needed. */
   next(): Promise<Uint8Array | null>;
   /** Whether the body was read to its end (a connection may then carry another request). */
   readonly done: boolean;
@@ -41,13 +47,33 @@ export function bodyReader(reader: BufferedReader, framing: BodyFraming): BodyRe
   }
 }
 
+/** What every body does with its buffered reader: `next` is `take`, reading when needed. */
+abstract class BufferedBody implements BodyReader {
+  protected readonly reader: BufferedReader;
+
+  constructor(reader: BufferedReader) {
+    this.reader = reader;
+  }
+
+  abstract take(): Uint8Array | null | undefined;
+  abstract sourceEnded(): void;
+  abstract readonly done: boolean;
+
+  async next(): Promise<Uint8Array | null> {
+    for (;;) {
+      const piece = this.take();
+      if (piece !== undefined) return piece;
+      if (!(await this.reader.fill())) this.sourceEnded();
+    }
+  }
+}
+
 /** A body of a declared length. */
-export class LengthBody implements BodyReader {
-  readonly #reader: BufferedReader;
+export class LengthBody extends BufferedBody {
   #left: number;
 
   constructor(reader: BufferedReader, bytes: number) {
-    this.#reader = reader;
+    super(reader);
     this.#left = bytes;
   }
 
@@ -60,114 +86,113 @@ export class LengthBody implements BodyReader {
     return this.#left;
   }
 
-  async next(): Promise<Uint8Array | null> {
+  take(): Uint8Array | null | undefined {
     if (this.#left === 0) return null;
-    const piece = await this.#reader.some(this.#left);
-    if (piece === null) throw new BodyCut();
+    const piece = this.reader.buffered(this.#left);
+    if (piece.length === 0) return undefined;
     this.#left -= piece.length;
     return piece;
+  }
+
+  sourceEnded(): void {
+    if (this.#left > 0) throw new BodyCut();
   }
 
   /** The rest of the body in one new array, read straight into it. */
   async rest(): Promise<Uint8Array> {
     const out = new Uint8Array(this.#left);
-    if (!(await this.#reader.exactly(out))) throw new BodyCut();
+    if (!(await this.reader.exactly(out))) throw new BodyCut();
     this.#left = 0;
     return out;
   }
 }
 
 /** A body read until the server closes the connection. */
-class CloseBody implements BodyReader {
-  readonly #reader: BufferedReader;
+class CloseBody extends BufferedBody {
   done = false;
 
-  constructor(reader: BufferedReader) {
-    this.#reader = reader;
+  take(): Uint8Array | null | undefined {
+    if (this.done) return null;
+    const piece = this.reader.buffered(Infinity);
+    return piece.length === 0 ? undefined : piece;
   }
 
-  async next(): Promise<Uint8Array | null> {
-    if (this.done) return null;
-    const piece = await this.#reader.some(Infinity);
-    if (piece === null) this.done = true;
-    return piece;
+  sourceEnded(): void {
+    this.done = true;
   }
 }
 
+/** Where a chunked body's reader is. */
+const enum Chunked {
+  /** At a chunk-size line. */
+  Size,
+  /** In a chunk's data. */
+  Data,
+  /** At the CRLF after a chunk's data. */
+  Crlf,
+  /** In the trailers, after the last chunk. */
+  Trailers,
+  Done,
+}
+
 /**
- * A chunked body. Each call returns the data of every chunk whose framing is already buffered
- * (reading only when nothing is), so that a burst of chunks in one network read stays one
- * piece, as it would through fetch.
+ * A chunked body. `take` returns the data of every chunk whose framing is already buffered as
+ * one piece, so that a burst of chunks in one network read stays one piece, as it would
+ * through fetch.
  */
-export class ChunkedBody implements BodyReader {
-  readonly #reader: BufferedReader;
+export class ChunkedBody extends BufferedBody {
+  #state = Chunked.Size;
   /** Data bytes left in the current chunk. */
   #left = 0;
-  /** Whether the CRLF after a chunk's data is still to come. */
-  #crlf = false;
-  done = false;
+  #trailers = 0;
 
-  constructor(reader: BufferedReader) {
-    this.#reader = reader;
+  get done(): boolean {
+    return this.#state === Chunked.Done;
   }
 
-  async next(): Promise<Uint8Array | null> {
-    const reader = this.#reader;
-    const pieces: Uint8Array[] = [];
-    while (!this.done) {
-      const waiting = pieces.length === 0;
-      if (this.#left === 0) {
-        // A line: the CRLF after the last chunk's data, or the next chunk's size.
-        const line = waiting
-          ? await reader.line(MAX_LINE, "a chunk size line")
-          : reader.bufferedLine(MAX_LINE, "a chunk size line");
-        if (line === undefined) break;
-        if (line === null) throw new BodyCut();
-        if (this.#crlf) {
-          if (line !== "") throw new HttpProtocolError("The upstream sent a malformed chunk.");
-          this.#crlf = false;
-          continue;
-        }
-        const size = chunkSize(line);
-        if (size === 0) {
-          if (!waiting) {
-            // The last chunk: its trailers are read on the next call.
-            this.#left = -1;
-            break;
-          }
-          await this.#trailers();
-          break;
-        }
-        this.#left = size;
+  take(): Uint8Array | null | undefined {
+    const reader = this.reader;
+    // Views of the buffer: nothing is read until this returns, so every one stays valid.
+    let first: Uint8Array | null = null;
+    let more: Uint8Array[] | null = null;
+    for (;;) {
+      if (this.#state === Chunked.Data) {
+        const piece = reader.buffered(this.#left);
+        if (piece.length === 0) break;
+        this.#left -= piece.length;
+        if (first === null) first = piece;
+        else (more ??= [first]).push(piece);
+        if (this.#left > 0) break;
+        this.#state = Chunked.Crlf;
+        continue;
       }
-      if (this.#left < 0) {
-        await this.#trailers();
+      if (this.#state === Chunked.Done) {
+        if (first === null) return null;
         break;
       }
-      const piece = waiting ? await reader.some(this.#left) : reader.buffered(this.#left);
-      if (piece === null) throw new BodyCut();
-      if (piece.length === 0) break;
-      this.#left -= piece.length;
-      if (this.#left === 0) this.#crlf = true;
-      // Only the first piece may wait for a read; later ones come from the buffer as it is,
-      // so every view taken stays valid until this call returns.
-      pieces.push(piece);
-      if (this.#left > 0) break;
+      const line = reader.bufferedLine(
+        MAX_LINE,
+        this.#state === Chunked.Trailers ? "a trailer line" : "a chunk size line",
+      );
+      if (line === undefined) break;
+      if (this.#state === Chunked.Crlf) {
+        if (line !== "") throw new HttpProtocolError("The upstream sent a malformed chunk.");
+        this.#state = Chunked.Size;
+      } else if (this.#state === Chunked.Size) {
+        this.#left = chunkSize(line);
+        this.#state = this.#left === 0 ? Chunked.Trailers : Chunked.Data;
+      } else if (line === "") {
+        this.#state = Chunked.Done;
+      } else if (++this.#trailers > MAX_TRAILERS) {
+        throw new HttpProtocolError("The upstream sent too many trailers.");
+      }
     }
-    if (pieces.length === 0) return null;
-    if (pieces.length === 1) return pieces[0]!;
-    return concat(pieces);
+    if (more !== null) return concat(more);
+    return first ?? undefined;
   }
 
-  async #trailers(): Promise<void> {
-    for (let i = 0;; i++) {
-      if (i > MAX_TRAILERS) throw new HttpProtocolError("The upstream sent too many trailers.");
-      const line = await this.#reader.line(MAX_LINE, "a trailer line");
-      if (line === null) throw new BodyCut();
-      if (line === "") break;
-    }
-    this.done = true;
-    this.#left = 0;
+  sourceEnded(): void {
+    throw new BodyCut();
   }
 }
 

@@ -18,6 +18,8 @@ export class LineTooLong extends Error {
 
 const CR = 13;
 const LF = 10;
+/** Decodes what is known to be ASCII (one op call, where `latin1` builds the string in JS). */
+const ASCII = new TextDecoder();
 
 /** Buffered reads from a {@link ByteSource}. */
 export class BufferedReader {
@@ -50,15 +52,16 @@ export class BufferedReader {
   }
 
   /** Reads once more from the source into the buffer (making room first); `false` at the end
-   * of the source. */
-  async fill(): Promise<boolean> {
+   * of the source. (A plain function over the read's promise, not an async one: a stream pays
+   * for every async frame between the socket and the client, once a chunk.) */
+  fill(): Promise<boolean> {
     if (this.#pending !== null) {
       const pending = this.#pending;
       this.#pending = null;
-      return this.#took(await pending);
+      return pending.then(this.#took);
     }
     this.#makeRoom();
-    return this.#took(await this.#source.read(this.#buf.subarray(this.end)));
+    return this.#source.read(this.#buf.subarray(this.end)).then(this.#took);
   }
 
   /** Starts a read that nobody waits for yet; `fill` takes its result. Resolves with whether
@@ -70,12 +73,12 @@ export class BufferedReader {
     return read.then((n) => n !== null && n > 0);
   }
 
-  #took(n: number | null): boolean {
+  readonly #took = (n: number | null): boolean => {
     if (n === null) return false;
     this.end += n;
     this.received += n;
     return true;
-  }
+  };
 
   #makeRoom(): void {
     if (this.start === this.end) {
@@ -129,6 +132,36 @@ export class BufferedReader {
     return text;
   }
 
+  /**
+   * Takes the head that ends at the next empty line, as text, if the buffer holds all of it;
+   * `undefined` when it does not (nothing is read). A head over `max` bytes throws
+   * {@link LineTooLong}.
+   */
+  bufferedHead(max: number, what: string): string | undefined {
+    const buf = this.#buf;
+    for (let at = this.start + this.#scanned; at < this.end; at++) {
+      if (buf[at] !== LF) continue;
+      // The empty line after this one: LF, or CR LF.
+      let next = at + 1;
+      if (next < this.end && buf[next] === CR) next++;
+      if (next >= this.end) break;
+      if (buf[next] !== LF) continue;
+      if (at - this.start > max) throw new LineTooLong(what, max);
+      const text = isAscii(buf, this.start, at)
+        ? ASCII.decode(buf.subarray(this.start, at))
+        : latin1(buf, this.start, at);
+      this.start = next + 1;
+      this.#scanned = 0;
+      return text;
+    }
+    if (this.available > max) throw new LineTooLong(what, max);
+    // The next search starts at the last line end: the empty line may follow it.
+    // (A negative start would make lastIndexOf search from the buffer's end.)
+    const lastLf = this.end > this.start ? buf.lastIndexOf(LF, this.end - 1) : -1;
+    this.#scanned = lastLf >= this.start ? lastLf - this.start : 0;
+    return undefined;
+  }
+
   /** Takes up to `n` of the bytes already buffered (perhaps none; nothing is read). */
   buffered(n: number): Uint8Array {
     this.#scanned = 0;
@@ -165,6 +198,11 @@ export class BufferedReader {
     }
     return true;
   }
+}
+
+function isAscii(buf: Uint8Array, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) if (buf[i]! > 0x7f) return false;
+  return true;
 }
 
 /** Bytes as ISO-8859-1 text (what HTTP/1.1 heads are, for our purposes): one character per

@@ -31,6 +31,8 @@ export class FetchHttpClient implements HttpClient {
 class FetchedResponse implements ClientResponse {
   readonly #response: Response;
   #reader: ByteReader | null = null;
+  /** What the last `more` read, until taken (`null`, the end, stays). */
+  #piece: Uint8Array | null | undefined = undefined;
 
   constructor(response: Response) {
     this.#response = response;
@@ -54,6 +56,16 @@ class FetchedResponse implements ClientResponse {
     if (body === null) return Promise.resolve(null);
     this.#reader ??= new ByteReader(body);
     return this.#reader.read();
+  }
+
+  take(): Uint8Array | null | undefined {
+    const piece = this.#piece;
+    if (piece !== null) this.#piece = undefined;
+    return piece;
+  }
+
+  async more(): Promise<void> {
+    this.#piece = await this.read();
   }
 
   async text(maxBytes: number): Promise<TextPrefix> {

@@ -189,23 +189,53 @@ class NativeResponse implements ClientResponse {
     return this.#headers ??= new Headers(this.#head.fields);
   }
 
-  async read(): Promise<Uint8Array | null> {
+  take(): Uint8Array | null | undefined {
     if (this.#over) return null;
+    let piece: Uint8Array | null | undefined;
     try {
-      let piece = await this.#body.next();
-      if (this.#body.done) {
-        // The last piece is a view of the connection's buffer, which may carry another
-        // request once back in the pool, before the caller is done with it: a copy.
-        if (piece !== null) piece = piece.slice();
-        this.#end();
-      }
-      return piece;
+      piece = this.#body.take();
     } catch (e) {
       this.cancel();
-      this.#keeping.signal.throwIfAborted();
       throw e;
     }
+    if (this.#body.done) {
+      // The last piece is a view of the connection's buffer, which may carry another
+      // request once back in the pool, before the caller is done with it: a copy.
+      if (piece) piece = piece.slice();
+      this.#end();
+    }
+    return piece;
   }
+
+  more(): Promise<void> {
+    return this.#connection.reader.fill().then(this.#filled, this.#failed);
+  }
+
+  async read(): Promise<Uint8Array | null> {
+    for (;;) {
+      const piece = this.take();
+      if (piece !== undefined) return piece;
+      await this.more();
+    }
+  }
+
+  /** After a read: the source's end is the body's end, or a cut. */
+  readonly #filled = (more: boolean): void => {
+    if (more) return;
+    try {
+      this.#body.sourceEnded();
+    } catch (e) {
+      this.cancel();
+      throw e;
+    }
+  };
+
+  /** A read failed: the connection is closed; an abort is reported as its reason. */
+  readonly #failed = (e: unknown): never => {
+    this.cancel();
+    this.#keeping.signal.throwIfAborted();
+    throw e;
+  };
 
   async text(maxBytes: number): Promise<TextPrefix> {
     const body = this.#body;

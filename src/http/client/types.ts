@@ -24,6 +24,12 @@ export interface ClientResponse {
   readonly length: number | null;
   /** The body's next bytes (valid until the next read), or `null` at its end. */
   read(): Promise<Uint8Array | null>;
+  /** The body's next bytes if some have arrived (valid until the next {@link more}), `null`
+   * at its end, or `undefined` when {@link more} must wait for more. Waits for nothing: with
+   * `more`, a stream's reader runs no async function per piece of its own. */
+  take(): Uint8Array | null | undefined;
+  /** Waits for more of the body (for {@link take}). */
+  more(): Promise<void>;
   /** The body as UTF-8 text, at most `maxBytes` of it (a longer body is cut there). */
   text(maxBytes: number): Promise<TextPrefix>;
   /** Stops reading: the rest of the body is not waited for. */
