@@ -9,6 +9,7 @@
 import type { CanonicalEvent } from "../canonical/events.ts";
 import type { Usage } from "../canonical/result.ts";
 import { ApiError, upstreamError } from "../errors.ts";
+import { isPolled, type PolledBatches } from "../canonical/polled_batches.ts";
 import { SSE_HEADERS } from "./sse.ts";
 
 /** Characters of text per token assumed when a stream's tokens must be estimated (the common
@@ -96,6 +97,18 @@ export async function eventStreamResponse(
   options: EventStreamOptions,
 ): Promise<Response> {
   const iterator = batches[Symbol.asyncIterator]();
+  // Batches that can be polled are (canonical/polled_batches.ts).
+  const polled = isPolled(batches) ? batches : null;
+  /** The next batch if one is ready (`null` at the end), or `undefined` after a wait. */
+  const step = async (): Promise<CanonicalEvent[] | null | undefined> => {
+    if (polled === null) {
+      const next = await iterator.next();
+      return next.done ? null : next.value;
+    }
+    const batch = polled.poll();
+    if (batch === undefined) await polled.more();
+    return batch;
+  };
   const { abort } = options;
   const tally = new StreamTally();
   const take = (events: readonly CanonicalEvent[]): Uint8Array | null => {
@@ -106,11 +119,11 @@ export async function eventStreamResponse(
   let pending: Uint8Array | null = null;
   try {
     while (pending === null) {
-      const first = await iterator.next();
-      if (first.done) {
+      const batch = await step();
+      if (batch === null) {
         throw upstreamError("The provider ended the stream without sending anything.");
       }
-      pending = take(first.value);
+      if (batch !== undefined) pending = take(batch);
     }
   } catch (e) {
     iterator.return?.().catch(() => {});
@@ -123,41 +136,77 @@ export async function eventStreamResponse(
     options.settle(outcome);
   };
 
+  /** Writes what `batch` renders (or, for `null`, the end); says whether it wrote. */
+  const deliver = (
+    controller: ReadableStreamDefaultController<Uint8Array>,
+    batch: CanonicalEvent[] | null,
+  ): boolean => {
+    if (batch === null) {
+      controller.enqueue(renderer.end());
+      controller.close();
+      end({ status: 200, error: null });
+      return true;
+    }
+    const bytes = take(batch);
+    if (bytes === null) return false;
+    controller.enqueue(bytes);
+    return true;
+  };
+  /** Ends the stream after a failure: the client left, or the protocol's error event. */
+  const fail = (controller: ReadableStreamDefaultController<Uint8Array>, e: unknown): void => {
+    if (closed) return;
+    if (options.signal.aborted) {
+      controller.close();
+      end({ status: CLIENT_CLOSED, error: "client_disconnected" });
+      return;
+    }
+    const error = e instanceof ApiError ? e : options.onUnexpected(e);
+    controller.enqueue(renderer.error(error));
+    controller.close();
+    end({ status: error.status, error: error.code ?? error.type });
+  };
+  // Small async functions, one per kind of source: a paced stream resumes one of them for
+  // every chunk, and an async frame costs what its locals do.
+  const pullPolled = async (
+    controller: ReadableStreamDefaultController<Uint8Array>,
+    batches: PolledBatches,
+  ): Promise<void> => {
+    try {
+      for (;;) {
+        const batch = batches.poll();
+        if (batch !== undefined) {
+          if (deliver(controller, batch)) return;
+          continue;
+        }
+        await batches.more();
+        if (closed) return;
+      }
+    } catch (e) {
+      fail(controller, e);
+    }
+  };
+  const pullIterated = async (
+    controller: ReadableStreamDefaultController<Uint8Array>,
+  ): Promise<void> => {
+    try {
+      for (;;) {
+        const next = await iterator.next();
+        if (closed) return;
+        if (deliver(controller, next.done ? null : next.value)) return;
+      }
+    } catch (e) {
+      fail(controller, e);
+    }
+  };
+
   const body = new ReadableStream<Uint8Array>({
-    async pull(controller) {
+    pull(controller) {
       if (pending !== null) {
         controller.enqueue(pending);
         pending = null;
         return;
       }
-      try {
-        for (;;) {
-          const next = await iterator.next();
-          if (closed) return;
-          if (next.done) {
-            controller.enqueue(renderer.end());
-            controller.close();
-            end({ status: 200, error: null });
-            return;
-          }
-          const bytes = take(next.value);
-          if (bytes !== null) {
-            controller.enqueue(bytes);
-            return;
-          }
-        }
-      } catch (e) {
-        if (closed) return;
-        if (options.signal.aborted) {
-          controller.close();
-          end({ status: CLIENT_CLOSED, error: "client_disconnected" });
-          return;
-        }
-        const error = e instanceof ApiError ? e : options.onUnexpected(e);
-        controller.enqueue(renderer.error(error));
-        controller.close();
-        end({ status: error.status, error: error.code ?? error.type });
-      }
+      return polled !== null ? pullPolled(controller, polled) : pullIterated(controller);
     },
     cancel() {
       if (closed) return;

@@ -1,9 +1,13 @@
 import type { CanonicalEvent } from "../canonical/events.ts";
+import type { PolledBatches } from "../canonical/polled_batches.ts";
 
 /** Where {@link EventBatches} reads upstream events (an `UpstreamResponse`). */
 export interface EventSource<E> {
-  /** The events of the next read (possibly none), or `null` at the end. */
-  readEvents(): Promise<E[] | null>;
+  /** The events of the bytes that have arrived (possibly none), `null` at the end, or
+   * `undefined` when {@link more} must wait for more. */
+  takeEvents(): E[] | null | undefined;
+  /** Waits for more bytes. */
+  more(): Promise<void>;
   /** The consumer has all it needs: let go of the rest. */
   release(): void;
   /** Stop: abort what is still running. */
@@ -21,12 +25,11 @@ export interface EventTranslation<E> {
 
 /**
  * The canonical events of a streamed upstream answer, grouped by the network read that
- * brought them (never an empty group): an async iterator written as a class, so that each read
- * costs one promise rather than the turns of nested async generators. Events made before a
+ * brought them (never an empty group), as an async iterator or polled. Events made before a
  * failure in the same read are delivered before the failure is thrown. Stopping early
  * (`return`) closes the source.
  */
-export class EventBatches<E> implements AsyncIterableIterator<CanonicalEvent[]> {
+export class EventBatches<E> implements AsyncIterableIterator<CanonicalEvent[]>, PolledBatches {
   readonly #open: () => Promise<EventSource<E>>;
   readonly #translation: EventTranslation<E>;
   #source: EventSource<E> | null = null;
@@ -34,7 +37,7 @@ export class EventBatches<E> implements AsyncIterableIterator<CanonicalEvent[]> 
   /** A failure to throw on the next call, after the events its read made. */
   #failure: { error: unknown } | null = null;
 
-  /** `open` makes the upstream call; it runs on the first `next()`. */
+  /** `open` makes the upstream call; it runs on the first `next()` or `more()`. */
   constructor(open: () => Promise<EventSource<E>>, translation: EventTranslation<E>) {
     this.#open = open;
     this.#translation = translation;
@@ -45,24 +48,30 @@ export class EventBatches<E> implements AsyncIterableIterator<CanonicalEvent[]> 
   }
 
   async next(): Promise<IteratorResult<CanonicalEvent[], undefined>> {
+    for (;;) {
+      const batch = this.poll();
+      if (batch === null) return { done: true, value: undefined };
+      if (batch !== undefined) return { done: false, value: batch };
+      await this.more();
+    }
+  }
+
+  poll(): CanonicalEvent[] | null | undefined {
     if (this.#failure !== null) {
       const { error } = this.#failure;
       this.#failure = null;
       throw error;
     }
-    if (this.#source === null && !this.#done) {
-      this.#source = await this.#open();
-      // The consumer may have stopped while the call was being made.
-      if (this.#done) this.#source.close();
-    }
     while (!this.#done) {
-      let events: E[] | null;
+      if (this.#source === null) return undefined;
+      let events: E[] | null | undefined;
       try {
-        events = await this.#source!.readEvents();
+        events = this.#source.takeEvents();
       } catch (e) {
         this.#stop();
         throw e;
       }
+      if (events === undefined) return undefined;
       const out: CanonicalEvent[] = [];
       try {
         if (events === null) {
@@ -72,7 +81,7 @@ export class EventBatches<E> implements AsyncIterableIterator<CanonicalEvent[]> 
           for (const event of events) {
             if (this.#translation.push(event, out)) {
               this.#done = true;
-              this.#source!.release();
+              this.#source.release();
               break;
             }
           }
@@ -82,10 +91,27 @@ export class EventBatches<E> implements AsyncIterableIterator<CanonicalEvent[]> 
         if (out.length === 0) throw e;
         this.#failure = { error: e };
       }
-      if (out.length > 0) return { done: false, value: out };
+      if (out.length > 0) return out;
     }
-    return { done: true, value: undefined };
+    return null;
   }
+
+  more(): Promise<void> {
+    if (this.#done) return Promise.resolve();
+    if (this.#source === null) return this.#start();
+    return this.#source.more().then(undefined, this.#failed);
+  }
+
+  async #start(): Promise<void> {
+    this.#source = await this.#open();
+    // The consumer may have stopped while the call was being made.
+    if (this.#done) this.#source.close();
+  }
+
+  readonly #failed = (e: unknown): never => {
+    this.#stop();
+    throw e;
+  };
 
   return(): Promise<IteratorResult<CanonicalEvent[], undefined>> {
     this.#stop();

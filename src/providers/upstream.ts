@@ -547,18 +547,20 @@ export class UpstreamResponse {
    * `max_event_bytes` a 502 (then `close` cuts the connection).
    */
   async readEvents(): Promise<SseEvent[] | null> {
-    if (this.#ended) return null;
-    this.#decoder ??= new SseDecoder(this.#reading.maxEventBytes);
-    const { deadline, idleMs } = this.#reading;
-    if (idleMs !== null) deadline.arm(idleMs);
-    let bytes: Uint8Array | null;
-    try {
-      bytes = await this.#response.read();
-    } catch (e) {
-      throw this.#reading.readFailure(e);
-    } finally {
-      if (idleMs !== null) deadline.disarm();
+    for (;;) {
+      const events = this.takeEvents();
+      if (events !== undefined) return events;
+      await this.more();
     }
+  }
+
+  /** The events of the bytes that have arrived (see {@link readEvents}), `null` at the end, or
+   * `undefined` when {@link more} must wait for more. Waits for nothing. */
+  takeEvents(): SseEvent[] | null | undefined {
+    if (this.#ended) return null;
+    const bytes = this.#response.take();
+    if (bytes === undefined) return undefined;
+    this.#decoder ??= new SseDecoder(this.#reading.maxEventBytes);
     if (bytes !== null) {
       this.#received += bytes.byteLength;
       if (this.#received > this.#reading.maxBytes) throw this.#reading.tooLarge("answer");
@@ -573,13 +575,30 @@ export class UpstreamResponse {
     return rest.length > 0 ? rest : null;
   }
 
+  /** Waits for more of the body, within the provider's timeout (see {@link readEvents}). (A
+   * plain function over the read's promise: an async one cost a frame for every chunk.) */
+  more(): Promise<void> {
+    const { deadline, idleMs } = this.#reading;
+    if (idleMs !== null) deadline.arm(idleMs);
+    return this.#response.more().then(this.#arrived, this.#failed);
+  }
+
+  readonly #arrived = (): void => {
+    if (this.#reading.idleMs !== null) this.#reading.deadline.disarm();
+  };
+
+  readonly #failed = (e: unknown): never => {
+    this.#arrived();
+    throw this.#reading.readFailure(e);
+  };
+
   /**
    * For a consumer that has all it needs (the stream's end marker came) before the body ended:
    * reads what is left in the background, for at most a second, so that the connection can go
    * back to the pool instead of being cut; then closes.
    */
   release(): void {
-    if (this.#finished || this.#decoder === null || this.#reading.deadline.signal.aborted) {
+    if (this.#finished || this.#reading.deadline.signal.aborted) {
       return this.close();
     }
     this.#reading.deadline.arm(Math.min(1000, this.#reading.idleMs ?? 1000));
