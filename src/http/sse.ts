@@ -6,10 +6,13 @@ export function encodeEvent(value: unknown): Uint8Array {
   return encoder.encode(`data: ${JSON.stringify(value)}\n\n`);
 }
 
-/** Encodes SSE `data:` events carrying JSON values, all in one piece of bytes. */
+/** Encodes SSE `data:` events carrying JSON values (a string is taken as JSON already
+ * serialised), all in one piece of bytes. */
 export function encodeEvents(values: readonly unknown[]): Uint8Array {
   let text = "";
-  for (const value of values) text += `data: ${JSON.stringify(value)}\n\n`;
+  for (const value of values) {
+    text += `data: ${typeof value === "string" ? value : JSON.stringify(value)}\n\n`;
+  }
   return encoder.encode(text);
 }
 

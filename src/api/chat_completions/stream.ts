@@ -36,6 +36,10 @@ export interface StreamHead {
   excludeReasoning: boolean;
 }
 
+/** Stands for a text chunk's content in its template. */
+const TEMPLATE_MARK = "\u0000switchyard-text\u0000";
+const TEMPLATE_MARK_JSON = JSON.stringify(TEMPLATE_MARK);
+
 /** Chunk fields the gateway writes itself; an upstream's extras never replace them. */
 const OWN_FIELDS = new Set(["id", "object", "created", "model", "choices", "usage"]);
 
@@ -60,6 +64,9 @@ export class ChatChunkRenderer implements StreamRenderer {
   #usage: Usage | null = null;
   #usageExtras: unknown;
   #finished = false;
+  /** The text around a text chunk's content (see {@link #textChunk}); rebuilt when the id or
+   * the extras change. */
+  #template: [before: string, after: string] | null = null;
 
   constructor(head: StreamHead) {
     this.#head = head;
@@ -67,7 +74,7 @@ export class ChatChunkRenderer implements StreamRenderer {
   }
 
   render(events: readonly CanonicalEvent[]): Uint8Array | null {
-    const out: ChatChunk[] = [];
+    const out: (ChatChunk | string)[] = [];
     for (const event of events) this.#push(event, out);
     return out.length === 0 ? null : encodeEvents(out);
   }
@@ -94,10 +101,11 @@ export class ChatChunkRenderer implements StreamRenderer {
     return encodeEvent(error.toBody());
   }
 
-  #push(event: CanonicalEvent, out: ChatChunk[]): void {
+  #push(event: CanonicalEvent, out: (ChatChunk | string)[]): void {
     switch (event.type) {
       case "start":
         if (event.id !== undefined) this.#id = completionId(event.id, this.#head.requestId);
+        this.#template = null;
         this.#takeExtras(event.extras);
         return;
       case "block_start":
@@ -118,7 +126,7 @@ export class ChatChunkRenderer implements StreamRenderer {
     }
   }
 
-  #start(index: number, block: BlockKind, out: ChatChunk[]): void {
+  #start(index: number, block: BlockKind, out: (ChatChunk | string)[]): void {
     if (block.type === "tool_call") {
       const call = this.#toolIndex.size;
       this.#toolIndex.set(index, call);
@@ -144,10 +152,12 @@ export class ChatChunkRenderer implements StreamRenderer {
     }
   }
 
-  #delta(index: number, delta: BlockDelta, out: ChatChunk[]): void {
+  #delta(index: number, delta: BlockDelta, out: (ChatChunk | string)[]): void {
     switch (delta.type) {
       case "text":
-        if (delta.text !== "") this.#emit({ content: delta.text }, out);
+        if (delta.text === "") return;
+        this.#sendRole(out);
+        out.push(this.#textChunk(delta.text));
         return;
       case "refusal":
         if (delta.text !== "") this.#emit({ refusal: delta.text }, out);
@@ -174,7 +184,7 @@ export class ChatChunkRenderer implements StreamRenderer {
     }
   }
 
-  #stop(index: number, out: ChatChunk[]): void {
+  #stop(index: number, out: (ChatChunk | string)[]): void {
     const open = this.#reasoning.get(index);
     if (!open) return;
     this.#reasoning.delete(index);
@@ -187,7 +197,7 @@ export class ChatChunkRenderer implements StreamRenderer {
     reason: FinishReason,
     detail: string | undefined,
     extras: Extras | undefined,
-    out: ChatChunk[],
+    out: (ChatChunk | string)[],
   ): void {
     if (this.#finished) return;
     this.#finished = true;
@@ -210,7 +220,7 @@ export class ChatChunkRenderer implements StreamRenderer {
   }
 
   /** A chunk of content, after the role chunk if none was sent yet. */
-  #emit(delta: WireDelta, out: ChatChunk[]): void {
+  #emit(delta: WireDelta, out: (ChatChunk | string)[]): void {
     this.#sendRole(out);
     out.push(this.#deltaChunk(delta));
   }
@@ -220,7 +230,7 @@ export class ChatChunkRenderer implements StreamRenderer {
    * a tool call: sent with the first content, not when a block opens, so that an upstream that
    * fails before writing anything is still answered with an HTTP error.
    */
-  #sendRole(out: ChatChunk[]): void {
+  #sendRole(out: (ChatChunk | string)[]): void {
     if (this.#roleSent) return;
     this.#roleSent = true;
     out.push(this.#deltaChunk({ role: "assistant", content: "" }));
@@ -229,12 +239,29 @@ export class ChatChunkRenderer implements StreamRenderer {
   #takeExtras(extras: Extras | undefined): void {
     const fields = openAIFields(extras);
     if (!fields) return;
+    this.#template = null;
     for (const [key, value] of Object.entries(fields)) {
       if (OWN_FIELDS.has(key) || value === undefined) continue;
       const at = this.#extra.findIndex(([k]) => k === key);
       if (at >= 0) this.#extra[at] = [key, value];
       else this.#extra.push([key, value]);
     }
+  }
+
+  /**
+   * A text chunk as JSON: the template around its content, which is all that is serialised
+   * (the same text as `JSON.stringify` of the chunk object; a stream is mostly such chunks).
+   */
+  #textChunk(text: string): string {
+    const [before, after] = this.#template ??= this.#makeTemplate();
+    return before + JSON.stringify(text) + after;
+  }
+
+  #makeTemplate(): [string, string] {
+    const json = JSON.stringify(this.#deltaChunk({ content: TEMPLATE_MARK }));
+    // The last one: only the gateway's own fields follow the content, never a caller's text.
+    const at = json.lastIndexOf(TEMPLATE_MARK_JSON);
+    return [json.slice(0, at), json.slice(at + TEMPLATE_MARK_JSON.length)];
   }
 
   #deltaChunk(delta: WireDelta): ChatChunk {

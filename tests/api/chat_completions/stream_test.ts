@@ -269,3 +269,47 @@ Deno.test("a stream that ends without finishing is an upstream error; errors ren
   const error = new ApiError(502, "upstream_error", "lost", { code: "upstream_error" });
   assert.deepEqual(datas(renderer.error(error)).map((d) => JSON.parse(d)), [error.toBody()]);
 });
+
+Deno.test("a text chunk is the same text as its chunk object serialised, whatever its content, extras and usage", () => {
+  const texts = [
+    "plain",
+    'quo"tes\\ and \n new lines',
+    "\u0000switchyard-text\u0000",
+    "émoji 🎉 \u2028",
+  ];
+  for (const includeUsage of [true, false]) {
+    const events = textEvents(texts);
+    events[0] = {
+      type: "start",
+      id: "chatcmpl-up",
+      // An upstream field holding the template's own marker must not confuse it.
+      extras: {
+        protocol: "openai_chat",
+        fields: { system_fingerprint: "fp_\u0000switchyard-text\u0000", service_tier: null },
+      },
+    };
+    const renderer = new ChatChunkRenderer({ ...HEAD, includeUsage });
+    const payloads = events.flatMap((e) => datas(renderer.render([e])));
+    const content = payloads.map((p) => JSON.parse(p)).filter((c) => c.choices[0]?.delta.content);
+    assert.deepEqual(content.map((c) => c.choices[0].delta.content), texts);
+    for (const chunk of content) {
+      const expected: Record<string, unknown> = {
+        id: "chatcmpl-up",
+        object: "chat.completion.chunk",
+        created: HEAD.created,
+        model: "gw-model",
+        system_fingerprint: "fp_\u0000switchyard-text\u0000",
+        service_tier: null,
+        choices: [{
+          index: 0,
+          delta: { content: chunk.choices[0].delta.content },
+          logprobs: null,
+          finish_reason: null,
+        }],
+      };
+      if (includeUsage) expected.usage = null;
+      const raw = payloads.find((p) => JSON.stringify(JSON.parse(p)) === JSON.stringify(chunk))!;
+      assert.equal(raw, JSON.stringify(expected), "byte for byte");
+    }
+  }
+});
