@@ -2,7 +2,8 @@
  * Many time limits on one repeating timer. Deno's `setTimeout` builds a Node-style Timeout
  * object for every call (about 1 KB of garbage and a few µs for each request that set one);
  * here the limits of the requests in flight are checked on each tick instead, so a limit fires
- * at most one tick late. The timer runs only while a limit is set.
+ * at most one tick late. The timer runs while limits are set, and stops at the first tick
+ * that finds none.
  */
 
 /** One time limit: `fire` runs once `at` (a `performance.now()` time) has passed. */
@@ -63,13 +64,17 @@ export class Expiries {
   /** Stops watching `expiry`. */
   delete(expiry: Expiry): void {
     this.#active.delete(expiry);
-    if (this.#active.size === 0 && this.#timer !== undefined) {
-      clearInterval(this.#timer);
-      this.#timer = undefined;
-    }
   }
 
   #check(): void {
+    // The timer stops at a tick that finds nothing to watch, not as the last limit clears:
+    // under load the set empties and refills between requests, and a timer started per request
+    // is what this class is for avoiding.
+    if (this.#active.size === 0) {
+      clearInterval(this.#timer);
+      this.#timer = undefined;
+      return;
+    }
     const now = performance.now();
     for (const expiry of this.#active) if (now >= expiry.at) expiry.expire();
   }

@@ -56,12 +56,18 @@ export class Http1Connection {
         }
         text = this.reader.bufferedHead(MAX_HEAD_BYTES, "a response head");
       }
-      const lines = text.split("\n");
-      const head: ResponseHead = { ...parseStatusLine(withoutCr(lines[0]!)), fields: [] };
+      const lines = headLines(text);
+      const status = parseStatusLine(lines[0]!);
+      const head: ResponseHead = {
+        minor: status.minor,
+        status: status.status,
+        statusText: status.statusText,
+        fields: [],
+      };
       if (lines.length - 1 > MAX_FIELDS) {
         throw new HttpProtocolError(`The upstream sent more than ${MAX_FIELDS} header fields.`);
       }
-      for (let i = 1; i < lines.length; i++) head.fields.push(parseFieldLine(withoutCr(lines[i]!)));
+      for (let i = 1; i < lines.length; i++) head.fields.push(parseFieldLine(lines[i]!));
       if (head.status === 101) {
         throw new HttpProtocolError(
           "The upstream switched protocols, which a model call never asks.",
@@ -84,6 +90,18 @@ export class Http1Connection {
       // Already closed by the runtime.
     }
   }
+}
+
+/** A head's lines without their line ends: split at CRLF when every line ends so (as servers
+ * write them; no slice per line), else at LF with each CR dropped. */
+function headLines(head: string): string[] {
+  // The head ends before the last line's LF: its CR, if any, is still there.
+  const text = head.endsWith("\r") ? head.slice(0, -1) : head;
+  const lines = text.split("\r\n");
+  for (const line of lines) {
+    if (line.includes("\n")) return text.split("\n").map(withoutCr);
+  }
+  return lines;
 }
 
 /** A line without the CR of its CRLF. */

@@ -39,6 +39,9 @@ export class NativeHttpClient implements HttpClient {
   readonly #pool: ConnectionPool;
   /** The encoded header lines of each headers object seen (providers reuse theirs). */
   readonly #fieldLines = new WeakMap<object, string>();
+  /** Each URL called: its origin and request target (a provider calls a few URLs, over and
+   * over: parsing each call's URL cost ~1 KB of garbage). */
+  readonly #targets = new Map<string, { origin: Origin; target: string }>();
   /** Parsed origins by the URL text before its path. */
   readonly #origins = new Map<string, Origin>();
 
@@ -53,10 +56,9 @@ export class NativeHttpClient implements HttpClient {
   async request(request: ClientRequest): Promise<ClientResponse> {
     const { signal, method } = request;
     signal.throwIfAborted();
-    const url = new URL(request.url);
-    const origin = this.#origin(url);
+    const { origin, target } = this.#target(request.url);
     const body = request.body === undefined ? null : encoder.encode(request.body);
-    const head = `${method} ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${origin.host}\r\n` +
+    const head = `${method} ${target} HTTP/1.1\r\nhost: ${origin.host}\r\n` +
       this.#fields(request.headers) +
       (body === null
         ? (method === "GET" ? "" : "content-length: 0\r\n")
@@ -107,6 +109,17 @@ export class NativeHttpClient implements HttpClient {
 
   close(): void {
     this.#pool.close();
+  }
+
+  #target(text: string): { origin: Origin; target: string } {
+    let known = this.#targets.get(text);
+    if (known === undefined) {
+      const url = new URL(text);
+      known = { origin: this.#origin(url), target: url.pathname + url.search };
+      if (this.#targets.size >= 1000) this.#targets.clear();
+      this.#targets.set(text, known);
+    }
+    return known;
   }
 
   #origin(url: URL): Origin {

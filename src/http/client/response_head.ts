@@ -46,12 +46,21 @@ export function parseStatusLine(line: string): Omit<ResponseHead, "fields"> {
 export function parseFieldLine(line: string): [string, string] {
   const colon = line.indexOf(":");
   const name = colon > 0 ? line.slice(0, colon) : "";
-  const value = line.slice(colon + 1);
   // A line starting with whitespace is an obsolete folded continuation (RFC 9112 §5.2): refused.
-  if (!TOKEN.test(name) || BAD_VALUE.test(value)) {
-    throw new HttpProtocolError(`The upstream sent a malformed header.`);
-  }
-  return [name.toLowerCase(), value.trim()];
+  if (!TOKEN.test(name)) throw new HttpProtocolError(`The upstream sent a malformed header.`);
+  // The value without its surrounding whitespace, in one slice.
+  let start = colon + 1;
+  let end = line.length;
+  while (start < end && isSpace(line.charCodeAt(start))) start++;
+  while (end > start && isSpace(line.charCodeAt(end - 1))) end--;
+  const value = line.slice(start, end);
+  if (BAD_VALUE.test(value)) throw new HttpProtocolError(`The upstream sent a malformed header.`);
+  return [name.toLowerCase(), value];
+}
+
+/** Whitespace around a field value (what `trim` removes, as far as a head holds it). */
+function isSpace(code: number): boolean {
+  return code === 32 || code === 9 || code === 11 || code === 12;
 }
 
 /** The first value of field `name` (lower-case), or `null`. */
