@@ -126,7 +126,13 @@ export class SseDecoder {
     if (text.indexOf("\r", from) < 0) {
       // The common case, LF line ends only: let indexOf find them.
       for (let end = text.indexOf("\n", from); end >= 0; end = text.indexOf("\n", from)) {
-        const blank = this.#line(this.#take(text, from, end), out);
+        let blank = false;
+        if (this.#partial === "" && text.startsWith("data: ", from)) {
+          // A whole `data: ` line (most of any stream): its value in one slice.
+          this.#data.push(text.slice(from + 6, end));
+        } else {
+          blank = this.#line(this.#take(text, from, end), out);
+        }
         from = end + 1;
         if (blank) {
           if (measure) this.#check(text, event, from);
@@ -200,7 +206,7 @@ export class SseDecoder {
       const event: SseEvent = { event: this.#event || "message", data };
       if (this.#id !== undefined) event.id = this.#id;
       out.push(event);
-      this.#data = [];
+      this.#data.length = 0;
     }
     this.#event = "";
   }
