@@ -2,7 +2,7 @@
  * Readers of an HTTP/1.1 response body over a connection's buffered bytes, one per framing
  * (RFC 9112 §6–7): a known length, chunked, or until the connection closes.
  */
-import type { BufferedReader } from "./buffered_reader.ts";
+import { type BufferedReader, LineTooLong } from "./buffered_reader.ts";
 import { type BodyFraming, HttpProtocolError } from "./response_head.ts";
 
 /** The pieces of a body as they arrive. */
@@ -31,7 +31,6 @@ export class BodyCut extends Error {
 const MAX_LINE = 4096;
 /** Trailer lines after the last chunk. */
 const MAX_TRAILERS = 64;
-const HEX = /^[0-9A-Fa-f]{1,12}$/;
 
 /** The reader for a body framed as `framing`. */
 export function bodyReader(reader: BufferedReader, framing: BodyFraming): BodyReader {
@@ -170,18 +169,22 @@ export class ChunkedBody extends BufferedBody {
         if (first === null) return null;
         break;
       }
-      const line = reader.bufferedLine(
-        MAX_LINE,
-        this.#state === Chunked.Trailers ? "a trailer line" : "a chunk size line",
-      );
-      if (line === undefined) break;
+      // The framing of every chunk is read from the bytes (no string a chunk).
       if (this.#state === Chunked.Crlf) {
-        if (line !== "") throw new HttpProtocolError("The upstream sent a malformed chunk.");
+        if (!takeLineEnd(reader)) break;
         this.#state = Chunked.Size;
-      } else if (this.#state === Chunked.Size) {
-        this.#left = chunkSize(line);
-        this.#state = this.#left === 0 ? Chunked.Trailers : Chunked.Data;
-      } else if (line === "") {
+        continue;
+      }
+      if (this.#state === Chunked.Size) {
+        const size = takeChunkSize(reader);
+        if (size === undefined) break;
+        this.#left = size;
+        this.#state = size === 0 ? Chunked.Trailers : Chunked.Data;
+        continue;
+      }
+      const line = reader.bufferedLine(MAX_LINE, "a trailer line");
+      if (line === undefined) break;
+      if (line === "") {
         this.#state = Chunked.Done;
       } else if (++this.#trailers > MAX_TRAILERS) {
         throw new HttpProtocolError("The upstream sent too many trailers.");
@@ -196,12 +199,90 @@ export class ChunkedBody extends BufferedBody {
   }
 }
 
-/** The size of a chunk-size line (`1a2b` or `1a2b;ext=value`). */
-function chunkSize(line: string): number {
-  const semicolon = line.indexOf(";");
-  const hex = (semicolon >= 0 ? line.slice(0, semicolon) : line).trim();
-  if (!HEX.test(hex)) throw new HttpProtocolError("The upstream sent a malformed chunk size.");
-  return parseInt(hex, 16);
+const CR = 13;
+const LF = 10;
+
+/** Takes the CRLF (or LF) after a chunk's data: `true` once taken, `false` until it has all
+ * arrived. Anything else there is a malformed chunk. */
+function takeLineEnd(reader: BufferedReader): boolean {
+  const buf = reader.buffer;
+  let at = reader.start;
+  if (at === reader.end) return false;
+  if (buf[at] === CR) {
+    if (at + 1 === reader.end) return false;
+    at++;
+  }
+  if (buf[at] !== LF) throw new HttpProtocolError("The upstream sent a malformed chunk.");
+  reader.skipTo(at + 1);
+  return true;
+}
+
+/** Takes a chunk-size line (`1a2b`, `1a2b;ext=value`, blanks around the size allowed) and
+ * gives its size, or `undefined` until the whole line has arrived. */
+function takeChunkSize(reader: BufferedReader): number | undefined {
+  const buf = reader.buffer;
+  const { start, end } = reader;
+  let at = start;
+  while (at < end && isBlank(buf[at]!)) at++;
+  let size = 0;
+  let digits = 0;
+  /** Digits after the leading zeros (which the line's length bounds). */
+  let significant = 0;
+  for (; at < end; at++) {
+    const value = hexValue(buf[at]!);
+    if (value < 0) break;
+    digits++;
+    if ((size > 0 || value > 0) && ++significant > 12) throw malformedSize();
+    size = size * 16 + value;
+  }
+  while (at < end && isBlank(buf[at]!)) at++;
+  if (at === end) {
+    if (end - start > MAX_LINE) throw sizeLineTooLong();
+    return undefined;
+  }
+  if (digits === 0) throw malformedSize();
+  const byte = buf[at]!;
+  let lineEnd = at;
+  if (byte === SEMICOLON) {
+    // Extensions are skipped to the line's end.
+    lineEnd = buf.subarray(at, end).indexOf(LF);
+    if (lineEnd < 0) {
+      if (end - start > MAX_LINE) throw sizeLineTooLong();
+      return undefined;
+    }
+    lineEnd += at;
+  } else if (byte === CR) {
+    if (at + 1 === end) return undefined;
+    if (buf[at + 1] !== LF) throw malformedSize();
+    lineEnd = at + 1;
+  } else if (byte !== LF) {
+    throw malformedSize();
+  }
+  if (lineEnd - start > MAX_LINE) throw sizeLineTooLong();
+  reader.skipTo(lineEnd + 1);
+  return size;
+}
+
+const SEMICOLON = 59;
+
+function isBlank(byte: number): boolean {
+  return byte === 32 || byte === 9;
+}
+
+/** A hex digit's value, or -1. */
+function hexValue(byte: number): number {
+  if (byte >= 48 && byte <= 57) return byte - 48;
+  if (byte >= 97 && byte <= 102) return byte - 87;
+  if (byte >= 65 && byte <= 70) return byte - 55;
+  return -1;
+}
+
+function sizeLineTooLong(): LineTooLong {
+  return new LineTooLong("a chunk size line", MAX_LINE);
+}
+
+function malformedSize(): HttpProtocolError {
+  return new HttpProtocolError("The upstream sent a malformed chunk size.");
 }
 
 function concat(pieces: Uint8Array[]): Uint8Array {

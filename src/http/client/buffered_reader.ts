@@ -162,6 +162,13 @@ export class BufferedReader {
     return undefined;
   }
 
+  /** Marks the unread bytes up to `index` (in {@link buffer}) as taken, by a caller that parsed
+   * them itself. */
+  skipTo(index: number): void {
+    this.start = index;
+    this.#scanned = 0;
+  }
+
   /** Takes up to `n` of the bytes already buffered (perhaps none; nothing is read). */
   buffered(n: number): Uint8Array {
     this.#scanned = 0;

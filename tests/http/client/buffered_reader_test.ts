@@ -155,3 +155,60 @@ Deno.test("BufferedReader.exactly refuses to read past a pending watch", async (
   await assert.rejects(reader.exactly(new Uint8Array(3)), /a read is already pending/);
   assert.equal(await watched, true);
 });
+
+/** Every head of `reader` (`bufferedHead`, filling until each is whole). */
+async function heads(reader: BufferedReader, max = 1024): Promise<string[]> {
+  const out: string[] = [];
+  for (;;) {
+    const head = reader.bufferedHead(max, "a head");
+    if (head !== undefined) {
+      out.push(head);
+      continue;
+    }
+    if (!(await reader.fill())) return out;
+  }
+}
+
+Deno.test("BufferedReader.bufferedHead takes each head up to its empty line, whatever the reads' sizes", async () => {
+  const text =
+    "HTTP/1.1 200 OK\r\nA: 1\r\nB: 2\r\n\r\nHTTP/1.1 204 No Content\n\nHTTP/1.1 100 X\r\n\r\n";
+  const expected = [
+    "HTTP/1.1 200 OK\r\nA: 1\r\nB: 2\r",
+    "HTTP/1.1 204 No Content",
+    "HTTP/1.1 100 X\r",
+  ];
+  for (const sizes of [Infinity, 1, 2, 3, 5, growing]) {
+    const reader = new BufferedReader(new ScriptedSource(text, sizes), 16);
+    assert.deepEqual(await heads(reader), expected, `reads of ${String(sizes)}`);
+  }
+});
+
+Deno.test("BufferedReader.bufferedHead: line ends an earlier answer left in the buffer count for nothing", async () => {
+  // The first answer fills the buffer; the second arrives in a later read, into a buffer whose
+  // old bytes (past the new end) still hold line ends.
+  const first = "HTTP/1.1 200 OK\r\nA: 1\r\n\r\n" + "x".repeat(20) + "\r\n\r\n";
+  const second = "HTTP/1.1 201 Created\r\nB: 2\r\n\r\n";
+  const reader = new BufferedReader(
+    new ScriptedSource(first + second, (i) => (i === 0 ? first.length : Infinity)),
+    64,
+  );
+  assert.ok(await reader.fill());
+  assert.equal(reader.bufferedHead(1024, "a head"), "HTTP/1.1 200 OK\r\nA: 1\r");
+  reader.buffered(Infinity); // the first answer's body
+  // As the pool does with an idle connection: a read starts at the buffer's front, over the
+  // old bytes, before the next request looks for its head.
+  const watched = reader.watch();
+  assert.equal(reader.bufferedHead(1024, "a head"), undefined, "nothing buffered: no head");
+  assert.deepEqual(await heads(reader), ["HTTP/1.1 201 Created\r\nB: 2\r"]);
+  assert.equal(await watched, true);
+});
+
+Deno.test("BufferedReader.bufferedHead refuses a head over its limit, decodes bytes past ASCII one a character", async () => {
+  const reader = new BufferedReader(
+    new ScriptedSource(`HTTP/1.1 200 OK\r\nA: ${"y".repeat(100)}`),
+    16,
+  );
+  await assert.rejects(heads(reader, 64), LineTooLong);
+  const latin = new BufferedReader(new ScriptedSource(new Uint8Array([65, 0xe9, 10, 10])));
+  assert.deepEqual(await heads(latin), ["A\u00e9"]);
+});
