@@ -137,7 +137,6 @@ export class RateLimiter {
   readonly #groups = new Map<string, Group>();
   readonly #commits: GroupCommit;
   readonly #ipv6Prefix: number;
-  #turn: Promise<void> | null = null;
 
   constructor(options: RateLimiterOptions) {
     this.#kv = options.kv;
@@ -216,22 +215,11 @@ export class RateLimiter {
     this.#groups.set(id, group);
   }
 
-  /** The next turn of the event loop, one wait shared by every group that yields in this turn
-   * (a `setImmediate` per group cost each of 1,000 clients arriving together its own). */
-  #nextTurn(): Promise<void> {
-    return this.#turn ??= new Promise<void>((resolve) => {
-      setImmediate(() => {
-        this.#turn = null;
-        resolve();
-      });
-    });
-  }
-
   async #run(group: Group): Promise<void> {
     group.running = true;
     try {
       while (group.queue.length > 0) {
-        await this.#nextTurn();
+        await new Promise((resolve) => setImmediate(resolve));
         const batch = group.queue;
         group.queue = [];
         try {
