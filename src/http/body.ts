@@ -7,6 +7,7 @@ import {
   requestTimeout,
 } from "../errors.ts";
 
+import { concatBytes } from "./bytes.ts";
 import type { Expiries, Expiry } from "./expiries.ts";
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
@@ -140,12 +141,5 @@ async function readLimited(
   } finally {
     expiry.clear();
   }
-  if (chunks.length === 1) return chunks[0]!;
-  const out = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return out;
+  return chunks.length === 0 ? new Uint8Array() : concatBytes(chunks);
 }

@@ -3,6 +3,7 @@
  * PNG specification allows (1, 2, 4, 8, 16), all five filter types, Adam7 interlacing, and
  * `tRNS` transparency. Output is 8-bit RGBA. Inflation uses the built-in DecompressionStream.
  */
+import { concatBytes } from "../http/bytes.ts";
 
 /** A decoded image: 8-bit RGBA, row by row. */
 export interface RgbaImage {
@@ -108,7 +109,7 @@ export async function inflate(data: Uint8Array, limit: number): Promise<Uint8Arr
     await reader.cancel().catch(() => {});
     await feeding;
   }
-  return joined(parts, total);
+  return concatBytes(parts);
 }
 
 async function feed(writer: WritableStreamDefaultWriter<BufferSource>, data: Uint8Array) {
@@ -116,17 +117,6 @@ async function feed(writer: WritableStreamDefaultWriter<BufferSource>, data: Uin
     await writer.write(data.subarray(i, i + INFLATE_SLICE) as Uint8Array<ArrayBuffer>);
   }
   await writer.close();
-}
-
-function joined(parts: Uint8Array[], total: number): Uint8Array {
-  if (parts.length === 1) return parts[0]!;
-  const out = new Uint8Array(total);
-  let pos = 0;
-  for (const part of parts) {
-    out.set(part, pos);
-    pos += part.length;
-  }
-  return out;
 }
 
 interface Header {

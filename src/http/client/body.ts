@@ -2,6 +2,7 @@
  * Readers of an HTTP/1.1 response body over a connection's buffered bytes, one per framing
  * (RFC 9112 §6–7): a known length, chunked, or until the connection closes.
  */
+import { concatBytes } from "../bytes.ts";
 import { type BufferedReader, LineTooLong } from "./buffered_reader.ts";
 import { type BodyFraming, HttpProtocolError } from "./response_head.ts";
 
@@ -190,7 +191,7 @@ export class ChunkedBody extends BufferedBody {
         throw new HttpProtocolError("The upstream sent too many trailers.");
       }
     }
-    if (more !== null) return concat(more);
+    if (more !== null) return concatBytes(more);
     return first ?? undefined;
   }
 
@@ -283,16 +284,4 @@ function sizeLineTooLong(): LineTooLong {
 
 function malformedSize(): HttpProtocolError {
   return new HttpProtocolError("The upstream sent a malformed chunk size.");
-}
-
-function concat(pieces: Uint8Array[]): Uint8Array {
-  let length = 0;
-  for (const p of pieces) length += p.length;
-  const out = new Uint8Array(length);
-  let offset = 0;
-  for (const p of pieces) {
-    out.set(p, offset);
-    offset += p.length;
-  }
-  return out;
 }

@@ -6,6 +6,7 @@
  * socket to the SSE decoder with no web stream in between.
  */
 import type { TextPrefix } from "../byte_reader.ts";
+import { concatBytes } from "../bytes.ts";
 import { BodyCut, type BodyReader, bodyReader, LengthBody } from "./body.ts";
 import type { Http1Connection } from "./connection.ts";
 import { ConnectionPool, type Connector, type Origin } from "./pool.ts";
@@ -64,7 +65,10 @@ export class NativeHttpClient implements HttpClient {
         ? (method === "GET" ? "" : "content-length: 0\r\n")
         : `content-length: ${body.length}\r\n`) +
       "\r\n";
-    const message = withBody(encoder.encode(head), body);
+    // The head and body as one write (one packet for a small request).
+    const message = body === null
+      ? encoder.encode(head)
+      : concatBytes([encoder.encode(head), body]);
     // A kept-alive connection that the server closed just as it was taken fails before any
     // byte of an answer: the request is sent once more, on a new connection.
     for (let attempt = 0;; attempt++) {
@@ -299,15 +303,6 @@ class NativeResponse implements ClientResponse {
       this.#connection.close();
     }
   }
-}
-
-/** The head and body as one write (one packet for a small request). */
-function withBody(head: Uint8Array, body: Uint8Array | null): Uint8Array {
-  if (body === null || body.length === 0) return head;
-  const out = new Uint8Array(head.length + body.length);
-  out.set(head);
-  out.set(body, head.length);
-  return out;
 }
 
 /** Opens a socket to `origin` (TLS for https); `signal` stops the attempt. */
