@@ -7,6 +7,7 @@
  * CHUNKS is the number of content chunks per stream; DRIP_MS the delay between chunks (the
  * soak test uses 100 ms).
  */
+import { concatBytes } from "../src/http/bytes.ts";
 import { ANTHROPIC_JSON, anthropicEvents, OPENAI_JSON, openaiEvents } from "./fixtures.ts";
 
 const port = Number(Deno.env.get("PORT") ?? 9100);
@@ -20,17 +21,7 @@ const JSON_HEADERS = { "content-type": "application/json" };
 const SSE_HEADERS = { "content-type": "text/event-stream", "cache-control": "no-cache" };
 
 function stream(events: Uint8Array[], signal: AbortSignal): Response {
-  if (dripMs === 0) {
-    let total = 0;
-    for (const e of events) total += e.length;
-    const all = new Uint8Array(total);
-    let offset = 0;
-    for (const e of events) {
-      all.set(e, offset);
-      offset += e.length;
-    }
-    return new Response(all, { headers: SSE_HEADERS });
-  }
+  if (dripMs === 0) return new Response(concatBytes(events), { headers: SSE_HEADERS });
   let i = 0;
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
