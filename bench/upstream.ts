@@ -20,7 +20,7 @@ const ANTHROPIC_EVENTS = anthropicEvents(chunks).map((e) => encoder.encode(e));
 const JSON_HEADERS = { "content-type": "application/json" };
 const SSE_HEADERS = { "content-type": "text/event-stream", "cache-control": "no-cache" };
 
-function stream(events: Uint8Array[], signal: AbortSignal): Response {
+function stream(events: Uint8Array<ArrayBuffer>[], signal: AbortSignal): Response {
   if (dripMs === 0) return new Response(concatBytes(events), { headers: SSE_HEADERS });
   let i = 0;
   const body = new ReadableStream<Uint8Array>({
