@@ -34,6 +34,12 @@ export class Http1Connection {
     return this.#closed;
   }
 
+  /** Lets the socket keep the process alive (while it carries a request), or not (idle). */
+  keepAlive(ref: boolean): void {
+    if (ref) this.#conn.ref();
+    else this.#conn.unref();
+  }
+
   /** Writes all of `bytes`. */
   async write(bytes: Uint8Array): Promise<void> {
     let written = 0;

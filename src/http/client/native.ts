@@ -10,7 +10,13 @@ import { concatBytes } from "../bytes.ts";
 import { BodyCut, type BodyReader, bodyReader, LengthBody } from "./body.ts";
 import type { Http1Connection } from "./connection.ts";
 import { ConnectionPool, type Connector, type Origin } from "./pool.ts";
-import { type BodyFraming, bodyFraming, keepsAlive, type ResponseHead } from "./response_head.ts";
+import {
+  type BodyFraming,
+  bodyFraming,
+  FIELD_NAME,
+  keepsAlive,
+  type ResponseHead,
+} from "./response_head.ts";
 import type { ClientRequest, ClientResponse, HttpClient } from "./types.ts";
 
 /** Options for {@link NativeHttpClient}. */
@@ -24,8 +30,7 @@ export interface NativeHttpClientOptions {
 }
 
 const encoder = new TextEncoder();
-/** A field name (RFC 9110 §5.1) and a field value without CR, LF or NUL. */
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** A request field value must hold no CR, LF or NUL (they would inject fields). */
 const BAD_VALUE = /[\r\n\0]/;
 /** What every request says unless its headers say otherwise (as fetch does, but identity:
  * a compressed answer would need inflating in JavaScript). */
@@ -43,8 +48,6 @@ export class NativeHttpClient implements HttpClient {
   /** Each URL called: its origin and request target (a provider calls a few URLs, over and
    * over: parsing each call's URL cost ~1 KB of garbage). */
   readonly #targets = new Map<string, { origin: Origin; target: string }>();
-  /** Parsed origins by the URL text before its path. */
-  readonly #origins = new Map<string, Origin>();
 
   constructor(options: NativeHttpClientOptions = {}) {
     const caCerts = options.caCerts;
@@ -119,27 +122,11 @@ export class NativeHttpClient implements HttpClient {
     let known = this.#targets.get(text);
     if (known === undefined) {
       const url = new URL(text);
-      known = { origin: this.#origin(url), target: url.pathname + url.search };
+      known = { origin: originOf(url), target: url.pathname + url.search };
       if (this.#targets.size >= 1000) this.#targets.clear();
       this.#targets.set(text, known);
     }
     return known;
-  }
-
-  #origin(url: URL): Origin {
-    const key = `${url.protocol}//${url.host}`;
-    let origin = this.#origins.get(key);
-    if (origin !== undefined) return origin;
-    const tls = url.protocol === "https:";
-    if (!tls && url.protocol !== "http:") {
-      throw new TypeError(`Only http: and https: URLs can be called, not ${url.protocol}`);
-    }
-    // `URL.hostname` keeps an IPv6 address's brackets; sockets want it bare.
-    const hostname = url.hostname.replace(/^\[(.*)\]$/, "$1");
-    origin = { key, hostname, port: Number(url.port || (tls ? 443 : 80)), tls, host: url.host };
-    if (this.#origins.size >= 1000) this.#origins.clear();
-    this.#origins.set(key, origin);
-    return origin;
   }
 
   /** `headers` (and the defaults they leave unset) as field lines, checked once per object. */
@@ -151,7 +138,7 @@ export class NativeHttpClient implements HttpClient {
     for (const [name, value] of Object.entries(headers)) {
       const lower = name.toLowerCase();
       if (lower === "host" || lower === "content-length" || lower === "transfer-encoding") continue;
-      if (!TOKEN.test(name) || BAD_VALUE.test(value)) {
+      if (!FIELD_NAME.test(name) || BAD_VALUE.test(value)) {
         throw new TypeError(`Header "${name}" has an invalid name or value.`);
       }
       given.add(lower);
@@ -303,6 +290,23 @@ class NativeResponse implements ClientResponse {
       this.#connection.close();
     }
   }
+}
+
+/** Where requests to `url` go (an http: or https: URL). */
+function originOf(url: URL): Origin {
+  const tls = url.protocol === "https:";
+  if (!tls && url.protocol !== "http:") {
+    throw new TypeError(`Only http: and https: URLs can be called, not ${url.protocol}`);
+  }
+  // `URL.hostname` keeps an IPv6 address's brackets; sockets want it bare.
+  const hostname = url.hostname.replace(/^\[(.*)\]$/, "$1");
+  return {
+    key: `${url.protocol}//${url.host}`,
+    hostname,
+    port: Number(url.port || (tls ? 443 : 80)),
+    tls,
+    host: url.host,
+  };
 }
 
 /** Opens a socket to `origin` (TLS for https); `signal` stops the attempt. */

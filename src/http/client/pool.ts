@@ -19,18 +19,11 @@ export interface Origin {
 /** Opens a socket to an origin; rejects once `signal` fires. */
 export type Connector = (origin: Origin, signal: AbortSignal) => Promise<Deno.Conn>;
 
-interface Idle {
-  connection: Http1Connection;
-  conn: Deno.Conn;
-}
-
 /** The idle connections of each origin, most recently used first out. */
 export class ConnectionPool {
   readonly #connect: Connector;
   readonly #maxIdle: number;
-  readonly #idle = new Map<string, Idle[]>();
-  /** The socket under each connection (to ref and unref it). */
-  readonly #sockets = new WeakMap<Http1Connection, Deno.Conn>();
+  readonly #idle = new Map<string, Http1Connection[]>();
   #closed = false;
 
   constructor(connect: Connector, maxIdlePerOrigin: number) {
@@ -42,31 +35,26 @@ export class ConnectionPool {
   async acquire(origin: Origin, signal: AbortSignal, fresh = false): Promise<Http1Connection> {
     const idle = fresh ? undefined : this.#idle.get(origin.key);
     while (idle !== undefined && idle.length > 0) {
-      const { connection, conn } = idle.pop()!;
+      const connection = idle.pop()!;
       if (connection.closed) continue;
-      conn.ref();
+      connection.keepAlive(true);
       return connection;
     }
-    const conn = await this.#connect(origin, signal);
-    const connection = new Http1Connection(conn);
-    this.#sockets.set(connection, conn);
-    return connection;
+    return new Http1Connection(await this.#connect(origin, signal));
   }
 
   /** Takes back a connection whose last answer was read to its end. */
   release(origin: Origin, connection: Http1Connection): void {
-    const conn = this.#sockets.get(connection);
-    if (this.#closed || conn === undefined || connection.closed) return connection.close();
+    if (this.#closed || connection.closed) return connection.close();
     let idle = this.#idle.get(origin.key);
     if (idle === undefined) this.#idle.set(origin.key, idle = []);
     if (idle.length >= this.#maxIdle) return connection.close();
-    const entry = { connection, conn };
-    idle.push(entry);
+    idle.push(connection);
     // An idle connection must not keep the process alive (shutdown waits for nothing).
-    conn.unref();
+    connection.keepAlive(false);
     const dropped = () => {
       const list = this.#idle.get(origin.key);
-      const at = list?.indexOf(entry) ?? -1;
+      const at = list?.indexOf(connection) ?? -1;
       // Taken again before this read came back: the new request owns what it brought.
       if (at < 0) return;
       list!.splice(at, 1);
@@ -79,7 +67,7 @@ export class ConnectionPool {
   close(): void {
     this.#closed = true;
     for (const idle of this.#idle.values()) {
-      for (const { connection } of idle) connection.close();
+      for (const connection of idle) connection.close();
     }
     this.#idle.clear();
   }

@@ -30,7 +30,7 @@ export type BodyFraming =
 
 const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})(?: (.*))?$/;
 /** A field name is a token (RFC 9110 §5.1). */
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+export const FIELD_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** A field value holds no CR (a bare CR, RFC 9112 §2.2) and no NUL (RFC 9110 §5.5): `Headers`
  * would refuse it later, when the answer's headers are first read. */
 const BAD_VALUE = /[\r\0]/;
@@ -47,7 +47,7 @@ export function parseFieldLine(line: string): [string, string] {
   const colon = line.indexOf(":");
   const name = colon > 0 ? line.slice(0, colon) : "";
   // A line starting with whitespace is an obsolete folded continuation (RFC 9112 §5.2): refused.
-  if (!TOKEN.test(name)) throw new HttpProtocolError(`The upstream sent a malformed header.`);
+  if (!FIELD_NAME.test(name)) throw new HttpProtocolError(`The upstream sent a malformed header.`);
   // The value without its surrounding whitespace, in one slice.
   let start = colon + 1;
   let end = line.length;

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { ConnectionPool, type Connector, type Origin } from "../../../src/http/client/pool.ts";
+import { eventually } from "../../support/eventually.ts";
 import { answer, type Peer, RawServer, within } from "./raw_server.ts";
 
 /** The origin of `server` (as the client would key it). */
@@ -17,13 +18,20 @@ function counting() {
   return { calls, connect };
 }
 
-/** Polls `probe` every 2 ms until it holds; fails after `ms`. */
-async function until(probe: () => boolean, what: string, ms = 2000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!probe()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 2));
-  }
+/** A pool over `server` through a counting connector, its origin and a signal never aborted. */
+function pooled(server: RawServer, maxIdle = 4) {
+  const { calls, connect } = counting();
+  return {
+    pool: new ConnectionPool(connect, maxIdle),
+    calls,
+    origin: originOf(server),
+    signal: new AbortController().signal,
+  };
+}
+
+/** Waits until `probe` holds (a connection the pool closes in the background). */
+function until(probe: () => boolean, what: string): Promise<true> {
+  return eventually(() => probe() || undefined, what, 2000);
 }
 
 /** A server that leaves its connections to the test: they stay open until it closes them. */
@@ -41,10 +49,7 @@ Deno.test("ConnectionPool opens a connection through its connector, and hands a 
   await using server = new RawServer(async (peer) => {
     while (await peer.request()) await peer.send(answer("200 OK", ["Content-Length: 2"], "ok"));
   });
-  const { calls, connect } = counting();
-  const pool = new ConnectionPool(connect, 4);
-  const origin = originOf(server);
-  const signal = new AbortController().signal;
+  const { pool, calls, origin, signal } = pooled(server);
   const first = await pool.acquire(origin, signal);
   assert.equal(calls.length, 1);
   assert.equal(calls[0]?.origin, origin);
@@ -86,9 +91,7 @@ Deno.test("ConnectionPool hands out the most recently released connection first,
 Deno.test("ConnectionPool keeps at most maxIdlePerOrigin idle connections and closes the others", async () => {
   const { server, peers } = idleServer();
   await using _server = server;
-  const pool = new ConnectionPool(counting().connect, 1);
-  const origin = originOf(server);
-  const signal = new AbortController().signal;
+  const { pool, origin, signal } = pooled(server, 1);
   const a = await pool.acquire(origin, signal);
   const b = await pool.acquire(origin, signal);
   pool.release(origin, a);
@@ -102,10 +105,7 @@ Deno.test("ConnectionPool keeps at most maxIdlePerOrigin idle connections and cl
 Deno.test("ConnectionPool drops an idle connection as soon as the server closes it", async () => {
   const { server, peers } = idleServer();
   await using _server = server;
-  const { calls, connect } = counting();
-  const pool = new ConnectionPool(connect, 4);
-  const origin = originOf(server);
-  const signal = new AbortController().signal;
+  const { pool, calls, origin, signal } = pooled(server);
   const first = await pool.acquire(origin, signal);
   pool.release(origin, first);
   (await peers[0]!).close();
@@ -120,9 +120,7 @@ Deno.test("ConnectionPool drops an idle connection as soon as the server closes 
 Deno.test("ConnectionPool drops an idle connection the server sends bytes on unasked", async () => {
   const { server, peers } = idleServer();
   await using _server = server;
-  const pool = new ConnectionPool(counting().connect, 4);
-  const origin = originOf(server);
-  const signal = new AbortController().signal;
+  const { pool, origin, signal } = pooled(server);
   const first = await pool.acquire(origin, signal);
   pool.release(origin, first);
   const peer = await peers[0]!;
@@ -138,10 +136,7 @@ Deno.test("ConnectionPool drops an idle connection the server sends bytes on una
 Deno.test("ConnectionPool does not keep a closed connection", async () => {
   const { server } = idleServer();
   await using _server = server;
-  const { calls, connect } = counting();
-  const pool = new ConnectionPool(connect, 4);
-  const origin = originOf(server);
-  const signal = new AbortController().signal;
+  const { pool, calls, origin, signal } = pooled(server);
   const first = await pool.acquire(origin, signal);
   first.close();
   pool.release(origin, first);
@@ -155,9 +150,7 @@ Deno.test("ConnectionPool does not keep a closed connection", async () => {
 Deno.test("ConnectionPool.close closes the idle connections, and those released later", async () => {
   const { server, peers } = idleServer();
   await using _server = server;
-  const pool = new ConnectionPool(counting().connect, 4);
-  const origin = originOf(server);
-  const signal = new AbortController().signal;
+  const { pool, origin, signal } = pooled(server);
   const idle = await pool.acquire(origin, signal);
   const busy = await pool.acquire(origin, signal);
   pool.release(origin, idle);
