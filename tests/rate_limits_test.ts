@@ -15,8 +15,12 @@ import { FetchHttpClient } from "../src/http/client/fetch.ts";
 const MINUTE = 60_000;
 const CHAT = JSON.stringify({ model: "sim-chat", messages: [{ role: "user", content: "hi" }] });
 
-/** The simulator, wrapped to count every call that reaches it. */
-function countingProvider(): { provider: Provider; calls: () => number } {
+/** The simulator, wrapped to count every call that reaches it and keep the signals it got. */
+function countingProvider(): {
+  provider: Provider;
+  calls: () => number;
+  signals: AbortSignal[];
+} {
   const clock = new FakeClock();
   const sim = createProviders(testConfig(), {
     env: () => undefined,
@@ -25,17 +29,22 @@ function countingProvider(): { provider: Provider; calls: () => number } {
     logger: new Logger({ clock, output: new CapturedOutput() }),
   }).get("sim")!;
   let calls = 0;
+  const signals: AbortSignal[] = [];
   const provider = new Proxy(sim, {
     get(target, prop) {
       const value = Reflect.get(target, prop, target);
       if (typeof value !== "function") return value;
       return (...args: unknown[]) => {
         calls++;
+        for (const arg of args) {
+          const signal = (arg as { signal?: unknown } | null)?.signal;
+          if (signal instanceof AbortSignal) signals.push(signal);
+        }
         return value.apply(target, args);
       };
     },
   });
-  return { provider, calls: () => calls };
+  return { provider, calls: () => calls, signals };
 }
 
 async function chat(server: TestServer, init: { body?: string; headers?: HeadersInit } = {}) {
@@ -247,4 +256,32 @@ Deno.test("unknown paths, preflights, wrong methods and failed admin auth count 
   const health = await fetch(`${server.url}/healthz`);
   assert.equal(health.status, 200);
   await health.body?.cancel();
+});
+
+Deno.test("§8.1 across instances: a request its instance counted far below the limit, refused after all, is stopped and answered 429", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  const clock = new FakeClock(Date.UTC(2026, 0, 15, 12, 0, 0));
+  const { provider, calls, signals } = countingProvider();
+  await using a = await startServer({ kv, clock, providers: new Map([["sim", provider]]) });
+  await using b = await startServer({ kv, clock });
+  assert.equal((await chat(a)).res.status, 200);
+  // Instance b takes the other 9 of the minute; a's copy still says 1 of 10, far below.
+  for (let i = 0; i < 9; i++) assert.equal((await chat(b)).res.status, 200, `b's ${i + 1}`);
+  const { res, text } = await chat(a);
+  assert.equal(res.status, 429);
+  assert.equal(JSON.parse(text).error.code, "rate_limit_exceeded");
+  assert.deepEqual(limitHeaders(res), { limit: "10", remaining: "0", reset: "1m0s" });
+  // Its work ran beside the count's commit (the provider was called) and was stopped.
+  assert.equal(calls(), 2);
+  assert.equal(signals.length, 2);
+  assert.ok(signals[1]!.aborted, "the refused request's provider call was aborted");
+  await a.app.services.logger.flush();
+  const records = a.output.records();
+  assert.deepEqual(records.map((r) => [r.status, r.error]), [[200, null], [
+    429,
+    "rate_limit_exceeded",
+  ]]);
+  // From then on a's requests are refused from memory, reaching no provider.
+  assert.equal((await chat(a)).res.status, 429);
+  assert.equal(calls(), 2);
 });

@@ -57,6 +57,11 @@ export class GroupCommit {
     this.#onCommit = onCommit;
   }
 
+  /** Whether a commit is under way or due (writes submitted now would wait for it). */
+  get busy(): boolean {
+    return this.#scheduled || this.#running;
+  }
+
   /** Commits `write` with the others of this turn; settles once its group's commit did. */
   submit(write: CounterWrite): Promise<WriteOutcome> {
     return new Promise((resolve, reject) => {

@@ -79,6 +79,10 @@ export interface RateLimiterOptions {
 }
 
 const EXPIRY_SLACK_MS = 60_000;
+/** The share of a window's limit, and the least number of requests, that must be left for
+ * {@link RateLimiter.likely} to call an admission likely. */
+const LIKELY_MARGIN = 0.1;
+const LIKELY_MARGIN_MIN = 2;
 /** How long one batch keeps trying against other processes before answering 503. (A count
  * of attempts is no good bound: under saturation a process can lose dozens of races in a
  * row, and then win.) */
@@ -106,6 +110,8 @@ class Group {
   counts: Counts | null = null;
   versionstamp: string | null = null;
   queue: Waiter[] = [];
+  /** Requests of the batch being settled. */
+  settling = 0;
   running = false;
   block: Block | null = null;
 
@@ -203,6 +209,40 @@ export class RateLimiter {
     });
   }
 
+  /**
+   * The principal a request of `caller` will almost surely be admitted as, or `null` when that
+   * is not known or not worth knowing: no commit is under way (under load requests wait for one
+   * anyway, and overlapping costs a little CPU), this process holds the subject's counter as it
+   * last read or wrote it, no block
+   * is noted, a key caller brings the record the counter was last committed with, and every
+   * limited window has at least a tenth of its limit (and two requests) left besides the
+   * requests of the subject this process is still settling. {@link admit} still decides: only
+   * other processes taking that margin since this one's last write, or a key changed meanwhile,
+   * can make it refuse.
+   */
+  likely(scope: LimitScope, caller: Caller, from: string): Principal | null {
+    const entry = caller.kind === "key" ? caller.entry : null;
+    const id = entry
+      ? `k\u0000${scope}\u0000${entry.record.id}`
+      : `a\u0000${scope}\u0000${ipSubject(from, this.#ipv6Prefix)}`;
+    if (this.#commits.busy) return null;
+    const group = this.#groups.get(id);
+    if (group === undefined || !group.known || group.counts === null) return null;
+    if (entry && group.key?.versionstamp !== entry.versionstamp) return null;
+    const now = this.#clock.now();
+    if (group.block !== null && group.block.until > now) return null;
+    const limits = this.#limitsOf(scope, group.key);
+    const counts = current(group.counts, now);
+    const waiting = group.queue.length + group.settling + 1;
+    for (const [i, w] of WINDOWS.entries()) {
+      const limit = limits[w.field];
+      if (limit === null) continue;
+      const margin = Math.max(LIKELY_MARGIN_MIN, Math.ceil(limit * LIKELY_MARGIN));
+      if (limit - counts[2 * i + 1]! - waiting < margin) return null;
+    }
+    return group.key ? { kind: "key", key: group.key.record } : ANONYMOUS;
+  }
+
   #limitsOf(scope: LimitScope, entry: KeyEntry | null): WindowLimit {
     return limitsFor(this.#limits, scope, entry?.record ?? null);
   }
@@ -222,11 +262,14 @@ export class RateLimiter {
         await new Promise((resolve) => setImmediate(resolve));
         const batch = group.queue;
         group.queue = [];
+        group.settling = batch.length;
         try {
           await this.#settle(group, batch);
         } catch (e) {
           group.known = false;
           for (const waiter of batch) waiter.reject(e);
+        } finally {
+          group.settling = 0;
         }
       }
     } finally {

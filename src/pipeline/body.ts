@@ -38,7 +38,8 @@ async function watched(
   // One controller fed by both sources: `AbortSignal.any` cost ~10 µs a request.
   const left = new AbortController();
   const abort = () => left.abort();
-  const { signal } = ctx.request;
+  // The request's own signal, or the admit step's that also stops a refused request's work.
+  const { signal } = ctx;
   if (signal.aborted) abort();
   else signal.addEventListener("abort", abort, { once: true });
   ctx.signal = left.signal;

@@ -9,7 +9,7 @@ import type { Usage } from "../canonical/result.ts";
 import type { Catalogue } from "../catalogue/store.ts";
 import type { Clock } from "../clock.ts";
 import type { Config, LimitScope } from "../config.ts";
-import type { ErrorStyle } from "../errors.ts";
+import type { ApiError, ErrorStyle } from "../errors.ts";
 import type { Expiries } from "../http/expiries.ts";
 import type { KvHealth } from "../kv/health.ts";
 import type { Lease } from "../limits/leases.ts";
@@ -92,6 +92,9 @@ export class RequestContext {
   window: WindowState | null = null;
   /** When it was admitted (clock ms). */
   admittedAt = 0;
+  /** The refusal of a request whose admission was decided while its work ran (see the admit
+   * step): its work was stopped, and it is answered with this. */
+  refused: ApiError | null = null;
 
   // Concurrency step.
   /** The key's concurrency slot the request holds (only for capped keys), until it settles. */
@@ -150,6 +153,16 @@ export class RequestContext {
     this.url = new URL(request.url);
     this.signal = request.signal;
     this.#settle = settle;
+  }
+
+  /** Makes {@link signal} also fire when the returned controller aborts. */
+  stoppable(): AbortController {
+    const stop = new AbortController();
+    const outer = this.signal;
+    if (outer.aborted) stop.abort(outer.reason);
+    else outer.addEventListener("abort", () => stop.abort(outer.reason), { once: true });
+    this.signal = stop.signal;
+    return stop;
   }
 
   /** Whether the response's body settles the request when it ends (a stream), not the settle

@@ -105,14 +105,15 @@ export function settleReservations(ledgers: Ledgers, logger: Logger): SettleHook
       ? { ...settled, input: held.input }
       : settled;
     const failed = (e: unknown) => logger.error("could not settle a reservation", e, ctx.requestId);
-    const unused = usage === null && status >= 400 && !ctx.stream;
+    // A request refused after its work began (see the admit step) got nothing: it uses nothing.
+    const unused = ctx.refused !== null || (usage === null && status >= 400 && !ctx.stream);
     if (held.tokens) {
-      const used = usage !== null ? usage.input + usage.output : unused ? 0 : held.tokens.amount;
+      const used = unused ? 0 : usage !== null ? usage.input + usage.output : held.tokens.amount;
       ledgers.tokens.settle(held.tokens, used).catch(failed);
     }
     if (held.spend) {
       const { reservation, pricing } = held.spend;
-      const used = usage !== null ? costMicros(usage, pricing) : unused ? 0 : reservation.amount;
+      const used = unused ? 0 : usage !== null ? costMicros(usage, pricing) : reservation.amount;
       ledgers.spend.settle(reservation, used).catch(failed);
     }
   };

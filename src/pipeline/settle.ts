@@ -182,8 +182,10 @@ export function settle(settler: Settler): Step<RequestContext> {
     }
     settler.responded(ctx, response);
     if (!ctx.settlesLater || ctx.error !== null) {
-      if (ctx.signal.aborted) ctx.settle(CLIENT_CLOSED, "client_disconnected");
-      else ctx.settle(response.status, ctx.error);
+      // (A request refused after its work began was stopped by the refusal, not the client.)
+      if (ctx.signal.aborted && ctx.refused === null) {
+        ctx.settle(CLIENT_CLOSED, "client_disconnected");
+      } else ctx.settle(response.status, ctx.error);
     }
     return response;
   };

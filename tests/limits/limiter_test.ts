@@ -3,6 +3,7 @@ import { ANONYMOUS_CALLER, authenticate, type Caller } from "../../src/auth/auth
 import { KeyStore } from "../../src/auth/keys.ts";
 import type { Config, LimitScope } from "../../src/config.ts";
 import { ApiError } from "../../src/errors.ts";
+import { GroupCommit } from "../../src/limits/group_commit.ts";
 import { type Admission, RateLimiter } from "../../src/limits/limiter.ts";
 import { countingKv } from "../support/counting_kv.ts";
 import { eventually } from "../support/eventually.ts";
@@ -414,4 +415,67 @@ Deno.test("an anonymous IPv6 client counts by its /64: new addresses in it get n
     ipv6Prefix: config.server.ipv6_prefix,
   });
   assert.equal((await attempt(single, "chat", ANONYMOUS_CALLER, "2001:db8:5:6::99")).status, 200);
+});
+
+Deno.test("likely: only a subject this process counted, far below every limit, is likely admitted", async () => {
+  using t = await setup();
+  const likely = (limiter: RateLimiter, caller: Caller = ANONYMOUS_CALLER) =>
+    limiter.likely("chat", caller, "203.0.113.7");
+  assert.equal(likely(t.limiter), null, "a subject this process has not counted");
+  assert.equal((await attempt(t.limiter, "chat")).status, 200);
+  assert.deepEqual(likely(t.limiter), { kind: "anonymous" });
+  assert.equal(likely(t.other.limiter), null, "the other process holds no count of it");
+  // 10 a minute: likely while 2 are left besides the request (a tenth of 10, at least 2).
+  for (let i = 2; i <= 7; i++) assert.equal((await attempt(t.limiter, "chat")).status, 200);
+  assert.deepEqual(likely(t.limiter), { kind: "anonymous" }, "7 counted, 3 left");
+  assert.equal((await attempt(t.limiter, "chat")).status, 200);
+  assert.equal(likely(t.limiter), null, "8 counted: the 9th would leave 1");
+  // A block is never likely; a new window with a known count is.
+  for (let i = 9; i <= 11; i++) await attempt(t.limiter, "chat");
+  assert.equal(likely(t.limiter), null);
+  t.clock.advance(MINUTE);
+  assert.equal((await attempt(t.limiter, "chat")).status, 200);
+  assert.deepEqual(likely(t.limiter), { kind: "anonymous" });
+  // Other processes taking the margin make the likely request a refusal, which admit decides.
+  for (let i = 0; i < 9; i++) assert.equal((await attempt(t.other.limiter, "chat")).status, 200);
+  assert.deepEqual(likely(t.limiter), { kind: "anonymous" }, "its copy is stale");
+  assert.equal((await attempt(t.limiter, "chat")).status, 429);
+  assert.equal(likely(t.limiter), null);
+});
+
+Deno.test("likely: a key caller is likely only with the record its count was committed with", async () => {
+  using t = await setup();
+  const { key, record } = await t.keys.create({ name: "a" });
+  const caller = await authenticate(bearer(key), t.keys);
+  assert.equal(t.limiter.likely("chat", caller, "203.0.113.7"), null);
+  assert.equal((await attempt(t.limiter, "chat", caller)).status, 200);
+  const cached = await authenticate(bearer(key), t.keys);
+  const principal = t.limiter.likely("chat", cached, "203.0.113.7");
+  assert.equal(principal?.kind === "key" && principal.key.id, record.id);
+  // Changed through the other instance: this one's cached caller still brings the old record,
+  // which is likely by its copy, and admit then decides on the new one.
+  await t.other.keys.update(record.id, { name: "renamed" });
+  const decided = admission(await attempt(t.limiter, "chat", cached));
+  assert.equal(decided.principal.kind === "key" && decided.principal.key.name, "renamed");
+  const stale = { ...cached, entry: { ...(cached as { entry: object }).entry, versionstamp: "0" } };
+  assert.equal(t.limiter.likely("chat", stale as Caller, "203.0.113.7"), null);
+});
+
+Deno.test("likely: not while a commit is under way (under load a request waits for one anyway)", async () => {
+  using t = await setup();
+  const commits = new GroupCommit(t.kv);
+  const limiter = new RateLimiter({
+    kv: t.kv,
+    clock: t.clock,
+    limits: t.config.limits,
+    keys: t.keys,
+    commits,
+  });
+  assert.equal((await attempt(limiter, "chat")).status, 200);
+  assert.deepEqual(limiter.likely("chat", ANONYMOUS_CALLER, "203.0.113.7"), { kind: "anonymous" });
+  const write = commits.submit({ checks: [], key: ["elsewhere"], value: 1, expireIn: MINUTE });
+  assert.equal(limiter.likely("chat", ANONYMOUS_CALLER, "203.0.113.7"), null);
+  assert.equal((await write).kind, "committed");
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  assert.deepEqual(limiter.likely("chat", ANONYMOUS_CALLER, "203.0.113.7"), { kind: "anonymous" });
 });
