@@ -179,20 +179,23 @@ Deno.test("GET /admin/logs: bad parameters are 400s naming the parameter", async
 });
 
 /** Reads SSE text from `reader` until `done` accepts what arrived; returns it. Fails (rather
- * than waits for ever) when nothing more arrives for 20 s. */
+ * than waits for ever) when that has not happened within 20 s. */
 async function readUntil(
   reader: ReadableStreamDefaultReader<string>,
   done: (text: string) => boolean,
 ): Promise<string> {
   let text = "";
+  // One deadline for the whole wait, not one per read: the follower's keep-alive comments (every
+  // 15 s) would otherwise extend a wait for records that never come for ever.
+  const deadline = performance.now() + 20_000;
   while (!done(text)) {
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const silence = new Promise<"silence">((resolve) => {
-      timer = setTimeout(() => resolve("silence"), 20_000);
+    const late = new Promise<"late">((resolve) => {
+      timer = setTimeout(() => resolve("late"), Math.max(0, deadline - performance.now()));
     });
-    const read = await Promise.race([reader.read(), silence]);
+    const read = await Promise.race([reader.read(), late]);
     clearTimeout(timer);
-    assert.ok(read !== "silence", `nothing more arrived after ${JSON.stringify(text)}`);
+    assert.ok(read !== "late", `after 20 s, no more than ${JSON.stringify(text)}`);
     assert.ok(!read.done, `the stream ended after ${JSON.stringify(text)}`);
     text += read.value;
   }
@@ -225,15 +228,19 @@ Deno.test("GET /admin/logs?follow=1: new records as SSE, filtered, from every ap
   assert.equal(res.status, 200);
   assert.equal(res.headers.get("content-type"), "text/event-stream; charset=utf-8");
   const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
-  const opening = await readUntil(reader, (t) => t.includes("\n\n"));
-  assert.equal(opening, ": following the request log\n\n");
-  const expected = [await requestId(server, path), await requestId(other, path)];
-  await requestId(server, "/v1/models/elsewhere");
-  const text = await readUntil(reader, (t) => dataRecords(t).length >= 2);
-  const records = dataRecords(text);
-  assert.deepEqual(records.map((r) => r.request_id).sort(), expected.sort());
-  assert.ok(records.every((r) => r.path === path && r.status === 200));
-  await reader.cancel();
+  // Cancelled also when an assertion fails: an open follower would hold the servers' shutdown.
+  try {
+    const opening = await readUntil(reader, (t) => t.includes("\n\n"));
+    assert.equal(opening, ": following the request log\n\n");
+    const expected = [await requestId(server, path), await requestId(other, path)];
+    await requestId(server, "/v1/models/elsewhere");
+    const text = await readUntil(reader, (t) => dataRecords(t).length >= 2);
+    const records = dataRecords(text);
+    assert.deepEqual(records.map((r) => r.request_id).sort(), expected.sort());
+    assert.ok(records.every((r) => r.path === path && r.status === 200));
+  } finally {
+    await reader.cancel();
+  }
 });
 
 Deno.test("GET /admin/logs?follow=1: paging parameters and a wrong follow are 400s naming them", async () => {
