@@ -143,6 +143,8 @@ export class RateLimiter {
   readonly #groups = new Map<string, Group>();
   readonly #commits: GroupCommit;
   readonly #ipv6Prefix: number;
+  /** Groups deciding a batch now. */
+  #running = 0;
 
   constructor(options: RateLimiterOptions) {
     this.#kv = options.kv;
@@ -211,8 +213,9 @@ export class RateLimiter {
 
   /**
    * The principal a request of `caller` will almost surely be admitted as, or `null` when that
-   * is not known or not worth knowing: no commit is under way (under load requests wait for one
-   * anyway, and overlapping costs a little CPU), this process holds the subject's counter as it
+   * is not known or not worth knowing: no batch is being decided and no commit is under way (an
+   * idle process: under load requests wait for those anyway, and overlapping costs a little CPU),
+   * this process holds the subject's counter as it
    * last read or wrote it, no block
    * is noted, a key caller brings the record the counter was last committed with, and every
    * limited window has at least a tenth of its limit (and two requests) left besides the
@@ -225,7 +228,7 @@ export class RateLimiter {
     const id = entry
       ? `k\u0000${scope}\u0000${entry.record.id}`
       : `a\u0000${scope}\u0000${ipSubject(from, this.#ipv6Prefix)}`;
-    if (this.#commits.busy) return null;
+    if (this.#running > 0 || this.#commits.busy) return null;
     const group = this.#groups.get(id);
     if (group === undefined || !group.known || group.counts === null) return null;
     if (entry && group.key?.versionstamp !== entry.versionstamp) return null;
@@ -257,6 +260,7 @@ export class RateLimiter {
 
   async #run(group: Group): Promise<void> {
     group.running = true;
+    this.#running++;
     try {
       while (group.queue.length > 0) {
         await new Promise((resolve) => setImmediate(resolve));
@@ -274,6 +278,7 @@ export class RateLimiter {
       }
     } finally {
       group.running = false;
+      this.#running--;
     }
   }
 

@@ -461,7 +461,7 @@ Deno.test("likely: a key caller is likely only with the record its count was com
   assert.equal(t.limiter.likely("chat", stale as Caller, "203.0.113.7"), null);
 });
 
-Deno.test("likely: not while a commit is under way (under load a request waits for one anyway)", async () => {
+Deno.test("likely: not while a batch is decided or a commit is under way (under load a request waits for those anyway)", async () => {
   using t = await setup();
   const commits = new GroupCommit(t.kv);
   const limiter = new RateLimiter({
@@ -472,6 +472,11 @@ Deno.test("likely: not while a commit is under way (under load a request waits f
     commits,
   });
   assert.equal((await attempt(limiter, "chat")).status, 200);
+  assert.deepEqual(limiter.likely("chat", ANONYMOUS_CALLER, "203.0.113.7"), { kind: "anonymous" });
+  const deciding = attempt(limiter, "chat", ANONYMOUS_CALLER, "198.51.100.1");
+  assert.equal(limiter.likely("chat", ANONYMOUS_CALLER, "203.0.113.7"), null, "a batch is decided");
+  assert.equal((await deciding).status, 200);
+  await new Promise((resolve) => setTimeout(resolve, 0));
   assert.deepEqual(limiter.likely("chat", ANONYMOUS_CALLER, "203.0.113.7"), { kind: "anonymous" });
   const write = commits.submit({ checks: [], key: ["elsewhere"], value: 1, expireIn: MINUTE });
   assert.equal(limiter.likely("chat", ANONYMOUS_CALLER, "203.0.113.7"), null);
