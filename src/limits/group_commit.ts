@@ -62,11 +62,15 @@ export class GroupCommit {
     return this.#scheduled || this.#running;
   }
 
-  /** Commits `write` with the others of this turn; settles once its group's commit did. */
-  submit(write: CounterWrite): Promise<WriteOutcome> {
+  /** Commits `write` with the others of this turn; settles once its group's commit did. With
+   * `atOnce`, when no commit is under way or due, it is committed at once, alone. */
+  submit(write: CounterWrite, atOnce = false): Promise<WriteOutcome> {
     return new Promise((resolve, reject) => {
       this.#queue.push({ write, resolve, reject });
-      if (!this.#scheduled && !this.#running) {
+      if (this.#scheduled || this.#running) return;
+      if (atOnce) {
+        this.#drain();
+      } else {
         this.#scheduled = true;
         // One turn of the event loop, so that every subject woken in this turn joins.
         setImmediate(() => {

@@ -160,8 +160,15 @@ export class RateLimiter {
    * Counts a request of `caller` (from `ip`; an anonymous IPv6 caller counts by its prefix, see
    * subject.ts) against `scope`: resolves with the principal and the headers' window, or
    * rejects with 429 (over a limit) or 401 (a key revoked or disabled since it was last seen).
+   * With `atOnce` (for a request {@link likely} admitted) its commit starts at once, not after the
+   * turn in which other requests could join it: an idle process has none to wait for.
    */
-  async admit(scope: LimitScope, caller: Caller, from: string): Promise<Admission> {
+  async admit(
+    scope: LimitScope,
+    caller: Caller,
+    from: string,
+    atOnce = false,
+  ): Promise<Admission> {
     const ip = caller.kind === "key" ? from : ipSubject(from, this.#ipv6Prefix);
     let entry = caller.kind === "key" ? caller.entry : null;
     let verified = caller.kind === "anonymous" || caller.verified;
@@ -207,7 +214,7 @@ export class RateLimiter {
     const target = group;
     return await new Promise<Admission>((resolve, reject) => {
       target.queue.push({ resolve, reject });
-      if (!target.running) this.#run(target);
+      if (!target.running) this.#run(target, atOnce);
     });
   }
 
@@ -258,17 +265,19 @@ export class RateLimiter {
     this.#groups.set(id, group);
   }
 
-  async #run(group: Group): Promise<void> {
+  async #run(group: Group, atOnce: boolean): Promise<void> {
     group.running = true;
     this.#running++;
     try {
       while (group.queue.length > 0) {
-        await new Promise((resolve) => setImmediate(resolve));
+        if (!atOnce) await new Promise((resolve) => setImmediate(resolve));
         const batch = group.queue;
         group.queue = [];
         group.settling = batch.length;
+        const first = atOnce;
+        atOnce = false;
         try {
-          await this.#settle(group, batch);
+          await this.#settle(group, batch, first);
         } catch (e) {
           group.known = false;
           for (const waiter of batch) waiter.reject(e);
@@ -283,7 +292,7 @@ export class RateLimiter {
   }
 
   /** Decides one batch: grants what the windows allow in one commit, refuses the rest. */
-  async #settle(group: Group, batch: Waiter[]): Promise<void> {
+  async #settle(group: Group, batch: Waiter[], atOnce: boolean): Promise<void> {
     let fresh = false;
     const giveUpAt = performance.now() + SETTLE_BUDGET_MS;
     for (let attempt = 1;; attempt++) {
@@ -344,7 +353,7 @@ export class RateLimiter {
         key: group.counterKey,
         value: next,
         expireIn: next[2] + WINDOWS[1].ms - now + EXPIRY_SLACK_MS,
-      });
+      }, atOnce && attempt === 1);
       if (outcome.kind === "conflict") {
         // Another process changed the counter (or the key) since we read it: decide again on
         // the entries read after the failed commit, at once the first time (the conflict of a

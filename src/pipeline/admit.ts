@@ -30,7 +30,7 @@ export function admit(
     if (scope === null) return next(ctx);
     store.check();
     const likely = limiter.likely(scope, ctx.caller, ctx.ip);
-    const admission = limiter.admit(scope, ctx.caller, ctx.ip);
+    const admission = limiter.admit(scope, ctx.caller, ctx.ip, likely !== null);
     return likely === null
       ? admitted(ctx, next, admission, store, clock)
       : overlapped(ctx, next, likely, admission, store, clock);

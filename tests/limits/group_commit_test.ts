@@ -165,3 +165,27 @@ Deno.test("group commit: two processes, 1,000 clients, 12 requests each: exactly
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("group commit: a write submitted at once is committed alone, in the same turn; others wait for the turn", async () => {
+  using base = await Deno.openKv(":memory:");
+  const { kv, counts } = countingKv(base);
+  const commits = new GroupCommit(kv);
+  const write = (n: number) => ({ checks: [], key: ["w", n], value: n, expireIn: 60_000 });
+  const first = commits.submit(write(1), true);
+  assert.equal(counts.commits, 1, "its commit started before submit returned");
+  const second = commits.submit(write(2));
+  const third = commits.submit(write(3));
+  assert.equal(counts.commits, 1, "the others wait for it");
+  for (const outcome of await Promise.all([first, second, third])) {
+    assert.equal(outcome.kind, "committed");
+  }
+  assert.equal(counts.commits, 2, "and went together in one commit");
+  // Without `atOnce`, writes of one turn share a commit.
+  await Promise.all([commits.submit(write(4)), commits.submit(write(5))]);
+  assert.equal(counts.commits, 3);
+  // `atOnce` while a commit is due joins it.
+  const due = commits.submit(write(6));
+  const joining = commits.submit(write(7), true);
+  await Promise.all([due, joining]);
+  assert.equal(counts.commits, 4);
+});

@@ -484,3 +484,18 @@ Deno.test("likely: not while a batch is decided or a commit is under way (under 
   await new Promise((resolve) => setTimeout(resolve, 0));
   assert.deepEqual(limiter.likely("chat", ANONYMOUS_CALLER, "203.0.113.7"), { kind: "anonymous" });
 });
+
+Deno.test("likely: a likely request's commit starts at once (its work runs during the commit's I/O)", async () => {
+  using t = await setup();
+  assert.equal((await attempt(t.limiter, "chat")).status, 200);
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  assert.notEqual(t.limiter.likely("chat", ANONYMOUS_CALLER, "203.0.113.7"), null);
+  const before = t.counts.commits;
+  const admitted = t.limiter.admit("chat", ANONYMOUS_CALLER, "203.0.113.7", true);
+  assert.equal(t.counts.commits, before + 1, "committed before admit returned");
+  assert.equal((await admitted).window?.remaining, 8);
+  // Without it, the commit waits for the turn in which others may join.
+  const waiting = t.limiter.admit("chat", ANONYMOUS_CALLER, "203.0.113.7");
+  assert.equal(t.counts.commits, before + 1);
+  assert.equal((await waiting).window?.remaining, 7);
+});
