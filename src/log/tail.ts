@@ -16,6 +16,9 @@ export class LogTail {
   readonly #kv: Deno.Kv;
   /** When following began: rows committed before are not read. */
   readonly #since: number;
+  /** KV's versionstamp when following began (an empty commit's), or `null` if that commit
+   * failed: a row with a later one was committed after, even within the same millisecond. */
+  readonly #start: Promise<string | null>;
   /** The newest commit time seen (at first: when following began). */
   #mark: number;
   /** Rows already read, by id, with their commit time (forgotten once out of the look-back). */
@@ -25,11 +28,13 @@ export class LogTail {
     this.#kv = kv;
     this.#since = clock.now();
     this.#mark = this.#since;
+    this.#start = kv.atomic().commit().then((r) => r.ok ? r.versionstamp : null, () => null);
   }
 
   /** The records of the rows committed since the last call (the first: since the tail was
    * made), oldest row first. */
   async next(): Promise<LogRecord[]> {
+    const start = await this.#start;
     const from = this.#mark - LOOK_BACK_MS;
     const records: LogRecord[] = [];
     const entries = this.#kv.list<number>({
@@ -38,7 +43,8 @@ export class LogTail {
     });
     for await (const entry of entries) {
       const [, committed, id] = entry.key as [string, number, string];
-      if (committed < this.#since || this.#seen.has(id)) continue;
+      const before = start !== null ? entry.versionstamp < start : committed < this.#since;
+      if (before || this.#seen.has(id)) continue;
       this.#seen.set(id, committed);
       if (committed > this.#mark) this.#mark = committed;
       const row = await this.#kv.get<LogRow>([...LOG_PREFIX, entry.value, id]);

@@ -32,3 +32,19 @@ Deno.test("LogTail: each row committed since it began, once, whichever sink wrot
   await sink.flush();
   assert.deepEqual((await tail.next()).map((r) => r.request_id), ["late"]);
 });
+
+Deno.test("LogTail: a row committed in the same millisecond, before it began, is not read; one after is", async () => {
+  using kv = await Deno.openKv(":memory:");
+  const clock = new FakeClock();
+  const sink = new KvLogSink({ kv, retentionDays: 7, clock, intervalMs: 10_000 });
+  const add = (id: string) => {
+    const record = makeLogRecord({ request_id: id }, clock.now());
+    sink.add(record, JSON.stringify(record));
+  };
+  add("before");
+  await sink.flush();
+  const tail = new LogTail(kv, clock);
+  add("after");
+  await sink.flush();
+  assert.deepEqual((await tail.next()).map((r) => r.request_id), ["after"]);
+});
