@@ -11,6 +11,7 @@
 import type { ApiError } from "../errors.ts";
 import { kvBackoff, retryWhileBusy } from "../kv/busy.ts";
 import type { GroupCommit } from "./group_commit.ts";
+import { TurnEnd } from "./turn.ts";
 
 /** A change waiting for its entry's next commit. */
 export interface Pending {
@@ -61,6 +62,8 @@ export class Accounts<V, C extends Pending> {
   readonly #options: AccountsOptions<V, C>;
   readonly #maxAccounts: number;
   readonly #accounts = new Map<string, Account<V, C>>();
+  /** The end of this event-loop turn, which every account about to apply waits for together. */
+  readonly #turn = new TurnEnd();
 
   constructor(options: AccountsOptions<V, C>) {
     this.#options = options;
@@ -89,7 +92,7 @@ export class Accounts<V, C extends Pending> {
     try {
       while (account.queue.length > 0) {
         // One turn of the event loop, so that the changes made in this turn join the batch.
-        await new Promise((resolve) => setImmediate(resolve));
+        await this.#turn.wait();
         const batch = account.queue;
         account.queue = [];
         try {

@@ -42,6 +42,7 @@ import { ApiError, rateLimited } from "../errors.ts";
 import { kvBackoff, retryWhileBusy } from "../kv/busy.ts";
 import { GroupCommit } from "./group_commit.ts";
 import { ipSubject } from "./subject.ts";
+import { TurnEnd } from "./turn.ts";
 import {
   blockingWindow,
   isUnlimited,
@@ -146,7 +147,7 @@ export class RateLimiter {
   /** Groups deciding a batch now. */
   #running = 0;
   /** The end of this event-loop turn, which every group about to decide waits for together. */
-  #turnEnd: Promise<void> | null = null;
+  readonly #turn = new TurnEnd();
 
   constructor(options: RateLimiterOptions) {
     this.#kv = options.kv;
@@ -272,7 +273,7 @@ export class RateLimiter {
     this.#running++;
     try {
       while (group.queue.length > 0) {
-        if (!atOnce) await this.#endOfTurn();
+        if (!atOnce) await this.#turn.wait();
         const batch = group.queue;
         group.queue = [];
         group.settling = batch.length;
@@ -291,17 +292,6 @@ export class RateLimiter {
       group.running = false;
       this.#running--;
     }
-  }
-
-  /** Resolves once this turn of the event loop has run: one `setImmediate` for every group
-   * that waits in it (one each cost ~4 µs, one per request with many distinct clients). */
-  #endOfTurn(): Promise<void> {
-    return this.#turnEnd ??= new Promise((resolve) =>
-      setImmediate(() => {
-        this.#turnEnd = null;
-        resolve();
-      })
-    );
   }
 
   /** Decides one batch: grants what the windows allow in one commit, refuses the rest. */
