@@ -22,7 +22,8 @@
  * round reads at most once and commits once for the whole batch, granting
  * min(waiting, limit − count) and refusing the rest. Before each round the group yields once to
  * the event loop (one `setImmediate` shared by every group waiting in the same turn), so that
- * requests whose I/O has just completed join the batch: under load that makes batches larger and commits fewer.
+ * requests whose I/O has just completed join the batch: under load that makes batches larger
+ * and commits fewer.
  * The batches of all subjects decided in the same turn share one commit (`group_commit.ts`):
  * a thousand distinct clients cost about ten commits, not a thousand. A process that last wrote
  * the counter skips the read (its copy and versionstamp are current unless the commit's check
@@ -175,7 +176,7 @@ export class RateLimiter {
     const ip = caller.kind === "key" ? from : ipSubject(from, this.#ipv6Prefix);
     let entry = caller.kind === "key" ? caller.entry : null;
     let verified = caller.kind === "anonymous" || caller.verified;
-    const id = entry ? `k\u0000${scope}\u0000${entry.record.id}` : `a\u0000${scope}\u0000${ip}`;
+    const id = groupId(scope, entry, ip);
     let group = this.#groups.get(id);
     if (group && entry) {
       group.offer(entry);
@@ -223,22 +224,19 @@ export class RateLimiter {
 
   /**
    * The principal a request of `caller` will almost surely be admitted as, or `null` when that
-   * is not known or not worth knowing: no batch is being decided and no commit is under way (an
-   * idle process: under load requests wait for those anyway, and overlapping costs a little CPU),
-   * this process holds the subject's counter as it
-   * last read or wrote it, no block
-   * is noted, a key caller brings the record the counter was last committed with, and every
-   * limited window has at least a tenth of its limit (and two requests) left besides the
-   * requests of the subject this process is still settling. {@link admit} still decides: only
-   * other processes taking that margin since this one's last write, or a key changed meanwhile,
-   * can make it refuse.
+   * is not known or not worth knowing. It is known when this process holds the subject's counter
+   * as it last read or wrote it, no block is noted, a key caller brings the record the counter
+   * was last committed with, and every limited window has at least a tenth of its limit (and two
+   * requests) left besides the requests of the subject this process is still settling. It is
+   * worth knowing only while no batch is being decided and no commit is under way (an idle
+   * process: under load requests wait for those anyway, and overlapping costs a little CPU).
+   * {@link admit} still decides: only other processes taking that margin since this one's last
+   * write, or a key changed meanwhile, can make it refuse.
    */
   likely(scope: LimitScope, caller: Caller, from: string): Principal | null {
-    const entry = caller.kind === "key" ? caller.entry : null;
-    const id = entry
-      ? `k\u0000${scope}\u0000${entry.record.id}`
-      : `a\u0000${scope}\u0000${ipSubject(from, this.#ipv6Prefix)}`;
     if (this.#running > 0 || this.#commits.busy) return null;
+    const entry = caller.kind === "key" ? caller.entry : null;
+    const id = groupId(scope, entry, entry ? from : ipSubject(from, this.#ipv6Prefix));
     const group = this.#groups.get(id);
     if (group === undefined || !group.known || group.counts === null) return null;
     if (entry && group.key?.versionstamp !== entry.versionstamp) return null;
@@ -464,6 +462,11 @@ const SCOPE_NAMES: Record<LimitScope, string> = {
   images: "image generations",
   other: "requests",
 };
+
+/** The key of a subject's group: its key's id, or for anonymous callers the IP (or prefix). */
+function groupId(scope: LimitScope, entry: KeyEntry | null, ip: string): string {
+  return entry ? `k\u0000${scope}\u0000${entry.record.id}` : `a\u0000${scope}\u0000${ip}`;
+}
 
 /** The counts for the windows that contain `now`; a stored window that has ended counts 0.
  * (A stored window later than ours, from a process whose clock runs ahead, is kept.) */

@@ -3,11 +3,11 @@
  * caller (a key, or the client's IP); over a limit it is a 429 that reaches no handler and
  * reads no body. A store that fails makes the limits undecidable: 503.
  *
- * When the limiter holds the subject's count far below every limit and has no commit under way
+ * When the limiter holds the subject's count far below every limit and is idle
  * (`RateLimiter.likely`: an unloaded process, where the commit's fsync is most of a request's
- * time), its KV commit runs beside the steps after this one instead of before them: the request is read,
- * reserved and sent upstream while the count is committed, and nothing of the answer leaves
- * before the commit admits it. Should the commit refuse after all (other processes took the
+ * time), its KV commit runs beside the steps after this one instead of before them: the request
+ * is read, reserved and sent upstream while the count is committed, and nothing of the answer
+ * leaves before the commit admits it. Should the commit refuse after all (other processes took the
  * margin, or the key changed), the work is stopped (its upstream call aborted) and the client
  * gets the refusal: the counts stay exact, and a refused request gets no byte of an answer.
  */
@@ -45,7 +45,7 @@ async function admitted(
   clock: Clock,
 ): Promise<Response> {
   try {
-    admit_(ctx, await admission, clock);
+    takeAdmission(ctx, await admission, clock);
   } catch (e) {
     throw store.failure(e, ctx);
   }
@@ -70,7 +70,7 @@ async function overlapped(
   try {
     const decided = await admission;
     if (samePrincipal(decided.principal, likely)) {
-      admit_(ctx, decided, clock);
+      takeAdmission(ctx, decided, clock);
       return await work;
     }
     refusal = keyChanged();
@@ -84,7 +84,8 @@ async function overlapped(
   throw refusal;
 }
 
-function admit_(ctx: RequestContext, admission: Admission, clock: Clock): void {
+/** Keeps what the limiter decided on the context: the principal, the window for the headers. */
+function takeAdmission(ctx: RequestContext, admission: Admission, clock: Clock): void {
   ctx.principal = admission.principal;
   ctx.window = admission.window;
   ctx.admittedAt = clock.now();
