@@ -457,9 +457,12 @@ function startPassthrough(name: string, upstreamPort: number): Promise<Proc> {
   }, port);
 }
 
-/** The flags `deno task start` of the checkout at `root` gives `deno run` (permissions, V8
- * flags), so that the bench measures what production runs. */
-async function startFlags(root: string): Promise<string[]> {
+/** What `deno task start` of the checkout at `root` gives `deno run` (permissions, V8 flags) and
+ * the environment it sets first (`NAME=value` words before `deno`), so that the bench measures
+ * what production runs. */
+async function startCommand(
+  root: string,
+): Promise<{ flags: string[]; env: Record<string, string> }> {
   const config = JSON.parse(await Deno.readTextFile(`${root}deno.json`));
   const words = String(config?.tasks?.start ?? "").split(/\s+/);
   const from = words.indexOf("run");
@@ -467,7 +470,12 @@ async function startFlags(root: string): Promise<string[]> {
   if (from < 0 || to < from) {
     throw new Error(`${root}deno.json: no \`deno run … main.ts\` start task`);
   }
-  return words.slice(from + 1, to);
+  const env: Record<string, string> = {};
+  for (const word of words.slice(0, from)) {
+    const eq = word.indexOf("=");
+    if (eq > 0) env[word.slice(0, eq)] = word.slice(eq + 1);
+  }
+  return { flags: words.slice(from + 1, to), env };
 }
 
 /** Starts Switchyard (`main.ts`, with `deno task start`'s flags) on core 0: this checkout's,
@@ -479,11 +487,12 @@ async function startSwitchyard(
   env: Record<string, string> = {},
 ): Promise<Proc> {
   const port = freePort();
+  const start = await startCommand(root);
   return spawn(
     name,
     0,
-    [Deno.execPath(), "run", ...(await startFlags(root)), `${root}main.ts`, "--config", configPath],
-    { PORT: String(port), BENCH_UPSTREAM_KEY: "sk-upstream-bench", ...env },
+    [Deno.execPath(), "run", ...start.flags, `${root}main.ts`, "--config", configPath],
+    { ...start.env, PORT: String(port), BENCH_UPSTREAM_KEY: "sk-upstream-bench", ...env },
     port,
     root,
   );
