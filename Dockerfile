@@ -10,9 +10,7 @@ RUN mkdir -p /data && chown deno:deno /data \
   && deno cache main.ts src/cli/keys.ts src/cli/catalogue.ts src/cli/backup.ts
 
 USER deno
-# Allocations of 16 KiB and more get their own mappings, so that glibc gives them back when
-# a burst of streams ends (see "Memory" in the README).
-ENV SWITCHYARD_KV=/data/switchyard.kv NO_COLOR=1 GLIBC_TUNABLES=glibc.malloc.mmap_threshold=16384
+ENV SWITCHYARD_KV=/data/switchyard.kv NO_COLOR=1
 VOLUME ["/data"]
 EXPOSE 8000
 
