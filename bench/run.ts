@@ -32,7 +32,7 @@
  * CPU µs per request as a percentage of REV's, also printed after the table and stored in
  * results.json under `against`: the figure that should stay within 105% for a non-stream request.
  *
- * Switchyard runs as in production (`deno task start`'s flags), auth on (a key whose limits are raised out of the way but
+ * Switchyard runs as in production (`deno task start`'s flags and environment), auth on (a key whose limits are raised out of the way but
  * still counted in KV on every request), validation on, logging on (stdout and KV). The
  * micro-benchmarks of the hot pieces are `deno task bench:micro`.
  */
@@ -478,7 +478,7 @@ async function startCommand(
   return { flags: words.slice(from + 1, to), env };
 }
 
-/** Starts Switchyard (`main.ts`, with `deno task start`'s flags) on core 0: this checkout's,
+/** Starts Switchyard (`main.ts`, with `deno task start`'s flags and environment) on core 0: this checkout's,
  * or the one at `root` (run from there, so that its own deno.json applies). */
 async function startSwitchyard(
   name: string,
