@@ -12,6 +12,7 @@ import { type Config, ConfigError, loadConfig } from "./src/config.ts";
 import { openKv } from "./src/kv/open.ts";
 import { parseServeArgs, SERVE_USAGE, type ServeArgs, UsageError } from "./src/serve/args.ts";
 import { startBanner } from "./src/serve/banner.ts";
+import { libcTrim } from "./src/serve/memory_trim.ts";
 import { ShutdownSignals } from "./src/serve/shutdown.ts";
 import { VERSION } from "./src/version.ts";
 
@@ -40,7 +41,8 @@ async function readConfig(args: ServeArgs): Promise<Config> {
 /** The app, built without seeding the catalogue (that waits for the listener). */
 async function build(config: Config): Promise<App> {
   const kv = await openKv(config.kv.path);
-  return await createApp({ config, kv, seed: false });
+  const trimMemory = libcTrim();
+  return await createApp({ config, kv, seed: false, ...(trimMemory ? { trimMemory } : {}) });
 }
 
 /** A handler that holds requests until `seeded` settles, then is the app's own. */

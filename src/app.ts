@@ -62,6 +62,7 @@ import {
   getResponse,
   listInputItems,
 } from "./api/responses/route.ts";
+import { IdleTrimmer } from "./serve/memory_trim.ts";
 import { adminPage, asset, homePage, playgroundPage } from "./api/pages/route.ts";
 
 /** The public API's route table. */
@@ -159,6 +160,9 @@ export interface AppDeps {
   telemetry?: OtelApi;
   /** `false`: leave seeding the catalogue to the caller (main.ts seeds once it listens). */
   seed?: boolean;
+  /** Returns freed memory to the system, called once the process has gone quiet after a busy
+   * spell (main.ts passes glibc's `malloc_trim` when FFI to libc is granted). */
+  trimMemory?: () => void;
 }
 
 /** A built app: the request handler and the services behind it. */
@@ -169,6 +173,10 @@ export interface App {
    * writes pending log records. */
   close(): Promise<void>;
 }
+
+/** How often the process looks whether it has gone quiet, to trim memory: a burst's freed
+ * memory goes back to the system 5–10 s after its last request. */
+const TRIM_INTERVAL_MS = 5_000;
 
 /** Builds the app: seeds the catalogue into KV and wires every service. */
 export async function createApp(deps: AppDeps): Promise<App> {
@@ -274,6 +282,13 @@ export async function createApp(deps: AppDeps): Promise<App> {
     releaseSlot(leases, logger),
     ...(metrics ? [metrics.hook()] : []),
   ], logger);
+  const trimmer = deps.trimMemory
+    ? new IdleTrimmer({
+      trim: deps.trimMemory,
+      activity: () => settler.activity,
+      intervalMs: TRIM_INTERVAL_MS,
+    })
+    : null;
   const policy = new Cors(config.server.cors_origins);
   // The request pipeline (DESIGN §3), outermost step first: a new cross-cutting step is one
   // module and one line here; the endpoint's handler answers last.
@@ -313,6 +328,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     services,
     async close() {
       await settler.close();
+      trimmer?.close();
       kvHealth.close();
       leases.close();
       disconnects.close();

@@ -61,6 +61,8 @@ export class Settler implements SettleRunner {
   readonly #running = new Set<Promise<void>>();
   /** Set while {@link close} settles the open requests. */
   #closing = false;
+  /** Requests opened and settled since start: changes whenever one begins or ends. */
+  activity = 0;
 
   constructor(hooks: readonly SettleHook[], logger: Logger) {
     this.#hooks = hooks;
@@ -76,6 +78,7 @@ export class Settler implements SettleRunner {
 
   /** Notes a request the settle step took (settled later by {@link run} or {@link close}). */
   opened(ctx: RequestContext): void {
+    this.activity++;
     this.#open.set(ctx, { responded: null, tally: null });
   }
 
@@ -92,6 +95,7 @@ export class Settler implements SettleRunner {
     const now = performance.now();
     const open = this.#open.get(ctx);
     this.#open.delete(ctx);
+    this.activity++;
     const tally = open?.tally ?? null;
     let usage = ctx.usage;
     let estimated = false;

@@ -1,0 +1,93 @@
+import assert from "node:assert/strict";
+import { IdleTrimmer, LIBC_PATHS, libcTrim } from "../../src/serve/memory_trim.ts";
+import { ROOT } from "../support/process.ts";
+
+/** A trimmer whose ticks the test drives, with a counter of trims. */
+function driven() {
+  let activity = 0;
+  let trims = 0;
+  const trimmer = new IdleTrimmer({
+    trim: () => trims++,
+    activity: () => activity,
+    intervalMs: 60_000,
+  });
+  return {
+    trimmer,
+    act: () => activity++,
+    trims: () => trims,
+  };
+}
+
+Deno.test("IdleTrimmer: trims once after a whole interval without activity, then not until the next busy spell", () => {
+  const t = driven();
+  try {
+    t.trimmer.tick();
+    assert.equal(t.trims(), 0, "nothing happened since start: nothing to give back");
+    t.act();
+    t.trimmer.tick();
+    assert.equal(t.trims(), 0, "busy during this interval");
+    t.act();
+    t.trimmer.tick();
+    assert.equal(t.trims(), 0, "still busy");
+    t.trimmer.tick();
+    assert.equal(t.trims(), 1, "a whole interval quiet after a busy one");
+    t.trimmer.tick();
+    t.trimmer.tick();
+    assert.equal(t.trims(), 1, "once per quiet spell");
+    t.act();
+    t.trimmer.tick();
+    assert.equal(t.trims(), 1);
+    t.trimmer.tick();
+    assert.equal(t.trims(), 2, "the next quiet spell");
+  } finally {
+    t.trimmer.close();
+  }
+});
+
+Deno.test("libcTrim: null when no listed library can be opened, a working malloc_trim when one can", () => {
+  assert.equal(libcTrim([`${ROOT}no-such-dir/libc.so.6`]), null);
+  const present = LIBC_PATHS.filter((path) => {
+    try {
+      return Deno.statSync(path).isFile;
+    } catch {
+      return false;
+    }
+  });
+  const trim = libcTrim();
+  if (present.length === 0) return assert.equal(trim, null);
+  assert.ok(trim, `glibc at ${present[0]} but no malloc_trim`);
+  trim();
+});
+
+Deno.test("libcTrim: deno task start's flags grant it on this machine, and nothing else of FFI", async () => {
+  const meta = JSON.parse(await Deno.readTextFile(`${ROOT}deno.json`));
+  const flags = meta.tasks.start.split(" ").filter((w: string) => w.startsWith("--allow-"));
+  const script = `
+    import { libcTrim } from "${ROOT}src/serve/memory_trim.ts";
+    const trim = libcTrim();
+    trim?.();
+    let other = "opened";
+    try { Deno.dlopen("/lib/x86_64-linux-gnu/libm.so.6", {}); } catch (e) { other = e.name; }
+    console.log(JSON.stringify({ trim: trim !== null, other }));`;
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", ...flags, "-"],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const writer = out.stdin.getWriter();
+  await writer.write(new TextEncoder().encode(script));
+  await writer.close();
+  const { code, stdout, stderr } = await out.output();
+  assert.equal(code, 0, new TextDecoder().decode(stderr));
+  const result = JSON.parse(new TextDecoder().decode(stdout));
+  const glibc = LIBC_PATHS.some((path) => {
+    try {
+      return Deno.statSync(path).isFile;
+    } catch {
+      return false;
+    }
+  });
+  assert.equal(result.trim, glibc);
+  assert.equal(result.other, "NotCapable", "FFI is granted for libc only");
+});
