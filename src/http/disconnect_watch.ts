@@ -11,6 +11,7 @@
  * is read a few times a second and the watched requests whose connection is closing are told.
  * Where the table cannot be read (not Linux, no permission) watching is a no-op.
  */
+import { EntryList, type ListEntry } from "../entry_list.ts";
 import { ipv4Bytes, ipv6Bytes } from "./ip.ts";
 
 /** How the TCP tables are read; each call returns the text of every table (IPv4 and IPv6). */
@@ -41,6 +42,8 @@ interface Watched {
   port: number;
   since: number;
   onClose: () => void;
+  /** Its place in the watch list. */
+  listed: ListEntry<Watched> | null;
 }
 
 /**
@@ -54,8 +57,8 @@ export class DisconnectWatch {
   readonly #readTables: ReadTcpTables;
   readonly #intervalMs: number;
   readonly #onUnavailable: (error: unknown) => void;
-  /** In the order they started (a Set keeps insertion order), so the oldest comes first. */
-  readonly #watched = new Set<Watched>();
+  /** In the order they started, so the oldest comes first. */
+  readonly #watched = new EntryList<Watched>();
   #timer: ReturnType<typeof setTimeout> | undefined;
   #available = true;
 
@@ -76,10 +79,12 @@ export class DisconnectWatch {
       port: remote.port,
       since: performance.now(),
       onClose,
+      listed: null,
     };
-    this.#watched.add(entry);
+    const listed = this.#watched.add(entry);
+    entry.listed = listed;
     this.#schedule();
-    return () => this.#watched.delete(entry);
+    return () => void this.#watched.delete(listed);
   }
 
   /** Stops the timer (the app is closing). */
@@ -96,7 +101,7 @@ export class DisconnectWatch {
 
   async #poll(): Promise<void> {
     const cutoff = performance.now() - this.#intervalMs;
-    const oldest = this.#watched.values().next().value;
+    const oldest = this.#watched.first();
     if (oldest === undefined || oldest.since > cutoff) {
       this.#timer = undefined;
       this.#schedule();
@@ -115,10 +120,10 @@ export class DisconnectWatch {
     this.#timer = undefined;
     const closing = new Set(closingPeers(tables));
     if (closing.size > 0) {
-      for (const entry of this.#watched) {
+      for (const entry of this.#watched.values()) {
         if (entry.since > cutoff) break;
         if (tableKeys(entry.hostname, entry.port).some((key) => closing.has(key))) {
-          this.#watched.delete(entry);
+          this.#watched.delete(entry.listed!);
           entry.onClose();
         }
       }

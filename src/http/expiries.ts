@@ -6,12 +6,16 @@
  * that finds none.
  */
 
+import { EntryList, type ListEntry } from "../entry_list.ts";
+
 /** One time limit: `fire` runs once `at` (a `performance.now()` time) has passed. */
 export class Expiry {
   /** When it fires; `Infinity` holds it (see {@link Expiries.after}). */
   at: number;
   readonly #owner: Expiries;
   readonly #fire: () => void;
+  /** Its place among its owner's limits (set by the owner). */
+  entry: ListEntry<Expiry> | null = null;
 
   constructor(owner: Expiries, at: number, fire: () => void) {
     this.#owner = owner;
@@ -38,7 +42,7 @@ export class Expiry {
 
 /** The time limits of one kind of work, checked every `tickMs`. */
 export class Expiries {
-  readonly #active = new Set<Expiry>();
+  readonly #active = new EntryList<Expiry>();
   readonly #tickMs: number;
   #timer: ReturnType<typeof setInterval> | undefined;
 
@@ -54,7 +58,7 @@ export class Expiries {
   /** Calls `fire` once `ms` have passed, unless the limit is cleared first. */
   after(ms: number, fire: () => void): Expiry {
     const expiry = new Expiry(this, performance.now() + ms, fire);
-    this.#active.add(expiry);
+    expiry.entry = this.#active.add(expiry);
     if (this.#timer === undefined) {
       this.#timer = setInterval(() => this.#check(), this.#tickMs);
     }
@@ -63,7 +67,9 @@ export class Expiries {
 
   /** Stops watching `expiry`. */
   delete(expiry: Expiry): void {
-    this.#active.delete(expiry);
+    if (expiry.entry === null) return;
+    this.#active.delete(expiry.entry);
+    expiry.entry = null;
   }
 
   #check(): void {
@@ -76,6 +82,6 @@ export class Expiries {
       return;
     }
     const now = performance.now();
-    for (const expiry of this.#active) if (now >= expiry.at) expiry.expire();
+    for (const expiry of this.#active.values()) if (now >= expiry.at) expiry.expire();
   }
 }

@@ -17,7 +17,9 @@ import type { WindowState } from "../limits/windows.ts";
 import type { Logger } from "../log/logger.ts";
 import type { Providers } from "../providers/registry.ts";
 import type { RouteHealth } from "../routing/health.ts";
+import type { ListEntry } from "../entry_list.ts";
 import type { Held } from "./reserve.ts";
+import type { OpenRequest } from "./settle.ts";
 
 /** Everything a step or handler may use, built once per app. */
 export interface Services {
@@ -135,6 +137,10 @@ export class RequestContext {
   // Respond step.
   /** The code of the error answered (its type when it has none), or `null`. */
   error: string | null = null;
+
+  // Settle step.
+  /** Its place among the requests not yet settled (`pipeline/settle.ts`). */
+  open: ListEntry<OpenRequest> | null = null;
 
   #settleLater = false;
   #settled = false;

@@ -5,6 +5,7 @@
  * hook, the metrics by another; the ledger's token and spend settlement plugs in as another.
  */
 import type { Usage } from "../canonical/result.ts";
+import { EntryList } from "../entry_list.ts";
 import { EventStreamResponse, type StreamTally } from "../http/sse_response.ts";
 import type { Logger } from "../log/logger.ts";
 import type { Step } from "./compose.ts";
@@ -44,7 +45,8 @@ const SHUTDOWN_STATUS = 503;
 const SHUTDOWN_ERROR = "server_shutdown";
 
 /** A request between the settle step and its settling. */
-interface Open {
+export interface OpenRequest {
+  ctx: RequestContext;
   /** `performance.now()` when its response was ready, or `null`. */
   responded: number | null;
   /** What its stream produced, once one began. */
@@ -56,9 +58,9 @@ interface Open {
 export class Settler implements SettleRunner {
   readonly #hooks: readonly SettleHook[];
   readonly #logger: Logger;
-  readonly #open = new Map<RequestContext, Open>();
+  readonly #open = new EntryList<OpenRequest>();
   /** Hooks still running (a hook's promise, and the hooks after it). */
-  readonly #running = new Set<Promise<void>>();
+  readonly #running = new EntryList<Promise<void>>();
   /** Set while {@link close} settles the open requests. */
   #closing = false;
   /** Requests opened and settled since start: changes whenever one begins or ends. */
@@ -79,12 +81,12 @@ export class Settler implements SettleRunner {
   /** Notes a request the settle step took (settled later by {@link run} or {@link close}). */
   opened(ctx: RequestContext): void {
     this.activity++;
-    this.#open.set(ctx, { responded: null, tally: null });
+    ctx.open = this.#open.add({ ctx, responded: null, tally: null });
   }
 
   /** Notes that the request's response is ready (a stream's first bytes, with its tally). */
   responded(ctx: RequestContext, response: Response): void {
-    const open = this.#open.get(ctx);
+    const open = ctx.open?.value;
     if (!open) return;
     open.responded = performance.now();
     if (response instanceof EventStreamResponse) open.tally = response.tally;
@@ -93,8 +95,9 @@ export class Settler implements SettleRunner {
   /** Settles `ctx` (called by {@link RequestContext.settle}, which makes it once). */
   run(ctx: RequestContext, status: number, error: string | null): void {
     const now = performance.now();
-    const open = this.#open.get(ctx);
-    this.#open.delete(ctx);
+    const open = ctx.open?.value;
+    if (ctx.open !== null) this.#open.delete(ctx.open);
+    ctx.open = null;
     this.activity++;
     const tally = open?.tally ?? null;
     let usage = ctx.usage;
@@ -128,9 +131,9 @@ export class Settler implements SettleRunner {
    */
   async close(): Promise<void> {
     this.#closing = true;
-    for (const ctx of [...this.#open.keys()]) ctx.settle(SHUTDOWN_STATUS, SHUTDOWN_ERROR);
+    for (const { ctx } of this.#open.values()) ctx.settle(SHUTDOWN_STATUS, SHUTDOWN_ERROR);
     this.#closing = false;
-    while (this.#running.size > 0) await Promise.all(this.#running);
+    while (this.#running.size > 0) await Promise.all(this.#running.values());
   }
 
   #from(first: number, ctx: RequestContext, settlement: Settlement): void {
@@ -151,8 +154,8 @@ export class Settler implements SettleRunner {
             this.#from(i + 1, ctx, settlement);
           },
         );
-        this.#running.add(rest);
-        rest.then(() => this.#running.delete(rest));
+        const running = this.#running.add(rest);
+        rest.then(() => this.#running.delete(running));
         return;
       }
     }

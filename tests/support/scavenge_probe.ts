@@ -1,0 +1,118 @@
+/**
+ * Run with `--v8-flags=--expose-gc` by `tests/scavenge_test.ts`: sends chats (plain and
+ * streamed, with bodies) through `app.handler` in this process, 32 at a time, then runs two
+ * scavenges (minor collections) and prints how many of the requests' `Request` objects they
+ * collected: a request that has ended should be garbage for a scavenge, not kept until the next
+ * full collection by some long-lived structure it passed through.
+ */
+import { createApp } from "../../src/app.ts";
+import { FetchHttpClient } from "../../src/http/client/fetch.ts";
+import { parseConfig } from "../../src/config.ts";
+
+const REQUESTS = Number(Deno.args[0] ?? 6000);
+const gc = (globalThis as { gc?: (options: object) => void }).gc;
+if (!gc) throw new Error("run with --v8-flags=--expose-gc");
+
+const dir = await Deno.makeTempDir({ prefix: "switchyard-scavenge-" });
+const path = `${dir}/kv.sqlite`;
+const kv = await Deno.openKv(path);
+const config = parseConfig({
+  server: { hostname: "127.0.0.1", port: 0 },
+  kv: { path },
+  providers: [{
+    id: "canned",
+    style: "openai",
+    base_url: "http://upstream.invalid/v1",
+    api_key_env: "CANNED_KEY",
+    max_retries: 0,
+  }],
+  models: [{ id: "canned", provider: "canned", chat_completions: true }],
+  limits: { anonymous: { chat: { per_minute: 1_000_000_000, per_day: 1_000_000_000 } } },
+}, "probe");
+
+const answer = JSON.stringify({
+  id: "chatcmpl-1",
+  object: "chat.completion",
+  created: 1,
+  model: "canned",
+  choices: [{ index: 0, message: { role: "assistant", content: "Hello." }, finish_reason: "stop" }],
+  usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 },
+});
+const chunk = (delta: object, finish: string | null) =>
+  `data: ${
+    JSON.stringify({
+      id: "chatcmpl-1",
+      object: "chat.completion.chunk",
+      created: 1,
+      model: "canned",
+      choices: [{ index: 0, delta, finish_reason: finish }],
+    })
+  }\n\n`;
+const stream = chunk({ role: "assistant", content: "" }, null) +
+  ["Hel", "lo", "."].map((text) => chunk({ content: text }, null)).join("") +
+  chunk({}, "stop") +
+  `data: ${
+    JSON.stringify({
+      id: "chatcmpl-1",
+      object: "chat.completion.chunk",
+      created: 1,
+      model: "canned",
+      choices: [],
+      usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 },
+    })
+  }\n\ndata: [DONE]\n\n`;
+const upstream = ((_input: string | URL | Request, init?: RequestInit) => {
+  const streaming = String(init?.body).includes('"stream":true');
+  return Promise.resolve(
+    new Response(streaming ? stream : answer, {
+      headers: { "content-type": streaming ? "text/event-stream" : "application/json" },
+    }),
+  );
+}) as typeof fetch;
+
+const app = await createApp({
+  config,
+  kv,
+  env: (name) => (name === "CANNED_KEY" ? "sk-canned" : undefined),
+  http: new FetchHttpClient(upstream),
+  output: { stdout() {}, stderr() {} },
+});
+let collected = 0;
+const registry = new FinalizationRegistry(() => collected++);
+
+async function one(i: number): Promise<void> {
+  const body = JSON.stringify({
+    model: "canned",
+    stream: i % 2 === 1,
+    messages: [{ role: "user", content: `Say hello, number ${i}.` }],
+  });
+  const request = new Request("http://127.0.0.1:8000/v1/chat/completions", {
+    method: "POST",
+    headers: { "content-type": "application/json", "content-length": String(body.length) },
+    body,
+  });
+  registry.register(request, i);
+  const info = {
+    remoteAddr: { transport: "tcp", hostname: "127.0.0.1", port: 40000 + (i % 20000) },
+    completed: Promise.resolve(),
+  } as unknown as Deno.ServeHandlerInfo;
+  const response = await app.handler(request, info);
+  if (response.status !== 200) throw new Error(`status ${response.status}`);
+  await response.text();
+}
+
+for (let sent = 0; sent < REQUESTS; sent += 32) {
+  await Promise.all(Array.from({ length: 32 }, (_, k) => one(sent + k)));
+}
+// Settling (log records, the limiter's commits) finishes off the request path.
+await new Promise((resolve) => setTimeout(resolve, 50));
+gc({ type: "minor", execution: "sync" });
+gc({ type: "minor", execution: "sync" });
+await new Promise((resolve) => setTimeout(resolve, 20));
+const afterScavenges = collected;
+gc({ type: "major", execution: "sync" });
+await new Promise((resolve) => setTimeout(resolve, 20));
+console.log(JSON.stringify({ requests: REQUESTS, afterScavenges, afterFull: collected }));
+await app.close();
+kv.close();
+await Deno.remove(dir, { recursive: true });
