@@ -1,6 +1,8 @@
 /**
  * Run with `--v8-flags=--expose-gc` by `tests/scavenge_test.ts`: sends chats (plain and
- * streamed, with bodies) through `app.handler` in this process, 32 at a time, then runs two
+ * streamed, with bodies) through `app.handler` in this process, 32 at a time (anonymous, or with
+ * `key` a key with every kind of limit: requests, tokens, budget, concurrency; or with `clients`
+ * from 10,000 client addresses), then runs two
  * scavenges (minor collections) and prints how many of the requests' `Request` objects they
  * collected: a request that has ended should be garbage for a scavenge, not kept until the next
  * full collection by some long-lived structure it passed through.
@@ -8,8 +10,13 @@
 import { createApp } from "../../src/app.ts";
 import { FetchHttpClient } from "../../src/http/client/fetch.ts";
 import { parseConfig } from "../../src/config.ts";
+import { KeyStore } from "../../src/auth/keys.ts";
+import { systemClock } from "../../src/clock.ts";
 
 const REQUESTS = Number(Deno.args[0] ?? 6000);
+const KEYED = Deno.args[1] === "key";
+/** `clients`: anonymous, from 10,000 client addresses in turn (each its own limit counters). */
+const CLIENTS = Deno.args[1] === "clients" ? 10_000 : 1;
 const gc = (globalThis as { gc?: (options: object) => void }).gc;
 if (!gc) throw new Error("run with --v8-flags=--expose-gc");
 
@@ -26,7 +33,12 @@ const config = parseConfig({
     api_key_env: "CANNED_KEY",
     max_retries: 0,
   }],
-  models: [{ id: "canned", provider: "canned", chat_completions: true }],
+  models: [{
+    id: "canned",
+    provider: "canned",
+    chat_completions: true,
+    pricing: { input: 1, output: 2 },
+  }],
   limits: { anonymous: { chat: { per_minute: 1_000_000_000, per_day: 1_000_000_000 } } },
 }, "probe");
 
@@ -70,6 +82,20 @@ const upstream = ((_input: string | URL | Request, init?: RequestInit) => {
   );
 }) as typeof fetch;
 
+const high = { per_minute: 1_000_000_000, per_day: 1_000_000_000 };
+const key = KEYED
+  ? (await new KeyStore(kv, systemClock).create({
+    name: "probe",
+    limits: {
+      chat: { ...high, tokens_per_minute: 1_000_000_000, tokens_per_day: 1_000_000_000 },
+      other: high,
+      images: high,
+    },
+    max_concurrent: 1000,
+    budget: { per_day: 1_000_000, per_month: 1_000_000 },
+  })).key
+  : null;
+
 const app = await createApp({
   config,
   kv,
@@ -88,12 +114,20 @@ async function one(i: number): Promise<void> {
   });
   const request = new Request("http://127.0.0.1:8000/v1/chat/completions", {
     method: "POST",
-    headers: { "content-type": "application/json", "content-length": String(body.length) },
+    headers: {
+      "content-type": "application/json",
+      "content-length": String(body.length),
+      ...(key ? { authorization: `Bearer ${key}` } : {}),
+    },
     body,
   });
   registry.register(request, i);
   const info = {
-    remoteAddr: { transport: "tcp", hostname: "127.0.0.1", port: 40000 + (i % 20000) },
+    remoteAddr: {
+      transport: "tcp",
+      hostname: `10.0.${(i % CLIENTS) >> 8}.${(i % CLIENTS) & 255}`,
+      port: 40000 + (i % 20000),
+    },
     completed: Promise.resolve(),
   } as unknown as Deno.ServeHandlerInfo;
   const response = await app.handler(request, info);
