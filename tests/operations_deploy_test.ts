@@ -11,9 +11,9 @@ import { freePort, ROOT, simConfig, spawnSwitchyard, tempConfig } from "./suppor
 const meta = JSON.parse(await Deno.readTextFile(`${ROOT}deno.json`));
 const repoConfig = JSON.parse(await Deno.readTextFile(`${ROOT}switchyard.json`));
 
-/** The permission flags of `deno task start`. */
+/** The flags of `deno task start`: permissions and V8's. */
 const START_FLAGS: string[] = meta.tasks.start.split(" ").filter((w: string) =>
-  w.startsWith("--allow-")
+  w.startsWith("--allow-") || w.startsWith("--v8-flags=")
 );
 
 /** A Dockerfile's instructions (continuation lines joined, comments dropped). */
