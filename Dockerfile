@@ -21,5 +21,4 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
 # SIGTERM (docker stop) drains open streams for server.shutdown_grace_seconds; give docker stop
 # a longer --stop-timeout than that.
 CMD ["run", "--allow-net", "--allow-env", "--allow-read", "--allow-write", \
-  "--allow-ffi=/lib/x86_64-linux-gnu/libc.so.6,/lib/aarch64-linux-gnu/libc.so.6", \
-  "--v8-flags=--heap-growing-percent=50", "main.ts"]
+  "--allow-ffi=/lib/x86_64-linux-gnu/libc.so.6,/lib/aarch64-linux-gnu/libc.so.6", "main.ts"]

@@ -11,9 +11,9 @@ import { freePort, ROOT, simConfig, spawnSwitchyard, tempConfig } from "./suppor
 const meta = JSON.parse(await Deno.readTextFile(`${ROOT}deno.json`));
 const repoConfig = JSON.parse(await Deno.readTextFile(`${ROOT}switchyard.json`));
 
-/** The flags of `deno task start`: permissions and V8's. */
+/** The permission flags of `deno task start`. */
 const START_FLAGS: string[] = meta.tasks.start.split(" ").filter((w: string) =>
-  w.startsWith("--allow-") || w.startsWith("--v8-flags=")
+  w.startsWith("--allow-")
 );
 
 /** A Dockerfile's instructions (continuation lines joined, comments dropped). */
