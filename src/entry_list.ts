@@ -7,8 +7,8 @@
  * leaves keeps its entries and a link to the next one. Once such a table has reached the old
  * generation, every later table and entry outlives each scavenge until the next full
  * collection, and so does all that the entries reach: whole requests. Measured in Switchyard
- * (README, Performance: what V8 keeps through scavenges): half of the requests of the last
- * second were still held after two scavenges, and none once these lists replaced the sets.
+ * (README, Performance: what V8 keeps through scavenges): two scavenges freed 77.6% of 20,000
+ * ended requests while they went through sets, 99.7% once these lists replaced them.
  */
 
 /** One entry of an {@link EntryList}: the handle to remove it with. */
