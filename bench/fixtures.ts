@@ -66,6 +66,21 @@ export function openaiEvents(chunks: number): string[] {
   return [...events.map((e) => `data: ${JSON.stringify(e)}\n\n`), "data: [DONE]\n\n"];
 }
 
+/** A `fetch` that answers every call as an OpenAI upstream would, with canned bytes: the
+ * stream of {@link openaiEvents} (`chunks` content chunks) when the body asks for one, else
+ * {@link OPENAI_JSON}. For running the gateway in one process, without a network. */
+export function cannedOpenAIFetch(chunks: number): typeof fetch {
+  const stream = openaiEvents(chunks).join("");
+  return ((_input: string | URL | Request, init?: RequestInit) => {
+    const streaming = String(init?.body).includes('"stream":true');
+    return Promise.resolve(
+      new Response(streaming ? stream : OPENAI_JSON, {
+        headers: { "content-type": streaming ? "text/event-stream" : "application/json" },
+      }),
+    );
+  }) as typeof fetch;
+}
+
 /** An Anthropic message. */
 export const ANTHROPIC_JSON = JSON.stringify({
   id: "msg_bench",

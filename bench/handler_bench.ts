@@ -9,7 +9,7 @@ import { createApp } from "../src/app.ts";
 import { KeyStore } from "../src/auth/keys.ts";
 import { systemClock } from "../src/clock.ts";
 import { parseConfig } from "../src/config.ts";
-import { chatBody, OPENAI_JSON, openaiEvents } from "./fixtures.ts";
+import { cannedOpenAIFetch, chatBody } from "./fixtures.ts";
 import { FetchHttpClient } from "../src/http/client/fetch.ts";
 
 const dir = await Deno.makeTempDir({ prefix: "switchyard-handler-bench-" });
@@ -32,15 +32,7 @@ const config = parseConfig({
   }],
   models: [{ id: "bench-openai", provider: "bench", chat_completions: true, access: "key" }],
 }, "bench");
-const stream = openaiEvents(20).join("");
-const upstream = ((_input: string | URL | Request, init?: RequestInit) => {
-  const streaming = String(init?.body).includes('"stream":true');
-  return Promise.resolve(
-    new Response(streaming ? stream : OPENAI_JSON, {
-      headers: { "content-type": streaming ? "text/event-stream" : "application/json" },
-    }),
-  );
-}) as typeof fetch;
+const upstream = cannedOpenAIFetch(20);
 /** The app, with metrics on when `metricsToken` is given. */
 function app(metricsToken?: string) {
   const env: Record<string, string> = { BENCH_UPSTREAM_KEY: "sk-upstream" };

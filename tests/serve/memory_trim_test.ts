@@ -2,6 +2,15 @@ import assert from "node:assert/strict";
 import { IdleTrimmer, LIBC_PATHS, libcTrim } from "../../src/serve/memory_trim.ts";
 import { ROOT } from "../support/process.ts";
 
+/** Whether `path` is a file on this machine. */
+function isFile(path: string): boolean {
+  try {
+    return Deno.statSync(path).isFile;
+  } catch {
+    return false;
+  }
+}
+
 /** A trimmer whose ticks the test drives, with a counter of trims. */
 function driven() {
   let activity = 0;
@@ -46,13 +55,7 @@ Deno.test("IdleTrimmer: trims once after a whole interval without activity, then
 
 Deno.test("libcTrim: null when no listed library can be opened, a working malloc_trim when one can", () => {
   assert.equal(libcTrim([`${ROOT}no-such-dir/libc.so.6`]), null);
-  const present = LIBC_PATHS.filter((path) => {
-    try {
-      return Deno.statSync(path).isFile;
-    } catch {
-      return false;
-    }
-  });
+  const present = LIBC_PATHS.filter(isFile);
   const trim = libcTrim();
   if (present.length === 0) return assert.equal(trim, null);
   assert.ok(trim, `glibc at ${present[0]} but no malloc_trim`);
@@ -81,13 +84,7 @@ Deno.test("libcTrim: deno task start's flags grant it on this machine, and nothi
   const { code, stdout, stderr } = await out.output();
   assert.equal(code, 0, new TextDecoder().decode(stderr));
   const result = JSON.parse(new TextDecoder().decode(stdout));
-  const glibc = LIBC_PATHS.some((path) => {
-    try {
-      return Deno.statSync(path).isFile;
-    } catch {
-      return false;
-    }
-  });
+  const glibc = LIBC_PATHS.some(isFile);
   assert.equal(result.trim, glibc);
   assert.equal(result.other, "NotCapable", "FFI is granted for libc only");
 });

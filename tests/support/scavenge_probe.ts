@@ -10,6 +10,7 @@
 import { createApp } from "../../src/app.ts";
 import { FetchHttpClient } from "../../src/http/client/fetch.ts";
 import { parseConfig } from "../../src/config.ts";
+import { cannedOpenAIFetch } from "../../bench/fixtures.ts";
 import { KeyStore } from "../../src/auth/keys.ts";
 import { systemClock } from "../../src/clock.ts";
 
@@ -42,45 +43,7 @@ const config = parseConfig({
   limits: { anonymous: { chat: { per_minute: 1_000_000_000, per_day: 1_000_000_000 } } },
 }, "probe");
 
-const answer = JSON.stringify({
-  id: "chatcmpl-1",
-  object: "chat.completion",
-  created: 1,
-  model: "canned",
-  choices: [{ index: 0, message: { role: "assistant", content: "Hello." }, finish_reason: "stop" }],
-  usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 },
-});
-const chunk = (delta: object, finish: string | null) =>
-  `data: ${
-    JSON.stringify({
-      id: "chatcmpl-1",
-      object: "chat.completion.chunk",
-      created: 1,
-      model: "canned",
-      choices: [{ index: 0, delta, finish_reason: finish }],
-    })
-  }\n\n`;
-const stream = chunk({ role: "assistant", content: "" }, null) +
-  ["Hel", "lo", "."].map((text) => chunk({ content: text }, null)).join("") +
-  chunk({}, "stop") +
-  `data: ${
-    JSON.stringify({
-      id: "chatcmpl-1",
-      object: "chat.completion.chunk",
-      created: 1,
-      model: "canned",
-      choices: [],
-      usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 },
-    })
-  }\n\ndata: [DONE]\n\n`;
-const upstream = ((_input: string | URL | Request, init?: RequestInit) => {
-  const streaming = String(init?.body).includes('"stream":true');
-  return Promise.resolve(
-    new Response(streaming ? stream : answer, {
-      headers: { "content-type": streaming ? "text/event-stream" : "application/json" },
-    }),
-  );
-}) as typeof fetch;
+const upstream = cannedOpenAIFetch(3);
 
 const high = { per_minute: 1_000_000_000, per_day: 1_000_000_000 };
 const key = KEYED
