@@ -178,7 +178,11 @@ export function compileLexicon(entries: readonly LexiconEntry[]): CompiledLexico
   };
 }
 
-const COMPILED: CompiledLexicon = compileLexicon(LEXICON);
+/** The simulator's lexicon, compiled (~17 ms, ~7.5 MB of heap: built when first needed, by the
+ * provider that classifies, not at import). */
+export function compileSimulatorLexicon(): CompiledLexicon {
+  return compileLexicon(LEXICON);
+}
 
 /** How many matches of one pattern count (each counting half the one before). */
 const MAX_MATCHES = 3;
@@ -293,13 +297,17 @@ function negated(text: string, index: number): boolean {
  * matches count {@link NEGATED_WEIGHT}), summed per category and mapped to [0, 1) by 1 − e^(−s).
  * `counter`, if given, counts the matcher's steps.
  */
-export function scoreText(text: string, counter?: StepCounter): CategoryScores {
+export function scoreText(
+  lexicon: CompiledLexicon,
+  text: string,
+  counter?: StepCounter,
+): CategoryScores {
   const canonical = canonicalText(text);
   const sums = zeroScores();
-  matchStarts(COMPILED, canonical, counter).forEach((starts, entry) => {
+  matchStarts(lexicon, canonical, counter).forEach((starts, entry) => {
     starts.forEach((start, count) => {
       const factor = (negated(canonical, start) ? NEGATED_WEIGHT : 1) * 0.5 ** count;
-      for (const [category, weight] of COMPILED.weights[entry]!) sums[category] += weight * factor;
+      for (const [category, weight] of lexicon.weights[entry]!) sums[category] += weight * factor;
     });
   });
   const scores = zeroScores();
@@ -317,6 +325,7 @@ const YIELD_CHARS = 64 * 1024;
  * text embedded in its paired images (the simulator has no vision; see pairing.ts).
  */
 export async function classify(
+  lexicon: CompiledLexicon,
   req: ModerationRequest,
   ctx: CallContext,
 ): Promise<ModerationResult[]> {
@@ -336,7 +345,7 @@ export async function classify(
       const base64 = url.slice(url.indexOf(",") + 1).replace(/\s+/g, "");
       texts.push(...embeddedText(Uint8Array.fromBase64(base64)));
     }
-    results.push(finalizeResult({ category_scores: scoreText(texts.join("\n")) }));
+    results.push(finalizeResult({ category_scores: scoreText(lexicon, texts.join("\n")) }));
   }
   return results;
 }

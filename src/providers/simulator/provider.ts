@@ -6,7 +6,7 @@ import type { ImageRequest, ModerationRequest, ModerationResult } from "../../ty
 import type { CallContext, Provider, ProviderDeps } from "../types.ts";
 import { simulateChat, simulateChatStream } from "./chat.ts";
 import { renderImages } from "./images.ts";
-import { classify } from "./moderation.ts";
+import { classify, type CompiledLexicon, compileSimulatorLexicon } from "./moderation.ts";
 import { promptTokens } from "./prompt_tokens.ts";
 
 /** Settings the simulator's parts share. */
@@ -21,6 +21,8 @@ export interface SimulatorOptions {
 export class SimulatorProvider implements Provider {
   readonly id: string;
   readonly #options: SimulatorOptions;
+  /** The moderation lexicon, compiled on the first moderation request. */
+  #lexicon: CompiledLexicon | null = null;
 
   constructor(deps: ProviderDeps) {
     this.id = deps.config.id;
@@ -41,7 +43,8 @@ export class SimulatorProvider implements Provider {
   }
 
   moderate(req: ModerationRequest, ctx: CallContext): Promise<ModerationResult[]> {
-    return classify(req, ctx);
+    this.#lexicon ??= compileSimulatorLexicon();
+    return classify(this.#lexicon, req, ctx);
   }
 
   generateImages(req: ImageRequest, ctx: CallContext): Promise<string[]> {

@@ -10,12 +10,14 @@ import {
 import { LEXICON } from "../../../src/providers/simulator/moderation_lexicon.ts";
 import { pngUrl } from "../../support/image_fixtures.ts";
 
+const LEX = compileLexicon(LEXICON);
+
 const flagged = (text: string) =>
-  Object.entries(scoreText(text)).filter(([, v]) => v >= 0.5).map(([k]) => k).sort();
+  Object.entries(scoreText(LEX, text)).filter(([, v]) => v >= 0.5).map(([k]) => k).sort();
 
 Deno.test("scoreText: harmless text scores 0 everywhere", () => {
   for (const text of ["Hello, how are you?", "The quick brown fox", "I love my neighbours", ""]) {
-    assert.deepEqual(Object.values(scoreText(text)), new Array(11).fill(0), text);
+    assert.deepEqual(Object.values(scoreText(LEX, text)), new Array(11).fill(0), text);
   }
 });
 
@@ -35,7 +37,7 @@ Deno.test("scoreText: each category has text that flags it", () => {
 });
 
 Deno.test("scoreText: obfuscated spellings score like plain ones", () => {
-  const plain = scoreText("I will kill you");
+  const plain = scoreText(LEX, "I will kill you");
   for (
     const text of [
       "I w1ll k1ll y0u",
@@ -44,7 +46,7 @@ Deno.test("scoreText: obfuscated spellings score like plain ones", () => {
       "i will kiiiill you",
     ]
   ) {
-    assert.deepEqual(scoreText(text), plain, text);
+    assert.deepEqual(scoreText(LEX, text), plain, text);
   }
 });
 
@@ -54,15 +56,20 @@ Deno.test("scoreText: negation and benign contexts lower the score", () => {
   assert.deepEqual(flagged("kill the process and restart the server"), []);
   assert.deepEqual(flagged("he had a heart attack"), []);
   assert.deepEqual(flagged("sex education for kids"), []);
-  assert.ok(scoreText("I would never hurt you").violence < scoreText("I will hurt you").violence);
+  assert.ok(
+    scoreText(LEX, "I would never hurt you").violence < scoreText(LEX, "I will hurt you").violence,
+  );
 });
 
 Deno.test("scoreText: more evidence, higher score, never above 1", () => {
-  const one = scoreText("stupid").harassment;
-  const more = scoreText("you are stupid, stupid, stupid").harassment;
+  const one = scoreText(LEX, "stupid").harassment;
+  const more = scoreText(LEX, "you are stupid, stupid, stupid").harassment;
   assert.ok(one > 0 && one < 0.5);
   assert.ok(more > one && more <= 1);
-  const extreme = scoreText("kill kill kill you you i will kill you die die death to all jews");
+  const extreme = scoreText(
+    LEX,
+    "kill kill kill you you i will kill you die die death to all jews",
+  );
   for (const c of MODERATION_CATEGORIES) assert.ok(extreme[c] >= 0 && extreme[c] <= 1);
 });
 
@@ -102,9 +109,12 @@ Deno.test("matchStarts: the pattern syntax of moderation_lexicon.ts", () => {
 });
 
 Deno.test("scoreText: inputs that made RegExps backtrack for seconds score like short ones", () => {
-  assert.deepEqual(scoreText("i will ki" + "l".repeat(2000) + "x"), scoreText("i will killx"));
+  assert.deepEqual(
+    scoreText(LEX, "i will ki" + "l".repeat(2000) + "x"),
+    scoreText(LEX, "i will killx"),
+  );
   assert.deepEqual(flagged("i will killx"), ["violence"]);
-  assert.deepEqual(scoreText("a" + "!".repeat(100_000) + "x"), scoreText("a!x"));
+  assert.deepEqual(scoreText(LEX, "a" + "!".repeat(100_000) + "x"), scoreText(LEX, "a!x"));
 });
 
 Deno.test("scoreText: the matcher's work grows linearly with the text, whatever the text", () => {
@@ -124,7 +134,7 @@ Deno.test("scoreText: the matcher's work grows linearly with the text, whatever 
   for (const [name, make] of Object.entries(inputs)) {
     const steps = (n: number) => {
       const counter = { steps: 0 };
-      scoreText(make(n), counter);
+      scoreText(LEX, make(n), counter);
       return counter.steps;
     };
     const small = steps(2_000);
@@ -144,6 +154,7 @@ const call = {
 Deno.test("classify: one result per text; paired images' embedded text counts", async () => {
   const threat = await pngUrl("I will kill you");
   const results = await classify(
+    LEX,
     { model: "m", input: ["hello", "hi there"], input_images: [await pngUrl(null), threat] },
     call,
   );
@@ -155,5 +166,5 @@ Deno.test("classify: one result per text; paired images' embedded text counts", 
 
 Deno.test("classify is deterministic", async () => {
   const req = { model: "m", input: ["you idiot", "go away", "kill"], input_images: [] };
-  assert.deepEqual(await classify(req, call), await classify(req, call));
+  assert.deepEqual(await classify(LEX, req, call), await classify(LEX, req, call));
 });
