@@ -5,8 +5,9 @@
  *
  *   deno task bench                 the table (non-stream and stream at 32 and 256 connections,
  *                                   long prompts (a 100 KB body), paced streams (200 at once, 50
- *                                   chunks 10 ms apart, against a Switchyard and a pass-through
- *                                   of their own), the Anthropic adapter, anonymous traffic from
+ *                                   chunks 10 ms apart, against a Switchyard, a pass-through and
+ *                                   the JavaScript-stream floor (js_stream_floor.ts) of their
+ *                                   own), the Anthropic adapter, anonymous traffic from
  *                                   1 and 10,000 client addresses), then the unloaded time to a
  *                                   stream's first byte and to a non-stream answer's last
  *   deno task bench --soak          1,000 concurrent slow streams, pass-through then Switchyard,
@@ -457,6 +458,15 @@ function startPassthrough(name: string, upstreamPort: number): Promise<Proc> {
   }, port);
 }
 
+/** Starts the JavaScript-stream floor (`js_stream_floor.ts`) on core 0. */
+function startJsFloor(name: string, upstreamPort: number): Promise<Proc> {
+  const port = freePort();
+  return spawn(name, 0, [Deno.execPath(), "run", "-A", `${ROOT}bench/js_stream_floor.ts`], {
+    PORT: String(port),
+    UPSTREAM: `http://127.0.0.1:${upstreamPort}`,
+  }, port);
+}
+
 /** What `deno task start` of the checkout at `root` gives `deno run` (permissions, V8 flags) and
  * the environment it sets first (`NAME=value` words before `deno`), so that the bench measures
  * what production runs. */
@@ -559,6 +569,7 @@ async function table(): Promise<void> {
           }),
         ),
         passthrough: started(await startPassthrough("passthrough-paced", pacedPort)),
+        floor: started(await startJsFloor("js-floor-paced", pacedPort)),
       }
       : null;
     let rev: Target | null = null;
@@ -733,6 +744,13 @@ async function table(): Promise<void> {
           model: "bench-upstream",
           key: null,
         },
+        {
+          label: "js-floor",
+          proc: paced.floor,
+          url: chatUrl(paced.floor),
+          model: "bench-upstream",
+          key: null,
+        },
         // Switchyards of their own, started now: the paced pass-through serves only paced
         // streams, so a Switchyard that served the rows before would carry their heap's high
         // water mark into the RSS comparison.
@@ -757,7 +775,9 @@ async function table(): Promise<void> {
       const p = medianSample(samples.get("passthrough")!);
       const s = medianSample(samples.get("switchyard")!);
       row(mode, PACED_STREAMS, "direct", d, null, null);
+      const f = medianSample(samples.get("js-floor")!);
       row(mode, PACED_STREAMS, "passthrough", p, d, null);
+      row(mode, PACED_STREAMS, "js-floor", f, d, p);
       const r = rev ? medianSample(samples.get(rev.label)!) : null;
       if (rev && r) {
         row(mode, PACED_STREAMS, rev.label, r, d, p);
@@ -766,13 +786,18 @@ async function table(): Promise<void> {
       }
       row(mode, PACED_STREAMS, "switchyard", s, d, p, r);
       results[`${mode} @${PACED_STREAMS} passthrough`] = p;
+      results[`${mode} @${PACED_STREAMS} js-floor`] = f;
       results[`${mode} @${PACED_STREAMS} switchyard`] = s;
       clientRatios.push(
         `${mode} @${PACED_STREAMS}: switchyard ${fmt(s.cpuUsPerRequest, 0)} µs CPU a stream (${
           fmt(s.cpuUsPerRequest / PACED_CHUNKS, 1)
         } a chunk), ${fmt(s.cpuUsPerRequest / p.cpuUsPerRequest)}× the pass-through's ${
           fmt(p.cpuUsPerRequest, 0)
-        }; peak RSS ${fmt(s.rssMb, 0)} MB against ${fmt(p.rssMb, 0)} MB`,
+        }; peak RSS ${fmt(s.rssMb, 0)} MB against ${
+          fmt(p.rssMb, 0)
+        } MB; the JavaScript-stream floor ${
+          fmt(f.cpuUsPerRequest / p.cpuUsPerRequest)
+        }× the pass-through's CPU, ${fmt(f.rssMb / p.rssMb)}× its peak RSS`,
       );
     }
     // Routing: a model with three routes against the same model with one. Two Switchyards of
