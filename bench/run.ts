@@ -449,19 +449,15 @@ function startUpstream(name: string, port: number, env: Record<string, string>):
   }, port);
 }
 
-/** Starts the pass-through proxy on core 0. */
-function startPassthrough(name: string, upstreamPort: number): Promise<Proc> {
+/** Starts a baseline proxy of `bench/` on core 0, in front of the upstream at `upstreamPort`:
+ * the pass-through (`passthrough.ts`), or the JavaScript-stream floor (`js_stream_floor.ts`). */
+function startProxy(
+  name: string,
+  upstreamPort: number,
+  script = "passthrough.ts",
+): Promise<Proc> {
   const port = freePort();
-  return spawn(name, 0, [Deno.execPath(), "run", "-A", `${ROOT}bench/passthrough.ts`], {
-    PORT: String(port),
-    UPSTREAM: `http://127.0.0.1:${upstreamPort}`,
-  }, port);
-}
-
-/** Starts the JavaScript-stream floor (`js_stream_floor.ts`) on core 0. */
-function startJsFloor(name: string, upstreamPort: number): Promise<Proc> {
-  const port = freePort();
-  return spawn(name, 0, [Deno.execPath(), "run", "-A", `${ROOT}bench/js_stream_floor.ts`], {
+  return spawn(name, 0, [Deno.execPath(), "run", "-A", `${ROOT}bench/${script}`], {
     PORT: String(port),
     UPSTREAM: `http://127.0.0.1:${upstreamPort}`,
   }, port);
@@ -558,7 +554,7 @@ async function table(): Promise<void> {
       atExit.add(() => removeWorktree(ROOT, added.root));
     }
     const upstream = started(await startUpstream("upstream", upstreamPort, { CHUNKS: "20" }));
-    const passthrough = started(await startPassthrough("passthrough", upstreamPort));
+    const passthrough = started(await startProxy("passthrough", upstreamPort));
     // Streams paced like a model's: PACED_CHUNKS chunks PACED_MS apart.
     const paced = section("paced")
       ? {
@@ -568,8 +564,8 @@ async function table(): Promise<void> {
             DRIP_MS: String(PACED_MS),
           }),
         ),
-        passthrough: started(await startPassthrough("passthrough-paced", pacedPort)),
-        floor: started(await startJsFloor("js-floor-paced", pacedPort)),
+        passthrough: started(await startProxy("passthrough-paced", pacedPort)),
+        floor: started(await startProxy("js-floor-paced", pacedPort, "js_stream_floor.ts")),
       }
       : null;
     let rev: Target | null = null;
@@ -1050,7 +1046,7 @@ async function soak(): Promise<void> {
   const runs = [
     [
       "passthrough",
-      () => startPassthrough("soak-passthrough", upstreamPort),
+      () => startProxy("soak-passthrough", upstreamPort),
       "bench-upstream",
       null,
     ],

@@ -6,20 +6,9 @@
  * `node:crypto` and the compatibility layer it loads, ~2.2 MB) add ~5.4 MB.
  */
 import assert from "node:assert/strict";
-import { ROOT } from "./support/process.ts";
+import { runGcProbe } from "./support/process.ts";
 
 Deno.test("importing the app keeps less than 8 MB of heap alive (no tables built at import)", async () => {
-  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--v8-flags=--expose-gc",
-      "--allow-all",
-      `${ROOT}tests/support/import_heap_probe.ts`,
-    ],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  assert.equal(code, 0, new TextDecoder().decode(stderr));
-  const { addedBytes } = JSON.parse(new TextDecoder().decode(stdout).trim().split("\n").at(-1)!);
+  const { addedBytes } = await runGcProbe<{ addedBytes: number }>("import_heap_probe.ts");
   assert.ok(addedBytes < 8 * 1024 * 1024, `importing src/app.ts added ${addedBytes} bytes`);
 });

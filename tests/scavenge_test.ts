@@ -5,24 +5,18 @@
  * collected by two scavenges of 20,000 requests before, 99.5% after).
  */
 import assert from "node:assert/strict";
-import { ROOT } from "./support/process.ts";
+import { runGcProbe } from "./support/process.ts";
+
+/** What `scavenge_probe.ts` prints: requests sent, and how many were collected. */
+interface ScavengeResult {
+  requests: number;
+  afterScavenges: number;
+  afterFull: number;
+}
 
 for (const mode of ["anonymous", "key", "clients"]) {
   Deno.test(`scavenges collect the requests that have ended (${mode}): 20,000 chats through app.handler, at least 98% collected by two minor collections`, async () => {
-    const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "--v8-flags=--expose-gc",
-        "--allow-all",
-        `${ROOT}tests/support/scavenge_probe.ts`,
-        "20000",
-        mode,
-      ],
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    assert.equal(code, 0, new TextDecoder().decode(stderr));
-    const result = JSON.parse(new TextDecoder().decode(stdout).trim().split("\n").at(-1)!);
+    const result = await runGcProbe<ScavengeResult>("scavenge_probe.ts", ["20000", mode]);
     assert.equal(result.afterFull, result.requests, "a full collection takes them all");
     assert.ok(
       result.afterScavenges >= 0.98 * result.requests,

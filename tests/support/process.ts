@@ -115,6 +115,25 @@ async function collect(stream: ReadableStream<Uint8Array>, add: (text: string) =
   for await (const chunk of stream) add(decoder.decode(chunk, { stream: true }));
 }
 
+/** Runs a probe of `tests/support/` in a process of its own with `--expose-gc` (it collects
+ * garbage when it wants to measure what stays) and returns the JSON of its last stdout line;
+ * throws with its stderr if it fails. */
+export async function runGcProbe<T>(script: string, args: string[] = []): Promise<T> {
+  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--v8-flags=--expose-gc",
+      "--allow-all",
+      `${ROOT}tests/support/${script}`,
+      ...args,
+    ],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (code !== 0) throw new Error(`${script} failed: ${new TextDecoder().decode(stderr)}`);
+  return JSON.parse(new TextDecoder().decode(stdout).trim().split("\n").at(-1)!);
+}
+
 /** A port that was free a moment ago. */
 export function freePort(): number {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
