@@ -1,5 +1,5 @@
 /**
- * Switchyard's entry point: flags and env → config → KV → `Deno.serve(createApp(...))`.
+ * Switchyard's entry point: flags and env -> config -> KV -> `Deno.serve(createApp(...))`.
  *
  * `deno task start` (and the compiled binary) runs it as one process; `deno serve --parallel
  * main.ts` runs the default export on every core (the workers share the KV file). Either way

@@ -175,7 +175,7 @@ export interface App {
 }
 
 /** How often the process looks whether it has gone quiet, to trim memory: a burst's freed
- * memory goes back to the system 5–10 s after its last request. */
+ * memory goes back to the system 5-10 s after its last request. */
 const TRIM_INTERVAL_MS = 5_000;
 
 /** Builds the app: seeds the catalogue into KV and wires every service. */

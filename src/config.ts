@@ -271,7 +271,7 @@ function orEmpty(r: Reader): Reader {
 
 const SIZE_PATTERN = /^([1-9][0-9]{1,4})x([1-9][0-9]{1,4})$/;
 
-/** Parses `WIDTHxHEIGHT`; `null` when malformed or outside 16–8192 pixels a side. */
+/** Parses `WIDTHxHEIGHT`; `null` when malformed or outside 16-8192 pixels a side. */
 export function parseSize(size: string): { width: number; height: number } | null {
   const m = SIZE_PATTERN.exec(size);
   if (!m) return null;
@@ -320,7 +320,7 @@ function readServer(r: Reader): ServerConfig {
       ? 1
       : trust.value === undefined || trust.value === false
       ? 0
-      : trust.integer({ min: 1, max: 32, expected: "true, false or a number of hops (1–32)" }),
+      : trust.integer({ min: 1, max: 32, expected: "true, false or a number of hops (1\u201332)" }),
     max_body_bytes: f.integer("max_body_bytes", COUNT) ?? 20 * 1024 * 1024,
     cors_origins: ["*"],
     shutdown_grace_seconds: f.integer("shutdown_grace_seconds", { optional: true, min: 0 }) ??
@@ -451,7 +451,7 @@ function readImageGeneration(r: Reader): ImageGenerationConfig {
   image.sizes.forEach((size, i) => {
     if (!parseSize(size)) {
       throw sizes.child(i, size).invalid(
-        `expected WIDTHxHEIGHT with 16–8192 pixels a side, like "1024x1024", but got ${
+        `expected WIDTHxHEIGHT with 16\u20138192 pixels a side, like "1024x1024", but got ${
           quote(size)
         }`,
       );
@@ -922,7 +922,7 @@ export function applyEnv(
     const n = Number(port);
     if (!Number.isInteger(n) || n < 0 || n > 65535) {
       throw new ConfigError(
-        `${source}: PORT: must be a port number 0–65535, not ${quote(port)}`,
+        `${source}: PORT: must be a port number 0\u201365535, not ${quote(port)}`,
       );
     }
     config.server.port = n;

@@ -95,7 +95,7 @@ export interface StreamAnswerOptions {
   abort: AbortController;
   /** The signal the back end got. */
   signal: AbortSignal;
-  /** Names the stream in the error log of a bug ("chat", "messages"…). */
+  /** Names the stream in the error log of a bug ("chat", "messages"...). */
   name: string;
   /** Sees every batch (besides the usage, which the request's context keeps). */
   observe?(events: readonly CanonicalEvent[]): void;

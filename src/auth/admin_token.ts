@@ -12,7 +12,7 @@ export const MIN_ADMIN_TOKEN_CHARS = 32;
  * minute is over, whatever token it carries. */
 export const ADMIN_FAILURES_PER_MINUTE = 10;
 
-/** `["admin_auth_failures", ip] → { minute, count }`: one fixed window per IP, kept 2 min. */
+/** `["admin_auth_failures", ip] -> { minute, count }`: one fixed window per IP, kept 2 min. */
 const FAILURES_PREFIX = ["admin_auth_failures"] as const;
 const MINUTE_MS = 60_000;
 

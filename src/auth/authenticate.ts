@@ -44,8 +44,8 @@ function requestKey(request: Request): string | null {
   return key;
 }
 
-/** Resolves the request's API key to a caller (spec §5): none → anonymous; a valid key → that
- * key; anything else (malformed, unknown, revoked, disabled) → 401. */
+/** Resolves the request's API key to a caller (spec §5): none -> anonymous; a valid key -> that
+ * key; anything else (malformed, unknown, revoked, disabled) -> 401. */
 export async function authenticate(request: Request, keys: KeyStore): Promise<Caller> {
   const key = requestKey(request);
   if (key === null) return ANONYMOUS_CALLER;

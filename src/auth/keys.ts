@@ -35,7 +35,7 @@ export function isKeyShaped(token: string): boolean {
 }
 
 /** Hex SHA-256 of a key: the only form in which keys are stored. (Deno's built-in
- * `node:crypto` hashes synchronously in about 1 µs; `crypto.subtle.digest` costs 15–30 µs
+ * `node:crypto` hashes synchronously in about 1 µs; `crypto.subtle.digest` costs 15-30 µs
  * of a request's budget.) */
 export function hashKey(key: string): string {
   return createHash("sha256").update(key).digest("hex");

@@ -27,6 +27,6 @@ export interface CanonicalResult {
   stopDetail?: string;
   usage: Usage;
   /** Response fields of the back end's protocol not modelled here (`system_fingerprint`,
-   * `service_tier`, `logprobs`, usage details…), for a front door of the same protocol. */
+   * `service_tier`, `logprobs`, usage details...), for a front door of the same protocol. */
   extras?: Extras;
 }

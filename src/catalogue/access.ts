@@ -31,9 +31,9 @@ export function visibleModels(
 }
 
 /**
- * The record a caller asks for by id, or the error the spec prescribes: unknown → 404
- * `model_not_found`; a model that needs a key, asked for anonymously → 401; a preview model
- * for a key without preview, or a model outside the key's allow-list → 403.
+ * The record a caller asks for by id, or the error the spec prescribes: unknown -> 404
+ * `model_not_found`; a model that needs a key, asked for anonymously -> 401; a preview model
+ * for a key without preview, or a model outside the key's allow-list -> 403.
  */
 export function resolveModel(
   catalogue: Catalogue,

@@ -69,7 +69,7 @@ export function allowListMatches(patterns: readonly string[] | null, id: string)
 
 /**
  * Whether `id` matches a glob in which `*` stands for any characters and every other character
- * for itself. Linear in the glob and the id (a RegExp's backtracking hung on "*a*a…*b"): the
+ * for itself. Linear in the glob and the id (a RegExp's backtracking hung on "*a*a...*b"): the
  * pieces between stars are searched for in order, each from where the one before ended, and
  * taken at their leftmost place. `counter`, if given, counts the characters compared or passed.
  */

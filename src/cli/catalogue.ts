@@ -1,5 +1,5 @@
 /**
- * `deno task catalogue …`: the model catalogue in the KV the server uses (same config:
+ * `deno task catalogue ...`: the model catalogue in the KV the server uses (same config:
  * `--config`, `SWITCHYARD_CONFIG`, `SWITCHYARD_KV`), without a running server. Seeding never
  * deletes, so a model removed from the config stays in KV until `prune` removes it on purpose.
  */

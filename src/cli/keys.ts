@@ -1,5 +1,5 @@
 /**
- * `deno task keys …`: creates, lists, changes and revokes API keys directly in the KV that
+ * `deno task keys ...`: creates, lists, changes and revokes API keys directly in the KV that
  * the server uses (same config: `--config`, `SWITCHYARD_CONFIG`, `SWITCHYARD_KV`), without a
  * running server.
  */

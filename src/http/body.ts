@@ -73,7 +73,7 @@ export async function readJsonObject(
 }
 
 function quoteHeader(value: string): string {
-  return JSON.stringify(value.length > 100 ? value.slice(0, 100) + "…" : value);
+  return JSON.stringify(value.length > 100 ? value.slice(0, 100) + "\u2026" : value);
 }
 
 /** Bodies declared this small are read in one piece (Deno's fast path, ~3 µs less than a

@@ -134,7 +134,7 @@ export class DisconnectWatch {
 
 function noop(): void {}
 
-/** A row of a TCP table in state CLOSE_WAIT ("   12: LOCAL:PORT REMOTE:PORT 08 …"): the
+/** A row of a TCP table in state CLOSE_WAIT ("   12: LOCAL:PORT REMOTE:PORT 08 ..."): the
  * remote address. Only such rows are matched, so a large table costs one native scan. */
 const CLOSE_WAIT_ROW = /^ *\d+: [0-9A-F]+:[0-9A-F]+ ([0-9A-F]+:[0-9A-F]+) 08 /gm;
 

@@ -119,10 +119,10 @@ function splitDataUrl(url: string, param: string): { declared: string; base64: s
   const match = DATA_URL.exec(url);
   if (!match) {
     const hint = /^https?:/i.test(url)
-      ? " Remote image URLs are not fetched; send the image inline as data:image/png;base64,…"
+      ? " Remote image URLs are not fetched; send the image inline as data:image/png;base64,\u2026"
       : "";
     throw invalidRequest(
-      `${param} must be a base64 image data URL like data:image/png;base64,….${hint}`,
+      `${param} must be a base64 image data URL like data:image/png;base64,\u2026.${hint}`,
       param,
       "invalid_image",
     );

@@ -1,5 +1,5 @@
 /**
- * A baseline JFIF (JPEG) encoder: YCbCr colour, 8x8 float DCT (Arai–Agui–Nakajima), the
+ * A baseline JFIF (JPEG) encoder: YCbCr colour, 8x8 float DCT (Arai-Agui-Nakajima), the
  * ITU-T T.81 Annex K quantisation tables scaled by quality, and the Annex K Huffman tables.
  * Chroma is subsampled 4:2:0 (default) or kept at 4:4:4.
  */
@@ -15,13 +15,13 @@ export interface RasterImage {
 
 /** Options for {@link encodeJpeg}. */
 export interface JpegOptions {
-  /** 1–100, as in libjpeg; default 85. */
+  /** 1-100, as in libjpeg; default 85. */
   quality?: number;
   /** Chroma subsampling; default "4:2:0". */
   subsampling?: "4:2:0" | "4:4:4";
 }
 
-/** Zigzag position → natural (row-major) index within an 8x8 block. */
+/** Zigzag position -> natural (row-major) index within an 8x8 block. */
 // deno-fmt-ignore
 const ZIGZAG = Uint8Array.from([
   0, 1, 8, 16, 9, 2, 3, 10, 17, 24, 32, 25, 18, 11, 4, 5,
@@ -56,7 +56,7 @@ const CHROMA_QUANT = [
   99, 99, 99, 99, 99, 99, 99, 99,
 ];
 
-/** A Huffman table as it is written in a DHT segment: code counts per length 1–16, symbols. */
+/** A Huffman table as it is written in a DHT segment: code counts per length 1-16, symbols. */
 interface HuffmanSpec {
   counts: number[];
   symbols: number[];
@@ -137,7 +137,7 @@ const CODES = {
   acChroma: buildCodes(AC_CHROMA),
 };
 
-/** AAN scale factors: cos(k·π/16)·√2 for k > 0. */
+/** AAN scale factors: cos(k·pi/16)·sqrt2 for k > 0. */
 const AAN_SCALE = [
   1.0,
   1.387039845,
@@ -239,7 +239,7 @@ class ByteWriter {
     this.pos += list.length;
   }
 
-  /** Appends `length` (≤ 16) bits of `value`; the caller has ensured room. */
+  /** Appends `length` (<= 16) bits of `value`; the caller has ensured room. */
   bits(value: number, length: number): void {
     this.#bits = (this.#bits << length) | value;
     this.#count += length;
@@ -301,7 +301,7 @@ function writeHeaders(
   w.bytes([0xff, 0xda, 0, 12, 3, 1, 0x00, 2, 0x11, 3, 0x11, 0, 63, 0]);
 }
 
-/** Colour planes padded to whole MCUs, level-shifted by −128. */
+/** Colour planes padded to whole MCUs, level-shifted by -128. */
 interface Planes {
   y: Float32Array;
   cb: Float32Array;
@@ -385,7 +385,7 @@ export function encodeJpeg(image: RasterImage, options: JpegOptions = {}): Uint8
     for (let i = 0; i < 64; i++) {
       const k = ZIGZAG[i]!;
       const q = Math.round(block[k]! * div[k]!);
-      // Baseline AC codes cover magnitudes up to 1023 (only quality 1–2 on extreme content reaches it).
+      // Baseline AC codes cover magnitudes up to 1023 (only quality 1-2 on extreme content reaches it).
       const v = i === 0 ? q : q > 1023 ? 1023 : q < -1023 ? -1023 : q;
       coeffs[i] = v;
       if (v !== 0) last = i;
@@ -439,7 +439,7 @@ function writeValue(w: ByteWriter, v: number, table: HuffmanCodes, runBits: numb
   if (size > 0) w.bits(v < 0 ? v + (1 << size) - 1 : v, size);
 }
 
-/** A `data:image/jpeg;base64,…` URL for JPEG bytes. */
+/** A `data:image/jpeg;base64,...` URL for JPEG bytes. */
 export function jpegDataUrl(jpeg: Uint8Array): string {
   return "data:image/jpeg;base64," + jpeg.toBase64();
 }

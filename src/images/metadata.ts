@@ -11,7 +11,7 @@ const MAX_TEXT = 64 * 1024;
 const latin1 = new TextDecoder("latin1");
 const utf8 = new TextDecoder();
 
-/** The first bytes of a text, enough for {@link MAX_TEXT} characters (UTF-8: ≤ 4 bytes each). */
+/** The first bytes of a text, enough for {@link MAX_TEXT} characters (UTF-8: <= 4 bytes each). */
 const head = (text: Uint8Array) => text.subarray(0, 4 * MAX_TEXT);
 
 function pngText(bytes: Uint8Array): string[] {

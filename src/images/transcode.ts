@@ -33,7 +33,7 @@ export async function pngToJpeg(
   );
 }
 
-/** PNG bytes → a `data:image/jpeg;base64,…` URL. Throws PngError. */
+/** PNG bytes -> a `data:image/jpeg;base64,...` URL. Throws PngError. */
 export async function pngToJpegDataUrl(
   png: Uint8Array,
   options: JpegOptions & PngOptions = {},

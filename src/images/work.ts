@@ -1,5 +1,5 @@
 /**
- * The CPU-heavy image work (painting the simulator's pictures, PNG→JPEG transcoding), done off
+ * The CPU-heavy image work (painting the simulator's pictures, PNG->JPEG transcoding), done off
  * the event loop in a small pool of Web Workers so that a request for images does not stall
  * every other request of the process for the tens of milliseconds each image takes.
  */

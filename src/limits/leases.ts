@@ -2,7 +2,7 @@
  * Concurrency caps per key (DESIGN §8, `max_concurrent`): a request of a capped key holds a
  * slot, a lease with an expiry, from admission until it settles (its response, or its stream,
  * ended); the request that would hold one slot too many is refused with 429 at once. Leases live
- * in KV, one entry per key (`["leases", keyId] → {leaseId: expiresAt}`), changed by optimistic
+ * in KV, one entry per key (`["leases", keyId] -> {leaseId: expiresAt}`), changed by optimistic
  * transactions (accounts.ts), so the cap holds across processes. A process renews the leases of
  * its running requests while they run; a process that dies stops renewing, and its slots come
  * back when their leases expire.
@@ -12,7 +12,7 @@ import { ApiError, rateLimited } from "../errors.ts";
 import { Accounts, type Decision } from "./accounts.ts";
 import type { GroupCommit } from "./group_commit.ts";
 
-/** A key's leases: lease id → expiry (clock ms). */
+/** A key's leases: lease id -> expiry (clock ms). */
 type Leases = Record<string, number>;
 
 /** A slot held by a request. */

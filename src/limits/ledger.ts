@@ -7,7 +7,7 @@
  * used beyond their reservations (nothing, when the worst case holds).
  *
  * Storage and exactness follow the request limiter: one KV entry per subject,
- * `[...prefix, subject] → [start₁, amount₁, start₂, amount₂]` (one pair per window), changed by
+ * `[...prefix, subject] -> [start1, amount1, start2, amount2]` (one pair per window), changed by
  * optimistic transactions (accounts.ts) through the limiter's group commit.
  */
 import type { Clock } from "../clock.ts";
@@ -72,7 +72,7 @@ export interface LedgerOptions {
   refusal(window: WindowState, amount: number, subject: string, now: number): ApiError;
 }
 
-/** `[start₁, amount₁, start₂, amount₂]`, as stored in KV. */
+/** `[start1, amount1, start2, amount2]`, as stored in KV. */
 type Counts = [number, number, number, number];
 
 type Change =

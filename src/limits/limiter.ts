@@ -2,7 +2,7 @@
  * Exact rate limits on Deno KV, shared by every process and machine on the same KV.
  *
  * Storage. One KV entry per (scope, subject) holds both fixed windows:
- * `["ratelimit", scope, "ip" | "key", subject] → [minuteStart, minuteCount, dayStart, dayCount]`.
+ * `["ratelimit", scope, "ip" | "key", subject] -> [minuteStart, minuteCount, dayStart, dayCount]`.
  * A window whose stored start is older than the current one counts from 0, so windows are
  * keyed by their start inside the value. The entry is written with `set` and
  * `expireIn` = the end of the current UTC day plus a minute, so idle counters disappear.
@@ -20,7 +20,7 @@
  *
  * Cost. Concurrent requests of one (scope, subject) in a process are settled together: one
  * round reads at most once and commits once for the whole batch, granting
- * min(waiting, limit − count) and refusing the rest. Before each round the group yields once to
+ * min(waiting, limit - count) and refusing the rest. Before each round the group yields once to
  * the event loop (one `setImmediate` shared by every group waiting in the same turn), so that
  * requests whose I/O has just completed join the batch: under load that makes batches larger
  * and commits fewer.

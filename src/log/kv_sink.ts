@@ -7,7 +7,7 @@ import { addUsage } from "./usage.ts";
 
 /**
  * Key prefix of the log in KV. Records are stored in rows of up to {@link ROW_RECORDS}:
- * `["logs", <second the requests arrived, in ms>, <row id>] → {lines: "<JSON>\n<JSON>…"}`,
+ * `["logs", <second the requests arrived, in ms>, <row id>] -> {lines: "<JSON>\n<JSON>..."}`,
  * the records' JSON lines as written to stdout; every record in a row arrived in that second.
  * One row per second and flush, holding text already serialised for stdout, rather than one
  * structured KV value per request, keeps the log's share of a request's CPU small.
@@ -15,7 +15,7 @@ import { addUsage } from "./usage.ts";
 export const LOG_PREFIX = ["logs"] as const;
 
 /** Key prefix of the index of recently committed rows, for followers of the log (`tail.ts`):
- * `["logtail", <commit ms>, <row id>] → <the row's bucket>`, kept {@link TAIL_KEEP_MS}. */
+ * `["logtail", <commit ms>, <row id>] -> <the row's bucket>`, kept {@link TAIL_KEEP_MS}. */
 export const TAIL_PREFIX = ["logtail"] as const;
 const TAIL_KEEP_MS = 5 * 60_000;
 

@@ -55,17 +55,18 @@ const TEXT_BOUNDS: Readonly<Record<TextField, number>> = {
 const TEXT_FIELDS = Object.freeze(Object.keys(TEXT_BOUNDS) as TextField[]);
 
 /** `text`, or when longer than `max` characters, its start and a marker with its length
- * (`…[70000 chars]`), `max` (at least 20) characters in all; a surrogate pair is never split. */
+ * (`\u2026[70000 chars]`, an ellipsis first), `max` (at least 20) characters in all; a
+ * surrogate pair is never split. */
 export function truncateText(text: string, max: number): string {
   if (text.length <= max) return text;
-  const marker = `…[${text.length} chars]`;
+  const marker = `\u2026[${text.length} chars]`;
   let end = Math.max(0, max - marker.length);
   const last = text.charCodeAt(end - 1);
   if (last >= 0xd800 && last <= 0xdbff) end--;
   return text.slice(0, end) + marker;
 }
 
-/** The record with every text field within its bound (`path` 256 characters, `model` 128, …),
+/** The record with every text field within its bound (`path` 256 characters, `model` 128, ...),
  * so that no request can make a log line, a KV row or a usage key unbounded; the record
  * itself when nothing needs cutting. */
 export function boundRecord(record: LogRecord): LogRecord {

@@ -1,7 +1,7 @@
 import { type LogRecord, truncateText } from "./record.ts";
 
 /** Key prefix of the usage counters:
- * `["usage", "YYYY-MM-DD", key id or "", model or "", field] → Deno.KvU64`. */
+ * `["usage", "YYYY-MM-DD", key id or "", model or "", field] -> Deno.KvU64`. */
 export const USAGE_PREFIX = ["usage"] as const;
 
 /** The counted fields. */
@@ -26,7 +26,7 @@ export interface UsageRow {
   cost_micros: number;
 }
 
-/** Whether a request counts as usage: every request to the public API (`/v1/…`). */
+/** Whether a request counts as usage: every request to the public API (`/v1/...`). */
 function counts(record: LogRecord): boolean {
   return record.path.startsWith("/v1/");
 }

@@ -190,7 +190,7 @@ export class GatewayMetrics {
   }
 }
 
-/** `2xx`, `4xx`, … */
+/** `2xx`, `4xx`, ... */
 function statusClass(status: number): string {
   return `${Math.floor(status / 100)}xx`;
 }

@@ -95,7 +95,7 @@ function answerText(result: CanonicalResult): string {
   return text;
 }
 
-/** Category names compared by their letters only: "Self_Harm/Intent" → "selfharmintent". */
+/** Category names compared by their letters only: "Self_Harm/Intent" -> "selfharmintent". */
 const letters = (name: string) => name.toLowerCase().replace(/[^a-z]/g, "");
 const BY_LETTERS = new Map(MODERATION_CATEGORIES.map((c) => [letters(c), c]));
 
@@ -157,7 +157,7 @@ function fromVerdict(text: string): CategoryScores | null {
 }
 
 /**
- * Reads a guard model's answer: a JSON object of category → probability (extra keys ignored,
+ * Reads a guard model's answer: a JSON object of category -> probability (extra keys ignored,
  * missing categories 0), or a Llama Guard verdict ("safe", or "unsafe" then hazard codes such as
  * "S1,S10" or category names). Returns `null` for anything else.
  */
@@ -178,7 +178,7 @@ async function classifyPair(
   const answer = answerText(await provider.chat(guardRequest(pair, call.model.id), call));
   const scores = parseGuardAnswer(answer);
   if (!scores) {
-    const excerpt = answer.length > 200 ? `${answer.slice(0, 200)}…` : answer;
+    const excerpt = answer.length > 200 ? `${answer.slice(0, 200)}\u2026` : answer;
     throw upstreamError(
       `The guard model \`${call.model.id}\` gave an answer that is not a classification: ${
         JSON.stringify(excerpt)

@@ -80,7 +80,7 @@ export class RequestContext {
   // Route step.
   /** What answers the request; set by the route step, before any step after it runs. */
   endpoint!: Endpoint;
-  /** Path parameters of the matched route (`/admin/keys/:id` → `id`). */
+  /** Path parameters of the matched route (`/admin/keys/:id` -> `id`). */
   params: Readonly<Record<string, string>> = NO_PARAMS;
 
   // Auth step.
@@ -182,7 +182,7 @@ export class RequestContext {
     this.#settleLater = true;
   }
 
-  /** Settles the request: runs the settle hooks (the log record, …) with how it ended and its
+  /** Settles the request: runs the settle hooks (the log record, ...) with how it ended and its
    * usage. Only the first call counts. */
   settle(status: number, error: string | null): void {
     if (this.#settled) return;

@@ -10,15 +10,15 @@ export interface AnthropicModelTraits {
   /** Native structured outputs (`output_config.format`, `strict` tools): Claude 4.5 and
    * later (GA on Haiku/Sonnet/Opus 4.5 and Sonnet/Opus 4.6). */
   structuredOutputs: boolean;
-  /** Sampling the model fixes (models after Opus 4.6): only `temperature` 1, `top_p` ≥ 0.99,
+  /** Sampling the model fixes (models after Opus 4.6): only `temperature` 1, `top_p` >= 0.99,
    * no `top_k`. */
   fixedSampling: boolean;
 }
 
-/** `claude-sonnet-4-5…`, `claude-opus-4-20250514` (4.0; a date is no minor version),
- * `anthropic.claude-haiku-4-5…`, `claude-sonnet-4.5`. */
+/** `claude-sonnet-4-5...`, `claude-opus-4-20250514` (4.0; a date is no minor version),
+ * `anthropic.claude-haiku-4-5...`, `claude-sonnet-4.5`. */
 const FAMILY_FIRST = /claude-(?:opus|sonnet|haiku)-(\d{1,2})(?:[-.](\d{1,2}))?(?!\d)/;
-/** `claude-3-7-sonnet…`, `claude-3-5-haiku-latest`, `claude-3-opus…`. */
+/** `claude-3-7-sonnet...`, `claude-3-5-haiku-latest`, `claude-3-opus...`. */
 const VERSION_FIRST = /claude-(\d{1,2})(?:[-.](\d{1,2}))?-(?:opus|sonnet|haiku)/;
 
 /**

@@ -8,12 +8,12 @@ import { isObject, type JsonObject, malformed, otherFields, stringField } from "
 const MODELLED = new Set(["id", "type", "role", "model", "content", "stop_reason", "usage"]);
 
 /**
- * An Anthropic message as a canonical result, its blocks in order: `text` → text;
- * `thinking` → reasoning with its signature and `redacted_thinking` → reasoning with the
- * redacted data (style `anthropic`, so they can be sent back); `tool_use` → a tool call with
+ * An Anthropic message as a canonical result, its blocks in order: `text` -> text;
+ * `thinking` -> reasoning with its signature and `redacted_thinking` -> reasoning with the
+ * redacted data (style `anthropic`, so they can be sent back); `tool_use` -> a tool call with
  * the JSON text of `input`, or, for the forced JSON tool `jsonTool`, a text part holding that
- * JSON; other blocks (server tools' results…) skipped. Fields not modelled (`stop_sequence`,
- * `stop_details`…) go to the extras. A malformed answer is a 502.
+ * JSON; other blocks (server tools' results...) skipped. Fields not modelled (`stop_sequence`,
+ * `stop_details`...) go to the extras. A malformed answer is a 502.
  */
 export function fromAnthropicMessage(data: unknown, jsonTool: string | null): CanonicalResult {
   if (!isObject(data) || !Array.isArray(data.content)) throw malformed("message (no content)");

@@ -9,7 +9,7 @@ export interface AnthropicSampling {
 
 /**
  * The sampling fields Anthropic will take, the others added to `dropped` by name. `temperature`
- * passes unchanged, clamped into Anthropic's 0–1 (OpenAI's range is 0–2); with `top_p` as well,
+ * passes unchanged, clamped into Anthropic's 0-1 (OpenAI's range is 0-2); with `top_p` as well,
  * only `temperature` is sent (newer models refuse both). With thinking on, Anthropic refuses a
  * `temperature` other than 1, a `top_p` below 0.95 and any `top_k`; models with fixed sampling
  * refuse the same, with `top_p` below 0.99.

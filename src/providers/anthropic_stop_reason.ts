@@ -8,11 +8,11 @@ export interface AnthropicStop {
 }
 
 /**
- * Anthropic's `stop_reason` as a finish: `end_turn` and `stop_sequence` → stop; `max_tokens`
- * → length (a full context window too, with its reason as detail); `tool_use` → tool_calls, or
+ * Anthropic's `stop_reason` as a finish: `end_turn` and `stop_sequence` -> stop; `max_tokens`
+ * -> length (a full context window too, with its reason as detail); `tool_use` -> tool_calls, or
  * stop when no call of the caller's tools came (the forced JSON tool answered); `pause_turn`
- * → pause and `refusal` → content_filter, each with its reason as detail; an unknown reason →
- * stop with the reason as detail; none → stop.
+ * -> pause and `refusal` -> content_filter, each with its reason as detail; an unknown reason ->
+ * stop with the reason as detail; none -> stop.
  */
 export function mapAnthropicStopReason(stopReason: unknown, toolCalled: boolean): AnthropicStop {
   switch (stopReason) {

@@ -20,10 +20,10 @@ const MODELLED_DELTA = new Set(["stop_reason"]);
 
 /**
  * Translates the events of a streamed Anthropic message into canonical events: `start` with
- * the message id; each content block as a canonical block, numbered 0, 1, … in order of
- * opening whatever the blocks skipped (`text`; `thinking` → reasoning with `thinking_delta`s
- * as reasoning text and its `signature_delta` as the signature; `redacted_thinking` →
- * reasoning with its data as `redacted`; `tool_use` → a tool call with its `input_json_delta`s
+ * the message id; each content block as a canonical block, numbered 0, 1, ... in order of
+ * opening whatever the blocks skipped (`text`; `thinking` -> reasoning with `thinking_delta`s
+ * as reasoning text and its `signature_delta` as the signature; `redacted_thinking` ->
+ * reasoning with its data as `redacted`; `tool_use` -> a tool call with its `input_json_delta`s
  * as argument fragments, `{}` when none came, or for the forced JSON tool `jsonTool` a text
  * block of that JSON); `usage` after `message_start` and each `message_delta` (cumulative);
  * `finish` on `message_stop`. `error` events are the caller's to handle; `ping`, unknown events

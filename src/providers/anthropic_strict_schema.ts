@@ -27,7 +27,7 @@ function isSchema(value: unknown): value is Schema {
  * `type`, `$ref`, `$defs`/`definitions`, `anyOf` (`oneOf` becomes `anyOf`), `allOf`, `enum`,
  * `const`, `description`, `title`, `properties` with `required`, `items`, a supported string
  * `format` and `minItems` of 0 or 1; every object gets `additionalProperties: false`; any other
- * keyword (`minimum`, `maximum`, `minLength`, `pattern`, `maxItems`, `default`…) is written into
+ * keyword (`minimum`, `maximum`, `minLength`, `pattern`, `maxItems`, `default`...) is written into
  * the description as `{minimum: 1, maximum: 5}`, so the model still reads it; `$schema`, `$id`
  * and `$comment` are dropped. The input is not changed.
  */

@@ -28,7 +28,7 @@ export function toAnthropicTools(
   });
 }
 
-/** Anthropic's `tool_choice`: auto / required / named / none → `auto` / `any` / `tool` /
+/** Anthropic's `tool_choice`: auto / required / named / none -> `auto` / `any` / `tool` /
  * `none`; `parallelToolCalls: false` adds `disable_parallel_tool_use` (with no choice given,
  * to `auto`). `null` when there is nothing to say. */
 export function toAnthropicToolChoice(

@@ -4,8 +4,8 @@ import { countField, isObject, usageOf } from "./wire.ts";
 /**
  * Canonical usage from Anthropic's: `input_tokens` counts only what came after the last cache
  * breakpoint, so the canonical input (like OpenAI's `prompt_tokens`) adds the tokens read from
- * the cache (`cache_read_input_tokens` → `cachedInput`) and written to it
- * (`cache_creation_input_tokens` → `cacheWrite`); `output_tokens_details.thinking_tokens` →
+ * the cache (`cache_read_input_tokens` -> `cachedInput`) and written to it
+ * (`cache_creation_input_tokens` -> `cacheWrite`); `output_tokens_details.thinking_tokens` ->
  * `reasoning`. Missing counts are 0; missing details are left out.
  */
 export function fromAnthropicUsage(usage: unknown): Usage {

@@ -23,8 +23,8 @@ const API_VERSION = "v1beta";
 
 /**
  * Reads a Gemini error body (`{"error": {"code", "message", "status", "details"}}`): the
- * message; `status` (`INVALID_ARGUMENT`, `RESOURCE_EXHAUSTED`…) as the type; the `reason` of
- * an `ErrorInfo` detail (`API_KEY_INVALID`…) as the code, else the status, so that an
+ * message; `status` (`INVALID_ARGUMENT`, `RESOURCE_EXHAUSTED`...) as the type; the `reason` of
+ * an `ErrorInfo` detail (`API_KEY_INVALID`...) as the code, else the status, so that an
  * upstream 400 passed on has one (DESIGN §7).
  */
 export function parseGeminiError(body: unknown): UpstreamErrorDetail {

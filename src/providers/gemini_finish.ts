@@ -22,10 +22,10 @@ const FILTERED = new Set([
 const FAILED = new Set(["MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS"]);
 
 /**
- * A candidate's `finishReason` as a finish: `STOP` → stop, or tool_calls when the answer
- * called a function (Gemini has no reason of its own for that); `MAX_TOKENS` → length; the
- * safety, recitation, blocklist and policy reasons → content_filter; a failed function call
- * → error; anything else (`OTHER`, `LANGUAGE`…) → stop; all but the first three with the
+ * A candidate's `finishReason` as a finish: `STOP` -> stop, or tool_calls when the answer
+ * called a function (Gemini has no reason of its own for that); `MAX_TOKENS` -> length; the
+ * safety, recitation, blocklist and policy reasons -> content_filter; a failed function call
+ * -> error; anything else (`OTHER`, `LANGUAGE`...) -> stop; all but the first three with the
  * reason as detail. A prompt blocked before any answer (`promptFeedback.blockReason`) is
  * content_filter with its reason.
  */

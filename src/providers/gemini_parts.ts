@@ -6,14 +6,14 @@ import { isObject, type JsonObject, malformed, stringField } from "./wire.ts";
 /**
  * Turns the parts of a Gemini answer, in order and as they arrive (whole, or a stream's
  * pieces), into canonical blocks numbered from `firstIndex`:
- * - text parts → one text block, consecutive pieces appended;
- * - thought parts (`thought: true`) → one reasoning block of style `gemini`, pieces appended;
- * - a `thoughtSignature` on a thought → the block's signature, and the block ends; on a text
- *   part → the text block ends and a reasoning block of style `gemini` holding only the
+ * - text parts -> one text block, consecutive pieces appended;
+ * - thought parts (`thought: true`) -> one reasoning block of style `gemini`, pieces appended;
+ * - a `thoughtSignature` on a thought -> the block's signature, and the block ends; on a text
+ *   part -> the text block ends and a reasoning block of style `gemini` holding only the
  *   signature follows (so it goes back after that text);
- * - `functionCall` → a tool-call block: its arguments as one JSON fragment, its id Gemini's or
+ * - `functionCall` -> a tool-call block: its arguments as one JSON fragment, its id Gemini's or
  *   one made for it, with the signature inside (gemini_call_ids.ts);
- * - other parts (code execution, inline data…) are skipped.
+ * - other parts (code execution, inline data...) are skipped.
  */
 export class GeminiPartReader {
   readonly #scope: string;

@@ -3,7 +3,7 @@
  * `parametersJsonSchema` and `responseJsonSchema`: the JSON Schema subset its documentation
  * lists. Other keywords are left out (`$schema`, `not`, `if`/`then`/`else`, `allOf`,
  * `patternProperties`, `dependentRequired`, `exclusiveMinimum`/`exclusiveMaximum`,
- * `multipleOf`, `uniqueItems`, `default`, `examples`…); `oneOf` becomes `anyOf`, `const` a
+ * `multipleOf`, `uniqueItems`, `default`, `examples`...); `oneOf` becomes `anyOf`, `const` a
  * one-value `enum`, and `definitions` `$defs` (with the `$ref`s into it).
  */
 

@@ -14,8 +14,8 @@ const BUDGETS: Record<NonNullable<ReasoningOptions["effort"]>, number> = {
 };
 
 /**
- * `generationConfig.thinkingConfig` for the request's reasoning options: off → a budget of 0;
- * a budget → that budget; an effort → the budget of the table; in both cases with
+ * `generationConfig.thinkingConfig` for the request's reasoning options: off -> a budget of 0;
+ * a budget -> that budget; an effort -> the budget of the table; in both cases with
  * `includeThoughts`, so that thought summaries come back as reasoning. `undefined` when the
  * request says nothing (the model's default).
  */

@@ -25,8 +25,8 @@ export function toGeminiFunctions(
 }
 
 /**
- * `toolConfig.functionCallingConfig` for a tool choice: none / auto / required → `NONE` /
- * `AUTO` / `ANY`, a named tool → `ANY` allowed only that one; `null` when there is nothing to
+ * `toolConfig.functionCallingConfig` for a tool choice: none / auto / required -> `NONE` /
+ * `AUTO` / `ANY`, a named tool -> `ANY` allowed only that one; `null` when there is nothing to
  * say. Gemini cannot forbid parallel calls: `parallelToolCalls: false` goes to `dropped`.
  */
 export function toGeminiToolConfig(

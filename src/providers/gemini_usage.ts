@@ -5,7 +5,7 @@ import { countField, isObject, usageOf } from "./wire.ts";
  * Canonical usage from Gemini's `usageMetadata`: input is `promptTokenCount` (which includes
  * the cached content) plus `toolUsePromptTokenCount`; output is `candidatesTokenCount` plus
  * `thoughtsTokenCount` (Gemini counts thoughts apart, OpenAI inside completion tokens), the
- * thoughts also as `reasoning`; `cachedContentTokenCount` → `cachedInput`. Missing counts are
+ * thoughts also as `reasoning`; `cachedContentTokenCount` -> `cachedInput`. Missing counts are
  * 0; missing details are left out.
  */
 export function fromGeminiUsage(usage: unknown): Usage {

@@ -137,7 +137,7 @@ export function listAnthropicModels(
 }
 
 /**
- * One page of Gemini's list (`{models:[{name:"models/…", inputTokenLimit, outputTokenLimit,
+ * One page of Gemini's list (`{models:[{name:"models/...", inputTokenLimit, outputTokenLimit,
  * supportedGenerationMethods, thinking}], nextPageToken}`): the models that support
  * `generateContent`, `models/` taken off their names.
  */

@@ -23,7 +23,7 @@ import {
 import { isObject, malformed, parseEventData } from "./wire.ts";
 
 /** Reads an OpenAI-style error body, and the variants compatible servers write
- * (`{"error": "text"}` from Ollama, `{"detail": …}` from FastAPI-based servers). */
+ * (`{"error": "text"}` from Ollama, `{"detail": ...}` from FastAPI-based servers). */
 export function parseOpenAIError(body: unknown): UpstreamErrorDetail {
   const detail: UpstreamErrorDetail = { message: null, type: null, code: null, param: null };
   if (!isObject(body)) return detail;

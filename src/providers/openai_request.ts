@@ -42,7 +42,7 @@ const OWN_FIELDS = [
 
 /**
  * The body of `POST {base_url}/chat/completions` for a canonical request. Extras of the chat
- * protocol (`logprobs`, `service_tier`, `prediction`, `store`, …) go first, as the caller sent
+ * protocol (`logprobs`, `service_tier`, `prediction`, `store`, ...) go first, as the caller sent
  * them; then the modelled fields: the upstream model name, the messages, max tokens always,
  * sampling fields, `reasoning_effort`, `response_format`, tools (with `tool_choice` and
  * `parallel_tool_calls` only beside tools, where OpenAI accepts them), `user`, `metadata`, and
@@ -98,8 +98,8 @@ export function toOpenAIRequest(
 /**
  * `reasoning_effort` for the request's reasoning options: the effort when given; else, for a
  * thinking budget (Anthropic's `budget_tokens`), `low` under 4096 tokens, `medium` under
- * 16384, `high` from there (Claude Code's "think" 4000 → low, "think hard" 10000 → medium,
- * "ultrathink" 31999 → high); nothing when thinking is off or unspecified (a model that does
+ * 16384, `high` from there (Claude Code's "think" 4000 -> low, "think hard" 10000 -> medium,
+ * "ultrathink" 31999 -> high); nothing when thinking is off or unspecified (a model that does
  * not reason has nothing to turn off, and OpenAI's reasoning models have no common "off").
  */
 function reasoningEffort(reasoning: ReasoningOptions | undefined): string | null {

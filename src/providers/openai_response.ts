@@ -43,8 +43,8 @@ export function finishOf(value: unknown, calledTools: boolean): FinishReason {
  * one): parts in order (reasoning from `reasoning_content`, or OpenRouter's and Ollama's
  * `reasoning`; text; refusal; tool calls), finish and usage; the rest in `extras` for a chat
  * front door, as a partial completion in the wire's own shape: other top-level fields
- * (`system_fingerprint`, `service_tier`, …), `usage` details beyond the modelled ones, and
- * `choices[0]` fields (`logprobs`, …) with its `message` fields (`annotations`, `audio`, …);
+ * (`system_fingerprint`, `service_tier`, ...), `usage` details beyond the modelled ones, and
+ * `choices[0]` fields (`logprobs`, ...) with its `message` fields (`annotations`, `audio`, ...);
  * `null`s left out. Throws a 502 for an answer without choices.
  */
 export function fromOpenAICompletion(data: unknown): CanonicalResult {
@@ -128,7 +128,7 @@ export function argumentsText(args: unknown, whole = true): string {
   return JSON.stringify(args);
 }
 
-/** A fresh `call_…` id for upstreams that send none. */
+/** A fresh `call_...` id for upstreams that send none. */
 export function newToolCallId(): string {
   return `call_${crypto.randomUUID().replaceAll("-", "").slice(0, 24)}`;
 }

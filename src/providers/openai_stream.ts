@@ -25,7 +25,7 @@ const STRING = String.raw`"(?:[^"\\\u0000-\u001f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4
  * A chunk carrying only a piece of text, as OpenAI (and most compatible servers) write it:
  * the fields of {@link CHUNK_FIELDS} in OpenAI's order, `service_tier` and `system_fingerprint`
  * (string or null) where OpenAI puts them, one choice at index 0 whose delta is `{"content":
- * …}`, no logprobs, no finish. The groups: service_tier, system_fingerprint, the content.
+ * ...}`, no logprobs, no finish. The groups: service_tier, system_fingerprint, the content.
  */
 const TEXT_CHUNK = new RegExp(
   `^\\{"id":${STRING},"object":"chat\\.completion\\.chunk","created":(?:0|[1-9]\\d*),"model":${STRING},` +
@@ -45,7 +45,7 @@ interface ToolBlock {
  * liberties the upstream takes (no role, empty or choice-less chunks, usage on the last choice
  * chunk, a whole tool call in one fragment, arguments as an object, no tool index, whole calls
  * without an index in successive chunks, `null` fields): `start` on the first chunk with its
- * extras (`system_fingerprint`, `service_tier`, …); reasoning (`delta.reasoning_content`, or
+ * extras (`system_fingerprint`, `service_tier`, ...); reasoning (`delta.reasoning_content`, or
  * `delta.reasoning`), text and refusal as blocks one after the other; a block per tool call,
  * keyed by the upstream's tool index, open until the finish or the next text (so fragments of
  * parallel calls may interleave); all blocks closed when the finish reason comes. `usage` and

@@ -14,9 +14,9 @@ const REASONING: ReadonlySet<string> = new Set(["reasoning_tokens"]);
 
 /**
  * Canonical usage from an OpenAI `usage` object: `prompt_tokens` (cached tokens included, as
- * canonical input is) → input, `completion_tokens` (reasoning included) → output,
- * `prompt_tokens_details.cached_tokens` → cachedInput, `completion_tokens_details
- * .reasoning_tokens` → reasoning. Missing counts are 0; missing details stay absent.
+ * canonical input is) -> input, `completion_tokens` (reasoning included) -> output,
+ * `prompt_tokens_details.cached_tokens` -> cachedInput, `completion_tokens_details
+ * .reasoning_tokens` -> reasoning. Missing counts are 0; missing details stay absent.
  */
 export function usageFromOpenAI(value: unknown): Usage {
   if (!isObject(value)) return usageOf(0, 0);
@@ -28,9 +28,9 @@ export function usageFromOpenAI(value: unknown): Usage {
 
 /**
  * What an OpenAI `usage` object says beyond canonical usage, in its own shape: other fields
- * (DeepSeek's `prompt_cache_hit_tokens`…) and the detail objects without the modelled counts
+ * (DeepSeek's `prompt_cache_hit_tokens`...) and the detail objects without the modelled counts
  * (`{prompt_tokens_details: {audio_tokens}, completion_tokens_details:
- * {accepted_prediction_tokens, …}}`); `null` when there is nothing more.
+ * {accepted_prediction_tokens, ...}}`); `null` when there is nothing more.
  */
 export function usageExtras(value: unknown): JsonObject | null {
   if (!isObject(value)) return null;

@@ -36,7 +36,7 @@ export interface CallContext {
   upstreamModel: string;
   /** The catalogue record of the model being called. */
   model: ModelRecord;
-  /** Request fields the back end cannot honour and leaves out (`top_p`, `seed`…): adapters add
+  /** Request fields the back end cannot honour and leaves out (`top_p`, `seed`...): adapters add
    * their wire names while translating the request, before the upstream call; the front door
    * reports them in the `x-switchyard-dropped-params` header. */
   dropped: Set<string>;

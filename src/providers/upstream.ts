@@ -48,7 +48,7 @@ export interface UpstreamRequest {
   /** A streamed body: after the headers, the deadline runs only while a read waits for the
    * upstream, from the start each time. */
   stream?: boolean;
-  /** Model ids for rewriting the upstream's error messages (upstream → gateway id). */
+  /** Model ids for rewriting the upstream's error messages (upstream -> gateway id). */
   model?: { id: string; upstream: string };
 }
 

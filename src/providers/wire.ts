@@ -25,7 +25,7 @@ export function countField(obj: JsonObject, key: string): number {
  * (an upstream's fields the canonical model does not carry), or `null` when there are none. */
 export function otherFields(obj: JsonObject, known: ReadonlySet<string>): JsonObject | null {
   let other: JsonObject | null = null;
-  // `for…in` over a parsed object (own fields only): `Object.entries` made an array of pairs,
+  // `for...in` over a parsed object (own fields only): `Object.entries` made an array of pairs,
   // about 0.6 KB of garbage for every upstream answer.
   for (const key in obj) {
     const value = obj[key];

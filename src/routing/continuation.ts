@@ -10,7 +10,7 @@ import type { CanonicalEvent } from "../canonical/events.ts";
 
 /** What a stream has sent of its answer, and whether another route could go on from it. */
 export class PartialAnswer {
-  /** Blocks opened so far (their indexes are 0 to opened − 1). */
+  /** Blocks opened so far (their indexes are 0 to opened - 1). */
   opened = 0;
   /** A text block still open, to go on in. */
   openText: number | null = null;

@@ -71,7 +71,7 @@ export function parseServeArgs(args: readonly string[]): ServeArgs {
 function readPort(value: string): number {
   const n = /^\d{1,5}$/.test(value) ? Number(value) : NaN;
   if (!(n >= 0 && n <= 65535)) {
-    throw new UsageError(`--port must be a port number 0–65535, not ${quote(value)}`);
+    throw new UsageError(`--port must be a port number 0\u201365535, not ${quote(value)}`);
   }
   return n;
 }

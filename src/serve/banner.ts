@@ -3,7 +3,7 @@ import type { App } from "../app.ts";
 import { isServed } from "../catalogue/access.ts";
 import { VERSION } from "../version.ts";
 
-/** `switchyard 2.0.0 listening on URL; 6 models (5 served); providers: …; KV: …`. */
+/** `switchyard 2.0.0 listening on URL; 6 models (5 served); providers: ...; KV: ...`. */
 export function startBanner(app: App, url: string): string {
   const { config, catalogue, providers } = app.services;
   const models = catalogue.all();

@@ -235,7 +235,7 @@ export class ModelCallSpan {
   }
 }
 
-/** `error.type`: the gateway's error code (`upstream_error`, `rate_limit_exceeded`, …),
+/** `error.type`: the gateway's error code (`upstream_error`, `rate_limit_exceeded`, ...),
  * `client_disconnected` when the caller left, else the error's class name. */
 function errorType(error: unknown, signal: AbortSignal): string {
   if (error instanceof ApiError) return error.code ?? error.type;

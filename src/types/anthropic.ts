@@ -30,7 +30,7 @@ export interface ImageBlock {
 
 export interface ToolUseBlock {
   type: "tool_use";
-  /** `toolu_…` */
+  /** `toolu_...` */
   id: string;
   name: string;
   input: Record<string, unknown>;
@@ -58,7 +58,7 @@ export interface RedactedThinkingBlock {
   data: string;
 }
 
-/** Any other block a response may carry (server tools…); Switchyard skips it. */
+/** Any other block a response may carry (server tools...); Switchyard skips it. */
 export interface OtherBlock {
   type: string;
   [field: string]: unknown;
@@ -117,7 +117,7 @@ export interface MessagesRequest {
   max_tokens: number;
   system?: string | TextBlock[];
   stop_sequences?: string[];
-  /** 0–1. */
+  /** 0-1. */
   temperature?: number;
   top_p?: number;
   top_k?: number;
@@ -164,7 +164,7 @@ export type ResponseBlock =
 
 /** The response of `POST /v1/messages` without `stream`. */
 export interface MessagesResponse {
-  /** `msg_…` */
+  /** `msg_...` */
   id: string;
   type: "message";
   role: "assistant";
@@ -230,7 +230,7 @@ export interface SignatureDelta {
   signature: string;
 }
 
-/** Other deltas (citations…); Switchyard skips them. */
+/** Other deltas (citations...); Switchyard skips them. */
 export interface OtherDelta {
   type: string;
   [field: string]: unknown;

@@ -35,7 +35,7 @@ export class ValidationError extends ApiError {
     this.reason = reason;
   }
 
-  /** `path: reason`, as a config file's errors read (`models[3].provider: unknown provider …`). */
+  /** `path: reason`, as a config file's errors read (`models[3].provider: unknown provider ...`). */
   fieldMessage(): string {
     return `${this.path === "" ? "(root)" : this.path}: ${this.reason}`;
   }

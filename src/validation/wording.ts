@@ -3,7 +3,7 @@
  * everywhere: `expected <what>, but got <this>`.
  */
 
-/** A JSON value's type as messages name it: `a string`, `an array`, `null`… */
+/** A JSON value's type as messages name it: `a string`, `an array`, `null`... */
 export function typeName(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
@@ -41,7 +41,7 @@ export function bounded(kind: string, min: number, max: number): string {
   return kind;
 }
 
-/** `1 item`, `3 items`, `1 character`… */
+/** `1 item`, `3 items`, `1 character`... */
 export function count(n: number, unit: string): string {
   return `${n} ${unit}${n === 1 ? "" : "s"}`;
 }

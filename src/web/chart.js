@@ -45,7 +45,7 @@ export function barChart(title, bars) {
   bars.forEach((bar, i) => {
     const y = i * row + 4;
     const label = svg("text", { x: labelWidth - 8, y: y + row / 2 + 4, "text-anchor": "end" });
-    label.textContent = bar.label.length > 17 ? `${bar.label.slice(0, 16)}…` : bar.label;
+    label.textContent = bar.label.length > 17 ? `${bar.label.slice(0, 16)}\u2026` : bar.label;
     const barWidth = Math.max(bar.value > 0 ? 2 : 0, (width - labelWidth - 50) * bar.value / max);
     const rect = svg("rect", {
       x: labelWidth,

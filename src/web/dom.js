@@ -16,7 +16,7 @@ export function byId(id, type) {
 }
 
 /**
- * A new element with attributes (`class`, `aria-*`, …; `false`/`null` leave one out) and
+ * A new element with attributes (`class`, `aria-*`, ...; `false`/`null` leave one out) and
  * children (strings become text).
  * @template {keyof HTMLElementTagNameMap} K
  * @param {K} tag

@@ -75,7 +75,7 @@ function fill(select, list, preferred) {
 }
 
 async function loadModels() {
-  modelsStatus.textContent = "Loading models…";
+  modelsStatus.textContent = "Loading models\u2026";
   try {
     const list = await callJson("/v1/models", { token: apiKey() });
     models = list.data;
@@ -259,7 +259,7 @@ async function complete() {
   inFlight = controller;
   sendButton.disabled = true;
   stopButton.disabled = false;
-  chatStatus.textContent = "Waiting for the model…";
+  chatStatus.textContent = "Waiting for the model\u2026";
   const textElement = h("p", { class: "text" });
   const callsElement = h("div", { class: "tool-calls" });
   const element = bubble("assistant", textElement, callsElement);
@@ -275,7 +275,7 @@ async function complete() {
       body: chatRequest(),
       signal: controller.signal,
     });
-    chatStatus.textContent = "Streaming…";
+    chatStatus.textContent = "Streaming\u2026";
     for await (const data of sseData(response)) {
       if (data === "[DONE]") break;
       const chunk = JSON.parse(data);
@@ -383,7 +383,7 @@ byId("clear", HTMLButtonElement).addEventListener("click", () => {
 
 moderationForm.addEventListener("submit", async (event) => {
   event.preventDefault();
-  show(moderationResult, h("p", { class: "hint" }, "Moderating…"));
+  show(moderationResult, h("p", { class: "hint" }, "Moderating\u2026"));
   try {
     const answer = await callJson("/v1/moderations", {
       method: "POST",
@@ -432,7 +432,7 @@ moderationForm.addEventListener("submit", async (event) => {
 
 imageForm.addEventListener("submit", async (event) => {
   event.preventDefault();
-  show(imageResult, h("p", { class: "hint" }, "Generating…"));
+  show(imageResult, h("p", { class: "hint" }, "Generating\u2026"));
   try {
     const answer = await callJson("/v1/images/generations", {
       method: "POST",
@@ -452,7 +452,7 @@ imageForm.addEventListener("submit", async (event) => {
       ) =>
         h("img", {
           src: image.url ?? `data:image/png;base64,${image.b64_json}`,
-          alt: `Image ${i + 1} for “${imagePrompt.value}”`,
+          alt: `Image ${i + 1} for \u201c${imagePrompt.value}\u201d`,
         })
       ),
     );

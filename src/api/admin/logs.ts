@@ -15,7 +15,7 @@ const MAX_LIMIT = 1000;
  * `GET /admin/logs`: request records kept in KV, newest first. Filters: `since` (inclusive)
  * and `until` (exclusive), each an ISO 8601 time or Unix ms; `status` (`429`, or a class
  * like `4xx`); `model`; `key_id` (`anonymous` for requests without a key); `path`; `limit`
- * (1–1000, default 100). When the page is full, `next_cursor` names its last record: pass it
+ * (1-1000, default 100). When the page is full, `next_cursor` names its last record: pass it
  * as `cursor` (with the same filters) for the records after it (records logged meanwhile do not
  * shift the pages). With `follow=1`, new records as server-sent events instead (see
  * `logs_follow.ts`), with the same filters but no `since`, `until`, `limit` or `cursor`.

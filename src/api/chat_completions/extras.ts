@@ -7,7 +7,7 @@ const UNSAFE = new Set(["__proto__", "constructor", "prototype"]);
 /**
  * The fields of an `openai_chat` back end's answer that the canonical model does not carry
  * (`system_fingerprint`, `service_tier`, `choices[0].logprobs`, `choices[0].message.annotations`,
- * `usage.prompt_tokens_details.audio_tokens`…), in the answer's own shape, or `null` when the
+ * `usage.prompt_tokens_details.audio_tokens`...), in the answer's own shape, or `null` when the
  * answer came from a back end of another protocol.
  */
 export function openAIFields(extras: Extras | undefined): Record<string, unknown> | null {

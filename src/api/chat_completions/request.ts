@@ -3,7 +3,7 @@
  * field is checked by the validation readers, so every failure is the one 400 of
  * `validation/` with a string code and the `param` it names
  * (`messages[2].content[0].image_url.url`). Fields the canonical model does not carry
- * (OpenAI's `logprobs`, `service_tier`, `prediction`, `store`…) pass unchanged in `extras`,
+ * (OpenAI's `logprobs`, `service_tier`, `prediction`, `store`...) pass unchanged in `extras`,
  * for back ends of the same protocol.
  */
 import {

@@ -99,7 +99,7 @@ export function thinkingBlock(part: ReasoningPart): ThinkingBlock | null {
   return null;
 }
 
-/** The completion id: the upstream's (`msg_abc` → `chatcmpl-abc`), else one from the request
+/** The completion id: the upstream's (`msg_abc` -> `chatcmpl-abc`), else one from the request
  * id. */
 export function completionId(upstreamId: string | undefined, requestId: string): string {
   if (upstreamId === undefined || upstreamId === "") {

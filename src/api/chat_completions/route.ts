@@ -83,7 +83,7 @@ export async function createChatCompletion(ctx: RequestContext): Promise<Respons
   return withDropped(response, call);
 }
 
-/** The model's capabilities against what the request uses (spec §4.2 rules 4–6): image parts,
+/** The model's capabilities against what the request uses (spec §4.2 rules 4-6): image parts,
  * by URL too, need `image_input`; tools, tool calls and tool messages `function_calling`. */
 function checkCapabilities(req: CanonicalRequest, record: ModelRecord): void {
   const id = record.id;

@@ -55,10 +55,10 @@ interface OpenReasoning {
 export class ChatChunkRenderer implements StreamRenderer {
   readonly #head: StreamHead;
   #id: string;
-  /** Top-level fields of an `openai_chat` back end (`system_fingerprint`…), on every chunk. */
+  /** Top-level fields of an `openai_chat` back end (`system_fingerprint`...), on every chunk. */
   #extra: [string, unknown][] = [];
   #roleSent = false;
-  /** Tool call index (0, 1, …) of each tool-call block, by block index. */
+  /** Tool call index (0, 1, ...) of each tool-call block, by block index. */
   readonly #toolIndex = new Map<number, number>();
   readonly #reasoning = new Map<number, OpenReasoning>();
   #usage: Usage | null = null;

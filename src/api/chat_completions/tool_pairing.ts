@@ -60,7 +60,7 @@ export class ToolCallPairing {
       throw invalidValue(
         param,
         `expected the id of a tool call in ${open.path} (${ids}${
-          open.ids.length > 5 ? ", …" : ""
+          open.ids.length > 5 ? ", \u2026" : ""
         }), but got ${quote(id)}`,
       );
     }

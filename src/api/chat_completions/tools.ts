@@ -12,7 +12,7 @@ export const FUNCTION_TYPE = ["function"] as const;
 const TOOLS = { optional: true, maxItems: 128 } as const;
 const CHOICES = ["none", "auto", "required"] as const;
 const CHOICE = {
-  expected: '"none", "auto", "required" or {"type": "function", "function": {"name": …}}',
+  expected: '"none", "auto", "required" or {"type": "function", "function": {"name": \u2026}}',
 } as const;
 const OBJECT_SCHEMA = ["object"] as const;
 

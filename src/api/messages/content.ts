@@ -1,10 +1,10 @@
 /**
  * The `system` and `messages` of a Messages request as canonical messages: each content block
- * one part, in order (`text` → text, `image` → image, `tool_use` → a tool call with its
- * `input` as JSON text, `tool_result` → a tool result, `thinking` → reasoning with its
- * signature, `redacted_thinking` → reasoning with its data); `cache_control` as a cache marker
+ * one part, in order (`text` -> text, `image` -> image, `tool_use` -> a tool call with its
+ * `input` as JSON text, `tool_result` -> a tool result, `thinking` -> reasoning with its
+ * signature, `redacted_thinking` -> reasoning with its data); `cache_control` as a cache marker
  * on its part; a `text` block's `citations` ignored. Block types the canonical model has no
- * part for (`document`, `search_result`, server tools' blocks…) are recorded in `uses`: only an
+ * part for (`document`, `search_result`, server tools' blocks...) are recorded in `uses`: only an
  * Anthropic upstream takes them.
  */
 import type {

@@ -1,8 +1,8 @@
 /**
  * `POST /v1/messages` (and `/v1/messages/count_tokens`) bodies into canonical requests, every
  * field checked by the validation readers so that a mistake is a 400 naming its path (answered
- * in Anthropic's shape: `messages.0.content.1: …`). Fields the canonical model does not carry
- * (`service_tier`, `container`, `context_management`…) are kept as extras of protocol
+ * in Anthropic's shape: `messages.0.content.1: ...`). Fields the canonical model does not carry
+ * (`service_tier`, `container`, `context_management`...) are kept as extras of protocol
  * `anthropic_messages`, for an Anthropic upstream.
  */
 import type {

@@ -1,8 +1,8 @@
 /**
- * Canonical results as Messages API responses: `{id: "msg_…", type: "message", role:
+ * Canonical results as Messages API responses: `{id: "msg_...", type: "message", role:
  * "assistant", model, content, stop_reason, stop_sequence, usage}` with the parts as content
- * blocks in order (reasoning → `thinking` with its signature, or `redacted_thinking`; text and
- * refusals → `text`; tool calls → `tool_use` with `input` parsed from the arguments).
+ * blocks in order (reasoning -> `thinking` with its signature, or `redacted_thinking`; text and
+ * refusals -> `text`; tool calls -> `tool_use` with `input` parsed from the arguments).
  */
 import type { Part } from "../../canonical/conversation.ts";
 import type { CanonicalResult } from "../../canonical/result.ts";

@@ -14,8 +14,8 @@ const REASONS: readonly StopReason[] = [
 
 /**
  * Anthropic's `stop_reason` for a canonical finish: the back end's own reason (`detail`) when
- * it is one of Anthropic's; else stop → `end_turn`, length → `max_tokens`, tool_calls →
- * `tool_use`, pause → `pause_turn`, content_filter → `refusal`; an error is `end_turn` (the
+ * it is one of Anthropic's; else stop -> `end_turn`, length -> `max_tokens`, tool_calls ->
+ * `tool_use`, pause -> `pause_turn`, content_filter -> `refusal`; an error is `end_turn` (the
  * answer so far is all there is).
  */
 export function toStopReason(finish: FinishReason, detail: string | undefined): StopReason {

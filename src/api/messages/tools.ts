@@ -1,6 +1,6 @@
 /**
  * `tools` and `tool_choice` of a Messages request. Client tools (no `type`, or `custom`) become
- * canonical tools; server tools (`web_search_…`, `bash_…`, `code_execution_…`: any other
+ * canonical tools; server tools (`web_search_...`, `bash_...`, `code_execution_...`: any other
  * `type`) are recorded in `uses`, since only Anthropic runs them.
  */
 import type { ToolChoice, ToolSpec } from "../../canonical/conversation.ts";

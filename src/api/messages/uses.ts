@@ -6,7 +6,7 @@ export interface Uses {
   images: string[];
   /** `tool_use` and `tool_result` blocks. */
   toolBlocks: string[];
-  /** Blocks and tools that only Anthropic's own API understands (documents, server tools…):
+  /** Blocks and tools that only Anthropic's own API understands (documents, server tools...):
    * the path of their `type`, and the type. */
   anthropicOnly: { path: string; type: string }[];
 }

@@ -42,7 +42,7 @@ export function renderHome(config: Config, models: readonly ModelRecord[], base:
 <p class="lead">${escapeHtml(site.description)}</p>
 <p>API base URL: <code class="base-url">${
     escapeHtml(base)
-  }</code> — OpenAI-compatible; no key needed for the public models.${
+  }</code> \u2014 OpenAI-compatible; no key needed for the public models.${
     site.contact === null
       ? ""
       : ` For a key, more models or higher limits: ${escapeHtml(site.contact)}.`

@@ -1,5 +1,5 @@
 /**
- * The web pages (`/`, `/playground`, `/admin`) and their files (`/assets/…`). They call the
+ * The web pages (`/`, `/playground`, `/admin`) and their files (`/assets/...`). They call the
  * public and admin APIs from the browser like any client, so they add no power of their own:
  * the playground obeys the caller's limits, and every admin action is checked by the admin API.
  */

@@ -1,8 +1,8 @@
 /**
- * Canonical results as Responses objects (OpenAI's `Response`): the parts as output items — a
+ * Canonical results as Responses objects (OpenAI's `Response`): the parts as output items - a
  * `reasoning` item per reasoning part (its text as the summary, and the part itself in
  * `encrypted_content` when asked for: see reasoning_envelope.ts), one assistant `message` for
- * each run of text and refusal parts (a content part each), a `function_call` per tool call — with the status,
+ * each run of text and refusal parts (a content part each), a `function_call` per tool call - with the status,
  * incomplete details and usage, and the request's settings echoed.
  */
 import type { Part, ReasoningPart } from "../../canonical/conversation.ts";
@@ -37,7 +37,7 @@ export function responseId(): string {
   return "resp_" + crypto.randomUUID().replaceAll("-", "");
 }
 
-/** The id of the output item at `index` of a response (`msg_…`, `fc_…`, `rs_…`). */
+/** The id of the output item at `index` of a response (`msg_...`, `fc_...`, `rs_...`). */
 export function itemId(prefix: "msg" | "fc" | "rs", responseId: string, index: number): string {
   return `${prefix}_${responseId.replace(/^resp_/, "")}${index.toString(16).padStart(4, "0")}`;
 }

@@ -1,7 +1,7 @@
 /**
  * The gateway's `encrypted_content` of a reasoning item (README "Responses API"): a reasoning
- * part from any back end — its text, Anthropic's signature or redacted payload, and the style
- * it came from — packed so that a client that sends the item back gives the gateway the same
+ * part from any back end - its text, Anthropic's signature or redacted payload, and the style
+ * it came from - packed so that a client that sends the item back gives the gateway the same
  * part again, losslessly. It is `swy1.` and the base64url of the part's JSON; it is not
  * encrypted (the payloads inside are the upstreams' own, which they check themselves).
  * Anything else in `encrypted_content` is an upstream's own payload (OpenAI's): it becomes a

@@ -2,7 +2,7 @@
  * `POST /v1/responses` bodies (OpenAI's CreateResponse) read with the validation readers: every
  * failure is a 400 with the `param` it names (`input[2].content[0].image_url`). The options
  * become canonical ones; what the Responses object echoes back (instructions, tools, text,
- * reasoning…) is kept as sent; fields the gateway does not model pass in `extras` of protocol
+ * reasoning...) is kept as sent; fields the gateway does not model pass in `extras` of protocol
  * `openai_responses` (a same-protocol upstream gets them, others drop and name them).
  */
 import {
@@ -58,7 +58,7 @@ export interface ResponsesRequest {
   previousResponseId: string | null;
   /** Whether reasoning items carry `encrypted_content`. */
   includeEncrypted: boolean;
-  /** Hosted tools (`web_search`…) by their `tools[i].type` path: only an upstream with the
+  /** Hosted tools (`web_search`...) by their `tools[i].type` path: only an upstream with the
    * Responses API runs them. */
   hostedTools: string[];
   /** What the Response object echoes. */
@@ -223,7 +223,7 @@ function parseToolChoice(r: Reader | undefined, tools: readonly ToolSpec[]): Too
     return choice;
   }
   const named = r.object({
-    expected: '"none", "auto", "required" or {"type": "function", "name": …}',
+    expected: '"none", "auto", "required" or {"type": "function", "name": \u2026}',
   });
   named.oneOf("type", ["function"]);
   const name = named.string("name", FUNCTION_NAME);

@@ -1,6 +1,6 @@
 /**
  * Readers of an HTTP/1.1 response body over a connection's buffered bytes, one per framing
- * (RFC 9112 §6–7): a known length, chunked, or until the connection closes.
+ * (RFC 9112 §6-7): a known length, chunked, or until the connection closes.
  */
 import { concatBytes } from "../bytes.ts";
 import { type BufferedReader, LineTooLong } from "./buffered_reader.ts";

@@ -1,5 +1,5 @@
 /**
- * An HTTP/1.1 response head (RFC 9112 §4–6): the status line, the header fields, and how the
+ * An HTTP/1.1 response head (RFC 9112 §4-6): the status line, the header fields, and how the
  * body that follows is framed.
  */
 

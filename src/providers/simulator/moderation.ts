@@ -21,7 +21,7 @@ import { stopIfAborted } from "./abort.ts";
 
 /**
  * A lexicon pattern as a regular expression over canonical text, kept as a tree. The patterns
- * are not run as RegExps (their backtracking took 18 s on a 2 KB "i will killll…x"): they are
+ * are not run as RegExps (their backtracking took 18 s on a 2 KB "i will killll...x"): they are
  * compiled into one automaton that reads each character once per match start (see matchStarts).
  */
 type Expr =
@@ -195,7 +195,7 @@ export interface StepCounter {
 /**
  * A set of positions the automaton can be in at once. The sets met while matching one text are
  * kept with their moves, so a move is worked out once and then costs one lookup (on a long
- * "kiiii…ll" run: 3 steps a character instead of 67). At most one set is added per character
+ * "kiiii...ll" run: 3 steps a character instead of 67). At most one set is added per character
  * read (2 000 sets on 100 KB of random lexicon words).
  */
 interface State {
@@ -294,7 +294,7 @@ function negated(text: string, index: number): boolean {
 
 /**
  * Scores a text in every category: weighted pattern matches on the canonical text (negated
- * matches count {@link NEGATED_WEIGHT}), summed per category and mapped to [0, 1) by 1 − e^(−s).
+ * matches count {@link NEGATED_WEIGHT}), summed per category and mapped to [0, 1) by 1 - e^(-s).
  * `counter`, if given, counts the matcher's steps.
  */
 export function scoreText(
@@ -332,7 +332,7 @@ export async function classify(
   const results: ModerationResult[] = [];
   let sinceYield = 0;
   for (const pair of pairInputs(req.input, req.input_images)) {
-    // Scoring takes ~0.1–0.5 µs a character: a full batch (20 MB) would hold the event loop
+    // Scoring takes ~0.1-0.5 µs a character: a full batch (20 MB) would hold the event loop
     // for seconds, so other requests get a turn after every ~64 K characters.
     if (sinceYield >= YIELD_CHARS) {
       sinceYield = 0;

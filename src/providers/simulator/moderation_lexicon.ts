@@ -8,7 +8,7 @@
  * a group below. A slot ending in "?" may be left out; the slot "~" stands for up to three other
  * words. Each letter also matches a run of itself ("kiiill" matches "kill").
  * Weights add up per category (a negative weight is a benign context that cancels evidence); the
- * sum s becomes the score 1 − e^(−s).
+ * sum s becomes the score 1 - e^(-s).
  */
 import type { ModerationCategory } from "../../config.ts";
 

@@ -3,35 +3,37 @@
  * list (case, accents, look-alike letters, l33t, punctuation or spaces inside a word).
  */
 
-/** Letters from other scripts that look like Latin ones. */
+/** Letters from other scripts that look like Latin ones: Cyrillic, then Greek. (As escapes: a
+ * character outside Latin-1 doubles what the module's source costs; see
+ * `tests/source_charset_test.ts`.) */
 const LOOKALIKES: Record<string, string> = {
-  "а": "a",
-  "в": "b",
-  "е": "e",
-  "ё": "e",
-  "к": "k",
-  "м": "m",
-  "н": "h",
-  "о": "o",
-  "р": "p",
-  "с": "c",
-  "т": "t",
-  "у": "y",
-  "х": "x",
-  "і": "i",
-  "ј": "j",
-  "ѕ": "s",
-  "α": "a",
-  "β": "b",
-  "ε": "e",
-  "ι": "i",
-  "κ": "k",
-  "ν": "v",
-  "ο": "o",
-  "ρ": "p",
-  "τ": "t",
-  "υ": "u",
-  "χ": "x",
+  "\u0430": "a",
+  "\u0432": "b",
+  "\u0435": "e",
+  "\u0451": "e",
+  "\u043a": "k",
+  "\u043c": "m",
+  "\u043d": "h",
+  "\u043e": "o",
+  "\u0440": "p",
+  "\u0441": "c",
+  "\u0442": "t",
+  "\u0443": "y",
+  "\u0445": "x",
+  "\u0456": "i",
+  "\u0458": "j",
+  "\u0455": "s",
+  "\u03b1": "a",
+  "\u03b2": "b",
+  "\u03b5": "e",
+  "\u03b9": "i",
+  "\u03ba": "k",
+  "\u03bd": "v",
+  "\u03bf": "o",
+  "\u03c1": "p",
+  "\u03c4": "t",
+  "\u03c5": "u",
+  "\u03c7": "x",
 };
 
 /** Digits and symbols used as letters inside words. */
@@ -49,21 +51,21 @@ const LEET: Record<string, string> = {
   "!": "i",
   "|": "i",
   "+": "t",
-  "€": "e",
+  "\u20ac": "e",
 };
 
 const LOOKALIKE_RE = new RegExp(`[${Object.keys(LOOKALIKES).join("")}]`, "g");
-const LEET_RE = /[0134578@$!|+€9]/g;
+const LEET_RE = /[0134578@$!|+\u20ac9]/g;
 
 /** Sentence punctuation that may open or close a word without being part of it. */
-const OPENERS: ReadonlySet<string> = new Set(`("'“‘`);
-const CLOSERS: ReadonlySet<string> = new Set(`!?.,;:)"'”’`);
+const OPENERS: ReadonlySet<string> = new Set(`("'\u201c\u2018`);
+const CLOSERS: ReadonlySet<string> = new Set(`!?.,;:)"'\u201d\u2019`);
 
 /** Maps l33t characters in one whitespace-separated chunk that has letters in it. */
 function unleet(chunk: string): string {
   if (!/\p{L}/u.test(chunk)) return chunk; // "5", "24/7": numbers stay numbers
   // Sentence punctuation around the word is not part of it ("kill!" is not "killi"). Scanned
-  // with loops: the regex /^(…*)(.*?)(…*)$/ took 10 s on "a" + "!" × 100 000 + "x".
+  // with loops: the regex /^(...*)(.*?)(...*)$/ took 10 s on "a" + "!" × 100 000 + "x".
   let start = 0;
   while (OPENERS.has(chunk.charAt(start))) start++; // stops at the letter at the latest
   let end = chunk.length;
@@ -74,16 +76,16 @@ function unleet(chunk: string): string {
 
 /**
  * The canonical form of a text: lower-case ASCII words separated by single spaces. Accents and
- * look-alike letters are folded, l33t is read ("k1ll" → "kill"), punctuation inside a word is
- * dropped ("k.i.l.l", "self-harm" → "selfharm", "don't" → "dont") and runs of three or more
- * single letters are joined ("k i l l" → "kill").
+ * look-alike letters are folded, l33t is read ("k1ll" -> "kill"), punctuation inside a word is
+ * dropped ("k.i.l.l", "self-harm" -> "selfharm", "don't" -> "dont") and runs of three or more
+ * single letters are joined ("k i l l" -> "kill").
  */
 export function canonicalText(text: string): string {
   let s = text.normalize("NFKD").replace(/\p{M}+/gu, "").toLowerCase();
   s = s.replace(/[\u00ad\u200b-\u200d\u2060\ufeff]/g, "");
   s = s.replace(LOOKALIKE_RE, (c) => LOOKALIKES[c]!);
   s = s.replace(/\S+/g, unleet);
-  s = s.replace(/(?<=\p{L})[.\-_*'’`~^]+(?=\p{L})/gu, "");
+  s = s.replace(/(?<=\p{L})[.\-_*'\u2019`~^]+(?=\p{L})/gu, "");
   const tokens = s.split(/[^\p{L}\p{N}]+/u).filter((t) => t !== "");
   const out: string[] = [];
   let run: string[] = [];

@@ -1,6 +1,6 @@
 import { random, type Scene } from "./scene.ts";
 
-/** An RGB colour, 0–255 per channel. */
+/** An RGB colour, 0-255 per channel. */
 type Rgb = readonly [number, number, number];
 
 /** How the generation parameters shape the picture. */
@@ -11,7 +11,7 @@ export interface PaintOptions {
   steps: number;
 }
 
-/** HSL (degrees, 0–1, 0–1) to RGB. */
+/** HSL (degrees, 0-1, 0-1) to RGB. */
 export function hsl(h: number, s: number, l: number): Rgb {
   const hue = ((h % 360) + 360) % 360 / 360;
   const q = l < 0.5 ? l * (1 + s) : l + s - l * s;
@@ -39,7 +39,7 @@ class Canvas {
     this.data = new Uint8ClampedArray(width * height * 3);
   }
 
-  /** Blends `colour` into one pixel with opacity `a` (0–1). */
+  /** Blends `colour` into one pixel with opacity `a` (0-1). */
   blend(x: number, y: number, colour: Rgb, a: number): void {
     const p = (y * this.width + x) * 3;
     const d = this.data;

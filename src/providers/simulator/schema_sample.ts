@@ -538,7 +538,7 @@ function overBudget(param: string, limit: number, unit: string): ApiError {
 function sampleError(param: string, why: string): ApiError {
   const at = param.length <= LIMITS.param
     ? param
-    : `${param.slice(0, LIMITS.quote)}…${param.slice(-(LIMITS.param - LIMITS.quote))}`;
+    : `${param.slice(0, LIMITS.quote)}\u2026${param.slice(-(LIMITS.param - LIMITS.quote))}`;
   return invalidRequest(`\`${at}\` ${why}`, at, "invalid_value");
 }
 
@@ -554,7 +554,7 @@ function propertyPath(node: Node, name: string): string {
 }
 
 function quoted(name: string): string {
-  return name.length > LIMITS.quote ? `${name.slice(0, LIMITS.quote)}…` : name;
+  return name.length > LIMITS.quote ? `${name.slice(0, LIMITS.quote)}\u2026` : name;
 }
 
 /** Resolves a local JSON pointer (`#/$defs/x`, `#/anyOf/0`) against the root schema. */
@@ -714,7 +714,7 @@ function isSpace(code: number): boolean {
 
 // ---- Patterns: a matching string built by reading the pattern, which is never run.
 
-/** A pattern with syntax not read here (lookarounds, backreferences, `\p{…}`, `\b`, …). */
+/** A pattern with syntax not read here (lookarounds, backreferences, `\p{...}`, `\b`, ...). */
 class Unreadable extends Error {}
 
 /** A reading position in a pattern. */
@@ -740,7 +740,7 @@ const CHAR_ESCAPES = new Map([
 ]);
 /** A character each negated class escape matches. */
 const NEGATED_ESCAPES = new Map([["D", "a"], ["W", "-"], ["S", "a"]]);
-/** What a negated class `[^…]` is tried with. */
+/** What a negated class `[^...]` is tried with. */
 const OUTSIDE = [..."a0x_ -A"];
 
 /** A string matching `pattern` (first alternatives, fewest repeats), read without running it;
@@ -871,7 +871,7 @@ function escapeChar(c: Cursor): string {
   return ch;
 }
 
-/** A character of the class `[…]` at the cursor: its first, or for `[^…]` one of a few common
+/** A character of the class `[...]` at the cursor: its first, or for `[^...]` one of a few common
  * characters outside it. */
 function classChar(c: Cursor): string {
   const negated = c.text[c.at] === "^";
