@@ -5,9 +5,10 @@
  *
  *   deno task bench                 the table (non-stream and stream at 32 and 256 connections,
  *                                   long prompts (a 100 KB body), paced streams (200 at once, 50
- *                                   chunks 10 ms apart, against a Switchyard, a pass-through and
- *                                   the JavaScript-stream floor (js_stream_floor.ts) of their
- *                                   own), the Anthropic adapter, anonymous traffic from
+ *                                   chunks 10 ms apart, against a Switchyard, a pass-through, the
+ *                                   JavaScript-stream floor (js_stream_floor.ts) and the floor of
+ *                                   a server of one's own (http1_floor.ts), each its own), the
+ *                                   Anthropic adapter, anonymous traffic from
  *                                   1 and 10,000 client addresses), then the unloaded time to a
  *                                   stream's first byte and to a non-stream answer's last
  *   deno task bench --soak          1,000 concurrent slow streams, pass-through then Switchyard,
@@ -450,7 +451,8 @@ function startUpstream(name: string, port: number, env: Record<string, string>):
 }
 
 /** Starts a baseline proxy of `bench/` on core 0, in front of the upstream at `upstreamPort`:
- * the pass-through (`passthrough.ts`), or the JavaScript-stream floor (`js_stream_floor.ts`). */
+ * the pass-through (`passthrough.ts`), the JavaScript-stream floor (`js_stream_floor.ts`) or
+ * the floor with an HTTP/1.1 server of its own (`http1_floor.ts`). */
 function startProxy(
   name: string,
   upstreamPort: number,
@@ -566,6 +568,7 @@ async function table(): Promise<void> {
         ),
         passthrough: started(await startProxy("passthrough-paced", pacedPort)),
         floor: started(await startProxy("js-floor-paced", pacedPort, "js_stream_floor.ts")),
+        ownServer: started(await startProxy("h1-floor-paced", pacedPort, "http1_floor.ts")),
       }
       : null;
     let rev: Target | null = null;
@@ -747,6 +750,13 @@ async function table(): Promise<void> {
           model: "bench-upstream",
           key: null,
         },
+        {
+          label: "h1-floor",
+          proc: paced.ownServer,
+          url: chatUrl(paced.ownServer),
+          model: "bench-upstream",
+          key: null,
+        },
         // Switchyards of their own, started now: the paced pass-through serves only paced
         // streams, so a Switchyard that served the rows before would carry their heap's high
         // water mark into the RSS comparison.
@@ -772,7 +782,9 @@ async function table(): Promise<void> {
       const s = medianSample(samples.get("switchyard")!);
       row(mode, PACED_STREAMS, "direct", d, null, null);
       const f = medianSample(samples.get("js-floor")!);
+      const h = medianSample(samples.get("h1-floor")!);
       row(mode, PACED_STREAMS, "passthrough", p, d, null);
+      row(mode, PACED_STREAMS, "h1-floor", h, d, p);
       row(mode, PACED_STREAMS, "js-floor", f, d, p);
       const r = rev ? medianSample(samples.get(rev.label)!) : null;
       if (rev && r) {
@@ -782,6 +794,7 @@ async function table(): Promise<void> {
       }
       row(mode, PACED_STREAMS, "switchyard", s, d, p, r);
       results[`${mode} @${PACED_STREAMS} passthrough`] = p;
+      results[`${mode} @${PACED_STREAMS} h1-floor`] = h;
       results[`${mode} @${PACED_STREAMS} js-floor`] = f;
       results[`${mode} @${PACED_STREAMS} switchyard`] = s;
       clientRatios.push(
@@ -793,7 +806,11 @@ async function table(): Promise<void> {
           fmt(p.rssMb, 0)
         } MB; the JavaScript-stream floor ${
           fmt(f.cpuUsPerRequest / p.cpuUsPerRequest)
-        }× the pass-through's CPU, ${fmt(f.rssMb / p.rssMb)}× its peak RSS`,
+        }× the pass-through's CPU, ${
+          fmt(f.rssMb / p.rssMb)
+        }× its peak RSS; with a server of its own ${
+          fmt(h.cpuUsPerRequest / p.cpuUsPerRequest)
+        }× and ${fmt(h.rssMb / p.rssMb)}×`,
       );
     }
     // Routing: a model with three routes against the same model with one. Two Switchyards of
