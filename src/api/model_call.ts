@@ -97,15 +97,15 @@ export interface StreamAnswerOptions {
   signal: AbortSignal;
   /** Names the stream in the error log of a bug ("chat", "messages"...). */
   name: string;
-  /** Sees every batch (besides the usage, which the request's context keeps). */
-  observe?(events: readonly CanonicalEvent[]): void;
+  /** Sees every batch (the usage needs none: the settle step takes the stream's tally's). */
+  observe?: ((events: readonly CanonicalEvent[]) => void) | undefined;
   /** Runs once the stream ended, before the request settles (the logged content). */
   ended?(): void;
 }
 
-/** A canonical stream answered as SSE by `renderer` (every front door's stream): the last
- * usage kept for settling, the request settled when the stream ends, a client leaving before
- * the first bytes a 499, a bug a 500 naming only the request id. */
+/** A canonical stream answered as SSE by `renderer` (every front door's stream): the request
+ * settled when the stream ends (with the last usage it reported, from its tally), a client
+ * leaving before the first bytes a 499, a bug a 500 naming only the request id. */
 export function streamAnswer(
   ctx: RequestContext,
   events: AsyncIterable<CanonicalEvent[]>,
@@ -117,10 +117,7 @@ export function streamAnswer(
     eventStreamResponse(events, renderer, {
       abort: options.abort,
       signal: options.signal,
-      observe(batch) {
-        for (const event of batch) if (event.type === "usage") ctx.usage = event.usage;
-        observe?.(batch);
-      },
+      observe,
       settleLater: () => ctx.settleLater(),
       settle({ status, error }) {
         ended?.();

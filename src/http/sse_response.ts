@@ -20,6 +20,7 @@ const CHARS_PER_TOKEN = 4;
  * arguments, refusals) and the last usage its back end reported. */
 export class StreamTally {
   chars = 0;
+  /** The last usage the stream reported (the settle step's). */
   usage: Usage | null = null;
 
   /** Counts a batch of events. */
@@ -73,8 +74,9 @@ export interface EventStreamOptions {
   /** The signal the back end got (this abort and the client's disconnect): once it has fired,
    * a failure of the back end is the client leaving, not an error. */
   signal: AbortSignal;
-  /** Sees every batch before it is rendered (usage and content, for settling). */
-  observe?(events: readonly CanonicalEvent[]): void;
+  /** Sees every batch before it is rendered (the content, for the log); the usage is the
+   * tally's. */
+  observe?: ((events: readonly CanonicalEvent[]) => void) | undefined;
   /** Called once the first bytes are ready: from then on the stream settles the request. */
   settleLater(): void;
   /** Called once, when the stream ends: delivered, failed mid-way or left by the client. */

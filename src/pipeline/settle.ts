@@ -100,6 +100,8 @@ export class Settler implements SettleRunner {
     ctx.open = null;
     this.activity++;
     const tally = open?.tally ?? null;
+    // A stream's usage is the last one it reported, kept by its tally (not copied each batch).
+    if (tally?.usage) ctx.usage = tally.usage;
     let usage = ctx.usage;
     let estimated = false;
     if (tally !== null && tally.chars > 0) {

@@ -75,7 +75,7 @@ export async function createChatCompletion(ctx: RequestContext): Promise<Respons
     abort,
     signal: call.signal,
     name: "chat",
-    observe: (events) => streamed?.add(events),
+    observe: streamed ? (events) => streamed.add(events) : undefined,
     ended() {
       if (content && streamed) content.output = renderMessage(streamed.parts, excludeReasoning);
     },

@@ -87,7 +87,7 @@ export async function createMessage(ctx: RequestContext): Promise<Response> {
     abort,
     signal: call.signal,
     name: "messages",
-    observe: (events) => streamed?.add(events),
+    observe: streamed ? (events) => streamed.add(events) : undefined,
     ended() {
       if (content && streamed) content.output = contentBlocks(streamed.parts);
     },
