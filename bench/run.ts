@@ -567,8 +567,8 @@ async function table(): Promise<void> {
           }),
         ),
         passthrough: started(await startProxy("passthrough-paced", pacedPort)),
-        floor: started(await startProxy("js-floor-paced", pacedPort, "js_stream_floor.ts")),
-        ownServer: started(await startProxy("h1-floor-paced", pacedPort, "http1_floor.ts")),
+        jsFloor: started(await startProxy("js-floor-paced", pacedPort, "js_stream_floor.ts")),
+        h1Floor: started(await startProxy("h1-floor-paced", pacedPort, "http1_floor.ts")),
       }
       : null;
     let rev: Target | null = null;
@@ -745,15 +745,15 @@ async function table(): Promise<void> {
         },
         {
           label: "js-floor",
-          proc: paced.floor,
-          url: chatUrl(paced.floor),
+          proc: paced.jsFloor,
+          url: chatUrl(paced.jsFloor),
           model: "bench-upstream",
           key: null,
         },
         {
           label: "h1-floor",
-          proc: paced.ownServer,
-          url: chatUrl(paced.ownServer),
+          proc: paced.h1Floor,
+          url: chatUrl(paced.h1Floor),
           model: "bench-upstream",
           key: null,
         },
