@@ -113,7 +113,8 @@ export class RequestContext {
   /** Fires when the client goes away (also after a request body, which Deno's own signal
    * misses: see `http/disconnect_watch.ts`). */
   signal: AbortSignal;
-  /** The JSON object body, for endpoints that read one (empty otherwise). */
+  /** The JSON object body, for endpoints that read one (empty otherwise, and once
+   * {@link takeBody} took it). */
   body: Record<string, unknown> = NO_BODY;
 
   // Front doors (what settle reports).
@@ -159,6 +160,14 @@ export class RequestContext {
     this.url = new URL(request.url);
     this.signal = request.signal;
     this.#settle = settle;
+  }
+
+  /** The body, which the context then lets go of: a stream's context lives as long as the
+   * stream, and the body holds the whole prompt. */
+  takeBody(): Record<string, unknown> {
+    const body = this.body;
+    this.body = NO_BODY;
+    return body;
   }
 
   /** Makes {@link signal} also fire when the returned controller aborts. */

@@ -6,7 +6,7 @@ import { AnthropicForwarder } from "./anthropic_passthrough.ts";
 import { toAnthropicRequest } from "./anthropic_request.ts";
 import { fromAnthropicMessage } from "./anthropic_response.ts";
 import { AnthropicStreamTranslator } from "./anthropic_stream.ts";
-import { EventBatches } from "./event_batches.ts";
+import { EventBatches, type EventTranslation } from "./event_batches.ts";
 import { listAnthropicModels } from "./model_lists.ts";
 import type {
   CallContext,
@@ -81,22 +81,31 @@ export class AnthropicProvider implements Provider {
 
   chatStream(req: CanonicalRequest, ctx: CallContext): AsyncIterable<CanonicalEvent[]> {
     // Made with the request, which says whether the forced JSON tool answers.
-    let translator!: AnthropicStreamTranslator;
+    const made: { translator: AnthropicStreamTranslator | null } = { translator: null };
     return new EventBatches<SseEvent>(() => {
       const call = toAnthropicRequest(req, ctx.upstreamModel, true, ctx.dropped);
-      translator = new AnthropicStreamTranslator(call.jsonTool);
+      made.translator = new AnthropicStreamTranslator(call.jsonTool);
       return this.#upstream.call(chatPost(ctx, "/v1/messages", call.body, true));
-    }, {
+    }, this.#translation(made));
+  }
+
+  /** What a stream's batches do with its events. (Made apart from {@link chatStream}, so that
+   * they do not keep the request, the whole prompt, as long as the stream: V8 keeps the
+   * variables that a function's closures use together.) */
+  #translation(
+    made: { translator: AnthropicStreamTranslator | null },
+  ): EventTranslation<SseEvent> {
+    return {
       push: (event, out) => {
         const data = parseEventData(event.data);
         if (event.event === "error" || data.type === "error") {
           throw mapStreamError(this.id, parseAnthropicError(data), this.#deps.apiKey);
         }
-        return translator.push(data, out);
+        return made.translator!.push(data, out);
       },
       end: () => {
         throw malformed("stream: it ended before message_stop");
       },
-    });
+    };
   }
 }

@@ -30,7 +30,11 @@ export interface EventTranslation<E> {
  * (`return`) closes the source.
  */
 export class EventBatches<E> implements AsyncIterableIterator<CanonicalEvent[]>, PolledBatches {
-  readonly #open: () => Promise<EventSource<E>>;
+  /** Made once, then dropped: what it holds (the upstream request, with the whole prompt)
+   * need not live as long as the stream. */
+  #open: (() => Promise<EventSource<E>>) | null;
+  /** The call being made (one, however often {@link more} is asked before it is). */
+  #starting: Promise<void> | null = null;
   readonly #translation: EventTranslation<E>;
   #source: EventSource<E> | null = null;
   #done = false;
@@ -98,12 +102,14 @@ export class EventBatches<E> implements AsyncIterableIterator<CanonicalEvent[]>,
 
   more(): Promise<void> {
     if (this.#done) return Promise.resolve();
-    if (this.#source === null) return this.#start();
+    if (this.#source === null) return this.#starting ??= this.#start();
     return this.#source.more().then(undefined, this.#failed);
   }
 
   async #start(): Promise<void> {
-    this.#source = await this.#open();
+    const open = this.#open!;
+    this.#open = null;
+    this.#source = await open();
     // The consumer may have stopped while the call was being made.
     if (this.#done) this.#source.close();
   }

@@ -3,7 +3,7 @@ import type { CanonicalEvent } from "../canonical/events.ts";
 import type { CanonicalResult } from "../canonical/result.ts";
 import { type ApiError, upstreamError, upstreamTimeout } from "../errors.ts";
 import type { SseEvent } from "../http/sse.ts";
-import { EventBatches } from "./event_batches.ts";
+import { EventBatches, type EventTranslation } from "./event_batches.ts";
 import { toGeminiRequest } from "./gemini_request.ts";
 import { fromGeminiResponse } from "./gemini_response.ts";
 import { GeminiStreamTranslator } from "./gemini_stream.ts";
@@ -119,7 +119,14 @@ export class GeminiProvider implements Provider {
       const body = toGeminiRequest(req, ctx.dropped);
       const path = modelPath(ctx.upstreamModel, "streamGenerateContent?alt=sse");
       return this.#upstream.call(chatPost(ctx, path, body, true));
-    }, {
+    }, this.#translation(translator));
+  }
+
+  /** What a stream's batches do with its events. (Made apart from {@link chatStream}, so that
+   * they do not keep the request, the whole prompt, as long as the stream: V8 keeps the
+   * variables that a function's closures use together.) */
+  #translation(translator: GeminiStreamTranslator): EventTranslation<SseEvent> {
+    return {
       push: (event, out) => {
         const data = parseEventData(event.data);
         if (data.error !== undefined) {
@@ -129,7 +136,7 @@ export class GeminiProvider implements Provider {
         return false;
       },
       end: () => translator.end(),
-    });
+    };
   }
 }
 

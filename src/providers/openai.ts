@@ -3,7 +3,7 @@ import type { CanonicalEvent } from "../canonical/events.ts";
 import type { CanonicalResult } from "../canonical/result.ts";
 import type { SseEvent } from "../http/sse.ts";
 import type { ImageRequest, ModerationRequest, ModerationResult } from "../types/openai.ts";
-import { EventBatches } from "./event_batches.ts";
+import { EventBatches, type EventTranslation } from "./event_batches.ts";
 import { openAIGenerateImages } from "./openai_images.ts";
 import { listOpenAIModels } from "./model_lists.ts";
 import { openAIModerate } from "./openai_moderation.ts";
@@ -85,7 +85,14 @@ export class OpenAIProvider implements Provider {
     const translator = new OpenAIStreamTranslator();
     // The request is translated now, so that `ctx.dropped` is complete before the first read.
     const request = this.#request(req, ctx, true);
-    return new EventBatches(() => this.#upstream.call(request), {
+    return new EventBatches(() => this.#upstream.call(request), this.#translation(translator));
+  }
+
+  /** What a stream's batches do with its events. (Made apart from {@link chatStream}: V8 keeps
+   * the variables that a function's closures use together, so push and end made there would keep
+   * the upstream request, the whole prompt, as long as the stream.) */
+  #translation(translator: OpenAIStreamTranslator): EventTranslation<SseEvent> {
+    return {
       push: (event, out) => {
         if (event.data === "[DONE]") {
           for (const e of translator.end()) out.push(e);
@@ -105,7 +112,7 @@ export class OpenAIProvider implements Provider {
         }
         return translator.end();
       },
-    });
+    };
   }
 
   #request(req: CanonicalRequest, ctx: CallContext, stream: boolean): UpstreamRequest {

@@ -327,6 +327,8 @@ export class Upstream {
    */
   async call(request: UpstreamRequest): Promise<UpstreamResponse> {
     const { config } = this.#deps;
+    // What the stream's closures below keep (the request's body would live as long as they).
+    const { requestId } = request;
     const deadline = new Deadline(this.#deadlines, request.signal, config.timeout_ms);
     const call = {
       method: request.method,
@@ -355,8 +357,8 @@ export class Upstream {
             idleMs: request.stream ? config.timeout_ms : null,
             maxBytes: config.max_response_bytes,
             maxEventBytes: config.max_event_bytes,
-            readFailure: (e) => this.#thrown(e, deadline, "read", request.requestId),
-            tooLarge: (what) => this.#tooLarge(what, request.requestId),
+            readFailure: (e) => this.#thrown(e, deadline, "read", requestId),
+            tooLarge: (what) => this.#tooLarge(what, requestId),
           });
         }
         const failure = await this.#failure(response, deadline, request);

@@ -4,6 +4,7 @@
  * of chunks. Request fields the back end left out are named in `x-switchyard-dropped-params`.
  */
 import type { CanonicalRequest } from "../../canonical/conversation.ts";
+import type { CallContext, Provider } from "../../providers/types.ts";
 import type { ModelRecord } from "../../catalogue/model.ts";
 import { unsupportedCapability } from "../../errors.ts";
 import { json } from "../../http/response.ts";
@@ -27,7 +28,7 @@ import type { WireMessage } from "./wire.ts";
 /** The chat completions handler. */
 export async function createChatCompletion(ctx: RequestContext): Promise<Response> {
   const { config, clock } = ctx.services;
-  const body = ctx.body;
+  const body = ctx.takeBody();
   const req = parseChatRequest(body, config.limits);
   const excludeReasoning = reasoningExcluded(body);
   const record = resolve(ctx, req.model);
@@ -60,10 +61,6 @@ export async function createChatCompletion(ctx: RequestContext): Promise<Respons
   }
 
   ctx.stream = true;
-  // A stream's call also stops when its response body is cancelled (`abort`).
-  const abort = new AbortController();
-  call.signal = followed(abort, ctx.signal);
-  const streamed = content ? new StreamedParts() : null;
   const renderer = new ChatChunkRenderer({
     requestId: ctx.requestId,
     created,
@@ -71,6 +68,25 @@ export async function createChatCompletion(ctx: RequestContext): Promise<Respons
     includeUsage: req.includeUsage,
     excludeReasoning,
   });
+  return await streamChat(ctx, provider, req, call, renderer, content, excludeReasoning);
+}
+
+/** The stream's answer. (A function of its own, whose closures do not use the request: V8 keeps
+ * the variables that a function's closures use together, so closures made in the handler would
+ * keep the request, the whole prompt, as long as the stream.) */
+async function streamChat(
+  ctx: RequestContext,
+  provider: Provider,
+  req: CanonicalRequest,
+  call: CallContext,
+  renderer: ChatChunkRenderer,
+  content: { output: WireMessage } | null,
+  excludeReasoning: boolean,
+): Promise<Response> {
+  // A stream's call also stops when its response body is cancelled (`abort`).
+  const abort = new AbortController();
+  call.signal = followed(abort, ctx.signal);
+  const streamed = content ? new StreamedParts() : null;
   const response = await streamAnswer(ctx, provider.chatStream(req, call), renderer, {
     abort,
     signal: call.signal,

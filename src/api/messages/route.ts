@@ -6,8 +6,9 @@
  * events. Request fields the back end left out are named in `x-switchyard-dropped-params`.
  */
 import type { CanonicalRequest } from "../../canonical/conversation.ts";
-import { internalError } from "../../errors.ts";
+import { type ApiError, internalError } from "../../errors.ts";
 import { json } from "../../http/response.ts";
+import type { Logger } from "../../log/logger.ts";
 import type { RequestContext } from "../../pipeline/context.ts";
 import { resolve } from "../../pipeline/resolve.ts";
 import { promptTokens } from "../../providers/simulator/prompt_tokens.ts";
@@ -50,10 +51,7 @@ export async function createMessage(ctx: RequestContext): Promise<Response> {
   // A stream's call also stops when its response body is cancelled (`abort`).
   const abort = new AbortController();
   if (req.stream) call.signal = followed(abort, ctx.signal);
-  const onUnexpected = (error: unknown) => {
-    logger.error("messages stream failed", error, ctx.requestId);
-    return internalError(ctx.requestId);
-  };
+  const onUnexpected = streamFailure(ctx, logger);
 
   if (provider.forwardMessages) {
     const forward = provider.forwardMessages.bind(provider);
@@ -65,6 +63,8 @@ export async function createMessage(ctx: RequestContext): Promise<Response> {
   }
 
   for (const name of Object.keys(req.extras.fields)) call.dropped.add(name);
+  // The canonical request holds what the body held: a stream need not keep the body as well.
+  ctx.takeBody();
   if (!req.stream) {
     const result = await untilClientLeaves(ctx, () => provider.chat(req, call));
     ctx.usage = result.usage;
@@ -77,10 +77,34 @@ export async function createMessage(ctx: RequestContext): Promise<Response> {
   }
 
   ctx.stream = true;
+  return await streamMessage(ctx, provider, req, call, abort, content, record.id);
+}
+
+/** A bug in a stream, logged and answered as a 500 naming the request id. (Made apart from the
+ * handler: see {@link streamMessage}.) */
+function streamFailure(ctx: RequestContext, logger: Logger): (error: unknown) => ApiError {
+  return (error) => {
+    logger.error("messages stream failed", error, ctx.requestId);
+    return internalError(ctx.requestId);
+  };
+}
+
+/** The canonical stream's answer. (A function of its own, whose closures do not use the
+ * request: V8 keeps the variables that a function's closures use together, so closures made in
+ * the handler would keep the request, the whole prompt, as long as the stream.) */
+async function streamMessage(
+  ctx: RequestContext,
+  provider: Provider,
+  req: CanonicalRequest,
+  call: CallContext,
+  abort: AbortController,
+  content: LoggedContent | null,
+  model: string,
+): Promise<Response> {
   const streamed = content ? new StreamedParts() : null;
   const renderer = new MessagesStreamRenderer({
     requestId: ctx.requestId,
-    model: record.id,
+    model,
     estimate: await inputTokens(provider, req, call),
   });
   const response = await streamAnswer(ctx, provider.chatStream(req, call), renderer, {
@@ -135,5 +159,6 @@ function forwarded(ctx: RequestContext, endpoint: "messages" | "count_tokens") {
     const value = ctx.request.headers.get(name);
     if (value !== null) headers[name] = value;
   }
-  return { endpoint, body: withoutGatewayThinking(ctx.body), headers };
+  // Taken from the context: a forwarded stream need not keep the body.
+  return { endpoint, body: withoutGatewayThinking(ctx.takeBody()), headers };
 }
