@@ -42,13 +42,7 @@ export async function readJsonObject(
   if (declared !== null && Number(declared) > maxBytes) throw payloadTooLarge(maxBytes);
   const bytes = declared !== null && Number(declared) <= SMALL_BODY
     ? await readSmall(request, limits.body_timeout_ms, timers)
-    : await readLimited(
-      request,
-      maxBytes,
-      declared === null ? null : Number(declared),
-      limits.body_timeout_ms,
-      timers,
-    );
+    : await readLimited(request, maxBytes, limits.body_timeout_ms, timers);
   if (bytes.length > maxBytes) throw payloadTooLarge(maxBytes);
   if (bytes.length === 0) {
     throw invalidRequest("The request body is empty; send a JSON object.", null, "invalid_json");
@@ -109,14 +103,10 @@ async function readSmall(
   }
 }
 
-/** The body's bytes, counted as they arrive, within `maxBytes` and `timeoutMs`. Once the
- * `declared` length has come, no read is made for the end: Deno's stream would keep that read's
- * 64 KiB buffer in its controller after it ends (the pull-into stays queued), and the request
- * lives as long as a streamed answer does. */
+/** The body's bytes, counted as they arrive, within `maxBytes` and `timeoutMs`. */
 async function readLimited(
   request: Request,
   maxBytes: number,
-  declared: number | null,
   timeoutMs: number,
   timers: Expiries,
 ): Promise<Uint8Array> {
@@ -147,7 +137,6 @@ async function readLimited(
         throw payloadTooLarge(maxBytes);
       }
       chunks.push(result.value);
-      if (total === declared) break;
     }
   } finally {
     expiry.clear();
