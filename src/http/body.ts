@@ -103,6 +103,32 @@ async function readSmall(
   }
 }
 
+/** What one read of a large body asks for. */
+const READ_BYTES = 64 * 1024;
+
+/**
+ * Reads `body` into buffers of our own where it is a byte stream (a server's request body is):
+ * a default reader's last read, the one that finds the end, leaves the 64 KiB buffer the stream
+ * made for it queued in the stream's controller (the Streams spec clears that only for BYOB
+ * readers), and the request, with it, lives as long as a streamed answer does. The end must
+ * still be read: Deno closes the connection after the answer when it was not.
+ */
+function bodyReader(body: ReadableStream<Uint8Array>): {
+  read(): Promise<ReadableStreamReadResult<Uint8Array>>;
+  cancel(): Promise<void>;
+} {
+  let byob: ReadableStreamBYOBReader;
+  try {
+    byob = body.getReader({ mode: "byob" });
+  } catch {
+    return body.getReader();
+  }
+  return {
+    read: () => byob.read(new Uint8Array(READ_BYTES)),
+    cancel: () => byob.cancel(),
+  };
+}
+
 /** The body's bytes, counted as they arrive, within `maxBytes` and `timeoutMs`. */
 async function readLimited(
   request: Request,
@@ -111,7 +137,7 @@ async function readLimited(
   timers: Expiries,
 ): Promise<Uint8Array> {
   if (request.body === null) return new Uint8Array();
-  const reader = request.body.getReader();
+  const reader = bodyReader(request.body);
   let timedOut = false;
   const expiry = timers.after(timeoutMs, () => {
     timedOut = true;
