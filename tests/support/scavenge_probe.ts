@@ -7,10 +7,8 @@
  * collected: a request that has ended should be garbage for a scavenge, not kept until the next
  * full collection by some long-lived structure it passed through.
  */
-import { createApp } from "../../src/app.ts";
-import { FetchHttpClient } from "../../src/http/client/fetch.ts";
-import { parseConfig } from "../../src/config.ts";
 import { cannedOpenAIFetch } from "../../bench/fixtures.ts";
+import { exposedGc, probeApp } from "./probe_app.ts";
 import { KeyStore } from "../../src/auth/keys.ts";
 import { systemClock } from "../../src/clock.ts";
 
@@ -18,32 +16,16 @@ const REQUESTS = Number(Deno.args[0] ?? 6000);
 const KEYED = Deno.args[1] === "key";
 /** `clients`: anonymous, from 10,000 client addresses in turn (each its own limit counters). */
 const CLIENTS = Deno.args[1] === "clients" ? 10_000 : 1;
-const gc = (globalThis as { gc?: (options: object) => void }).gc;
-if (!gc) throw new Error("run with --v8-flags=--expose-gc");
+const gc = exposedGc();
 
-const dir = await Deno.makeTempDir({ prefix: "switchyard-scavenge-" });
-const path = `${dir}/kv.sqlite`;
-const kv = await Deno.openKv(path);
-const config = parseConfig({
-  server: { hostname: "127.0.0.1", port: 0 },
-  kv: { path },
-  providers: [{
-    id: "canned",
-    style: "openai",
-    base_url: "http://upstream.invalid/v1",
-    api_key_env: "CANNED_KEY",
-    max_retries: 0,
-  }],
-  models: [{
-    id: "canned",
-    provider: "canned",
-    chat_completions: true,
-    pricing: { input: 1, output: 2 },
-  }],
-  limits: { anonymous: { chat: { per_minute: 1_000_000_000, per_day: 1_000_000_000 } } },
-}, "probe");
-
-const upstream = cannedOpenAIFetch(3);
+const probe = await probeApp({
+  prefix: "switchyard-scavenge-",
+  id: "canned",
+  style: "openai",
+  fetch: cannedOpenAIFetch(3),
+  model: { pricing: { input: 1, output: 2 } },
+});
+const { app, kv } = probe;
 
 const high = { per_minute: 1_000_000_000, per_day: 1_000_000_000 };
 const key = KEYED
@@ -59,13 +41,6 @@ const key = KEYED
   })).key
   : null;
 
-const app = await createApp({
-  config,
-  kv,
-  env: (name) => (name === "CANNED_KEY" ? "sk-canned" : undefined),
-  http: new FetchHttpClient(upstream),
-  output: { stdout() {}, stderr() {} },
-});
 let collected = 0;
 const registry = new FinalizationRegistry(() => collected++);
 
@@ -110,6 +85,4 @@ const afterScavenges = collected;
 gc({ type: "major", execution: "sync" });
 await new Promise((resolve) => setTimeout(resolve, 20));
 console.log(JSON.stringify({ requests: REQUESTS, afterScavenges, afterFull: collected }));
-await app.close();
-kv.close();
-await Deno.remove(dir, { recursive: true });
+await probe.close();

@@ -6,34 +6,14 @@
  * bytes, runs full collections and prints how much of the heap the open streams keep, beside the
  * bytes of their prompts. A stream needs its prompt only until its upstream call is made.
  */
-import { createApp } from "../../src/app.ts";
-import { FetchHttpClient } from "../../src/http/client/fetch.ts";
-import { parseConfig } from "../../src/config.ts";
 import { anthropicEvents, openaiEvents } from "../../bench/fixtures.ts";
+import { exposedGc, probeApp } from "./probe_app.ts";
 
 const STYLE = Deno.args[0] === "anthropic" ? "anthropic" : "openai";
 const DOOR = Deno.args[1] === "messages" ? "/v1/messages" : "/v1/chat/completions";
 const STREAMS = 12;
 const PROMPT_CHARS = 1_000_000;
-const gc = (globalThis as { gc?: (options: object) => void }).gc;
-if (!gc) throw new Error("run with --v8-flags=--expose-gc");
-
-const dir = await Deno.makeTempDir({ prefix: "switchyard-stream-prompt-" });
-const path = `${dir}/kv.sqlite`;
-const kv = await Deno.openKv(path);
-const config = parseConfig({
-  server: { hostname: "127.0.0.1", port: 0 },
-  kv: { path },
-  providers: [{
-    id: "held",
-    style: STYLE,
-    base_url: STYLE === "openai" ? "http://upstream.invalid/v1" : "http://upstream.invalid",
-    api_key_env: "HELD_KEY",
-    max_retries: 0,
-  }],
-  models: [{ id: "held", provider: "held", chat_completions: true }],
-  limits: { anonymous: { chat: { per_minute: 1_000_000_000, per_day: 1_000_000_000 } } },
-}, "probe");
+const gc = exposedGc();
 
 /** Each stream's events after the first ones, sent once the probe has measured. */
 const releases: (() => void)[] = [];
@@ -54,13 +34,13 @@ const heldFetch = ((_input: string | URL | Request, _init?: RequestInit) => {
   );
 }) as typeof fetch;
 
-const app = await createApp({
-  config,
-  kv,
-  env: (name) => (name === "HELD_KEY" ? "sk-held" : undefined),
-  http: new FetchHttpClient(heldFetch),
-  output: { stdout() {}, stderr() {} },
+const probe = await probeApp({
+  prefix: "switchyard-stream-prompt-",
+  id: "held",
+  style: STYLE,
+  fetch: heldFetch,
 });
+const { app } = probe;
 
 /** Opens stream `i` and reads its first bytes; returns its body's reader. */
 async function open(i: number): Promise<ReadableStreamDefaultReader<Uint8Array>> {
@@ -116,6 +96,4 @@ console.log(JSON.stringify({
   keptBytes: during - before,
   promptBytes: STREAMS * PROMPT_CHARS,
 }));
-await app.close();
-kv.close();
-await Deno.remove(dir, { recursive: true });
+await probe.close();
