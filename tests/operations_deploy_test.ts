@@ -11,10 +11,11 @@ import { freePort, ROOT, simConfig, spawnSwitchyard, tempConfig } from "./suppor
 const meta = JSON.parse(await Deno.readTextFile(`${ROOT}deno.json`));
 const repoConfig = JSON.parse(await Deno.readTextFile(`${ROOT}switchyard.json`));
 
-/** The permission flags of `deno task start`. */
-const START_FLAGS: string[] = meta.tasks.start.split(" ").filter((w: string) =>
-  w.startsWith("--allow-")
-);
+/** The flags of `deno task start` (permissions and V8's), between `deno run` and `main.ts`. */
+const START_FLAGS: string[] = (() => {
+  const words: string[] = meta.tasks.start.split(" ");
+  return words.slice(2, words.indexOf("main.ts"));
+})();
 
 /** A Dockerfile's instructions (continuation lines joined, comments dropped). */
 function instructions(text: string): [string, string][] {
