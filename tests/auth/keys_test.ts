@@ -98,3 +98,53 @@ Deno.test("the in-process copy keeps only enabled records, newest first", async 
   await store.revoke(record.id);
   assert.equal(await store.lookup(record.hash), null);
 });
+
+Deno.test("lookups of one key made while a read is under way share the next read, which starts after them", async () => {
+  using base = await Deno.openKv(":memory:");
+  // A KV whose reads, once gated, take their snapshot at once but answer when the gate opens.
+  let gate: PromiseWithResolvers<void> | null = null;
+  let reads = 0;
+  const kv = new Proxy(base, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop, target);
+      if (prop !== "get") return typeof value === "function" ? value.bind(target) : value;
+      return async (key: Deno.KvKey) => {
+        reads++;
+        const entry = await target.get(key);
+        if (gate) await gate.promise;
+        return entry;
+      };
+    },
+  });
+  const store = new KeyStore(kv, new FakeClock());
+  const { record } = await store.create({ name: "k" });
+  // Another process's view of the same KV.
+  const other = new KeyStore(base, new FakeClock());
+  gate = Promise.withResolvers<void>();
+  const first = store.lookup(record.hash);
+  await new Promise((resolve) => setTimeout(resolve, 0)); // its snapshot is taken
+  await other.update(record.id, { disabled: true });
+  // Made after the change, while the first read (which predates it) is under way.
+  const later = Array.from({ length: 31 }, () => store.lookup(record.hash));
+  const before = reads;
+  gate.resolve();
+  gate = null;
+  const [a, ...rest] = await Promise.all([first, ...later]);
+  assert.equal(before, 1, "the later lookups wait for the read under way");
+  assert.equal(reads, 2, "and share one read after it");
+  assert.equal(a!.record.disabled, false, "the first read predates the change");
+  assert.ok(rest.every((entry) => entry!.record.disabled), "the shared read follows it");
+  // With nothing under way, a lookup reads at once.
+  await other.revoke(record.id);
+  assert.equal(await store.lookup(record.hash), null);
+  assert.equal(reads, 3);
+  // Another key's lookup is not held back by this one's read.
+  const second = await store.create({ name: "k2" });
+  const [x, y] = await Promise.all([
+    store.lookup(record.hash),
+    store.lookup(second.record.hash),
+  ]);
+  assert.equal(x, null);
+  assert.equal(y!.record.name, "k2");
+  assert.equal(reads, 5);
+});
