@@ -810,7 +810,9 @@ async function table(): Promise<void> {
           fmt(f.rssMb / p.rssMb)
         }× its peak RSS; with a server of its own ${
           fmt(h.cpuUsPerRequest / p.cpuUsPerRequest)
-        }× and ${fmt(h.rssMb / p.rssMb)}×`,
+        }× and ${fmt(h.rssMb / p.rssMb)}×; switchyard ${
+          fmt(s.cpuUsPerRequest / f.cpuUsPerRequest)
+        }× the JavaScript-stream floor's CPU`,
       );
     }
     // Routing: a model with three routes against the same model with one. Two Switchyards of
