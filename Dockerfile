@@ -20,7 +20,7 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
 
 # SIGTERM (docker stop) drains open streams for server.shutdown_grace_seconds; give docker stop
 # a longer --stop-timeout than that. The flags are deno task start's (the V8 flag: see the
-# README's Performance section).
+# README's Deploying section).
 CMD ["run", "--v8-flags=--max-semi-space-size=16", \
   "--allow-net", "--allow-env", "--allow-read", "--allow-write", \
   "--allow-ffi=/lib/x86_64-linux-gnu/libc.so.6,/lib/aarch64-linux-gnu/libc.so.6", "main.ts"]
