@@ -6,16 +6,18 @@
  */
 import assert from "node:assert/strict";
 import { parseServeArgs } from "../src/serve/args.ts";
-import { freePort, ROOT, simConfig, spawnSwitchyard, tempConfig } from "./support/process.ts";
+import {
+  freePort,
+  ROOT,
+  simConfig,
+  spawnSwitchyard,
+  startFlags,
+  tempConfig,
+} from "./support/process.ts";
 
-const meta = JSON.parse(await Deno.readTextFile(`${ROOT}deno.json`));
 const repoConfig = JSON.parse(await Deno.readTextFile(`${ROOT}switchyard.json`));
 
-/** The flags of `deno task start` (permissions and V8's), between `deno run` and `main.ts`. */
-const START_FLAGS: string[] = (() => {
-  const words: string[] = meta.tasks.start.split(" ");
-  return words.slice(2, words.indexOf("main.ts"));
-})();
+const START_FLAGS = await startFlags();
 
 /** A Dockerfile's instructions (continuation lines joined, comments dropped). */
 function instructions(text: string): [string, string][] {

@@ -1,17 +1,13 @@
 /**
  * `deno task start`'s V8 flag: the young generation held to 32 MiB (two 16 MiB semi-spaces)
  * instead of V8's 64 MiB on 64-bit machines. Under 200 paced streams that is ~17% less peak
- * RSS for the same CPU (README, Performance); these tests hold the flag's effect, and that it
+ * RSS for the same CPU (README, Deploying); these tests hold the flag's effect, and that it
  * still has one (V8's own default is larger).
  */
 import assert from "node:assert/strict";
-import { ROOT } from "../support/process.ts";
+import { runScript, startFlags } from "../support/process.ts";
 
-const meta = JSON.parse(await Deno.readTextFile(`${ROOT}deno.json`));
-const START_FLAGS: string[] = (() => {
-  const words: string[] = meta.tasks.start.split(" ");
-  return words.slice(2, words.indexOf("main.ts"));
-})();
+const START_FLAGS = await startFlags();
 
 /** Allocates ~0.5 GB of short-lived objects, the last few batches surviving a while (as a
  * stream's do), then prints the young generation's size in MiB (~0.3 s, peak RSS ~250 MB). */
@@ -30,22 +26,11 @@ const SCRIPT = `
 
 /** The young generation's size, in MiB, after the script's allocations under `flags`. */
 async function youngGenerationMiB(flags: string[]): Promise<number> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", ...flags, "-"],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const writer = child.stdin.getWriter();
-  await writer.write(new TextEncoder().encode(SCRIPT));
-  await writer.close();
-  const { code, stdout, stderr } = await child.output();
-  assert.equal(code, 0, new TextDecoder().decode(stderr));
-  return Number(new TextDecoder().decode(stdout).trim());
+  return Number((await runScript(flags, SCRIPT)).trim());
 }
 
 Deno.test("deno task start's V8 flags hold the young generation to 32 MiB", async () => {
-  assert.ok(START_FLAGS.includes("--v8-flags=--max-semi-space-size=16"), meta.tasks.start);
+  assert.ok(START_FLAGS.includes("--v8-flags=--max-semi-space-size=16"), START_FLAGS.join(" "));
   const size = await youngGenerationMiB(START_FLAGS);
   assert.ok(size > 0 && size <= 32, `young generation ${size} MiB`);
 });

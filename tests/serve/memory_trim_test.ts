@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { IdleTrimmer, LIBC_PATHS, libcTrim } from "../../src/serve/memory_trim.ts";
-import { ROOT } from "../support/process.ts";
+import { ROOT, runScript, startFlags } from "../support/process.ts";
 
 /** Whether `path` is a file on this machine. */
 function isFile(path: string): boolean {
@@ -63,8 +63,7 @@ Deno.test("libcTrim: null when no listed library can be opened, a working malloc
 });
 
 Deno.test("libcTrim: deno task start's flags grant it on this machine, and nothing else of FFI", async () => {
-  const meta = JSON.parse(await Deno.readTextFile(`${ROOT}deno.json`));
-  const flags = meta.tasks.start.split(" ").filter((w: string) => w.startsWith("--allow-"));
+  const flags = (await startFlags()).filter((w) => w.startsWith("--allow-"));
   const script = `
     import { libcTrim } from "${ROOT}src/serve/memory_trim.ts";
     const trim = libcTrim();
@@ -72,18 +71,7 @@ Deno.test("libcTrim: deno task start's flags grant it on this machine, and nothi
     let other = "opened";
     try { Deno.dlopen("/lib/x86_64-linux-gnu/libm.so.6", {}); } catch (e) { other = e.name; }
     console.log(JSON.stringify({ trim: trim !== null, other }));`;
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", ...flags, "-"],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const writer = out.stdin.getWriter();
-  await writer.write(new TextEncoder().encode(script));
-  await writer.close();
-  const { code, stdout, stderr } = await out.output();
-  assert.equal(code, 0, new TextDecoder().decode(stderr));
-  const result = JSON.parse(new TextDecoder().decode(stdout));
+  const result = JSON.parse(await runScript(flags, script));
   const glibc = LIBC_PATHS.some(isFile);
   assert.equal(result.trim, glibc);
   assert.equal(result.other, "NotCapable", "FFI is granted for libc only");

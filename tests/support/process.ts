@@ -134,6 +134,30 @@ export async function runGcProbe<T>(script: string, args: string[] = []): Promis
   return JSON.parse(new TextDecoder().decode(stdout).trim().split("\n").at(-1)!);
 }
 
+/** The flags of `deno task start` (permissions and V8's), between `deno run` and `main.ts`. */
+export async function startFlags(): Promise<string[]> {
+  const meta = JSON.parse(await Deno.readTextFile(`${ROOT}deno.json`));
+  const words: string[] = meta.tasks.start.split(" ");
+  return words.slice(2, words.indexOf("main.ts"));
+}
+
+/** Runs `script` (TypeScript, from stdin) with `deno run` and `flags`; returns its stdout, or
+ * throws with its stderr if it fails. */
+export async function runScript(flags: string[], script: string): Promise<string> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", ...flags, "-"],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  await writer.write(new TextEncoder().encode(script));
+  await writer.close();
+  const { code, stdout, stderr } = await child.output();
+  if (code !== 0) throw new Error(`the script failed: ${new TextDecoder().decode(stderr)}`);
+  return new TextDecoder().decode(stdout);
+}
+
 /** A port that was free a moment ago. */
 export function freePort(): number {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
