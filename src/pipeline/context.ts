@@ -12,6 +12,7 @@ import type { Config, LimitScope } from "../config.ts";
 import type { ApiError, ErrorStyle } from "../errors.ts";
 import type { Expiries } from "../http/expiries.ts";
 import type { KvHealth } from "../kv/health.ts";
+import { requestUrl, targetUrl } from "../http/request_url.ts";
 import type { Lease } from "../limits/leases.ts";
 import type { WindowState } from "../limits/windows.ts";
 import type { Logger } from "../log/logger.ts";
@@ -73,6 +74,8 @@ const NO_BODY: Record<string, unknown> = Object.freeze({});
  * the literal with a getter and closures per request cost ~8 µs of CPU and doubled GC time. */
 export class RequestContext {
   readonly url: URL;
+  /** The `Host` header is not a host: the request is answered 400 (see http/request_url.ts). */
+  readonly invalidHost: boolean;
   readonly requestId = "req_" + crypto.randomUUID().replaceAll("-", "");
   /** `performance.now()` at arrival, for durations. */
   readonly started = performance.now();
@@ -157,7 +160,9 @@ export class RequestContext {
     readonly services: Services,
     settle: SettleRunner,
   ) {
-    this.url = new URL(request.url);
+    const url = requestUrl(request);
+    this.url = url ?? targetUrl(request);
+    this.invalidHost = url === null;
     this.signal = request.signal;
     this.#settle = settle;
   }

@@ -1,11 +1,12 @@
 /**
- * The route step: which endpoint answers the request. A CORS preflight, an unknown path (404)
- * and a wrong method (405) reach no route's handler: their endpoints answer after admission, so
+ * The route step: which endpoint answers the request. A `Host` that is no host (400), a CORS
+ * preflight, an unknown path (404) and a wrong method (405) reach no route's handler: their endpoints answer after admission, so
  * that they count against the caller's IP in the `other` scope (a wrong method on a route that
  * is not limited, like `/healthz`, counts against nothing).
  */
 import type { LimitScope } from "../config.ts";
-import { type ErrorStyle, methodNotAllowed, routeNotFound } from "../errors.ts";
+import { type ErrorStyle, invalidRequest, methodNotAllowed, routeNotFound } from "../errors.ts";
+import { quote } from "../quote.ts";
 import type { Cors } from "../http/cors.ts";
 import { Router } from "../http/router.ts";
 import type { Step } from "./compose.ts";
@@ -43,12 +44,30 @@ const NOT_FOUND: Endpoint = {
   json: false,
 };
 
+/** The endpoint of a request whose `Host` header is not a host (its path cannot be trusted). */
+const INVALID_HOST: Endpoint = {
+  handler: (ctx) => {
+    throw invalidRequest(
+      `The Host header ${quote(ctx.request.headers.get("host"))} is not a host name.`,
+      null,
+      "invalid_host",
+    );
+  },
+  scope: "other",
+  auth: "none",
+  json: false,
+};
+
 /** Chooses the endpoint of each request among `routes`, CORS preflights answered by `cors`. */
 export function route(routes: readonly Route[], cors: Cors): Step<RequestContext> {
   const router = new Router<Endpoint, RouteEndpoints>(routes.map(endpointsOf));
   const preflight = preflightEndpoint(cors);
   return (ctx, next) => {
     const { request } = ctx;
+    if (ctx.invalidHost) {
+      ctx.endpoint = INVALID_HOST;
+      return next(ctx);
+    }
     if (cors.isPreflight(request)) {
       ctx.endpoint = preflight;
       return next(ctx);
