@@ -63,6 +63,11 @@ export async function listLogs(ctx: RequestContext): Promise<Response> {
     endBucket = position.bucket + 1;
   }
   const end = endBucket === null ? null : [...prefix, endBucket];
+  // An empty range (`since` at or after `until`, or a cursor before `since`): KV refuses to
+  // list a range whose start is past its end.
+  if (start !== null && endBucket !== null && (start[1] as number) >= endBucket) {
+    return json({ object: "list", data: [], next_cursor: null });
+  }
   const selector: Deno.KvListSelector = start && end
     ? { start, end }
     : start

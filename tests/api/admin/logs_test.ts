@@ -118,6 +118,19 @@ Deno.test("GET /admin/logs pages with limit and next_cursor", async () => {
   assert.equal(new Set(seen).size, 11);
 });
 
+Deno.test("GET /admin/logs: an empty range (since after until, a cursor before since) is an empty page", async () => {
+  const clock = new FakeClock(T0);
+  await using server = await startAdminServer({ clock });
+  await traffic(server, clock);
+  const empty = { object: "list", data: [], next_cursor: null };
+  assert.deepEqual(await logs(server, `since=${T0 + 3000}&until=${T0}`), empty);
+  assert.deepEqual(await logs(server, `since=${T0 + 1000}&until=${T0 + 1000}`), empty);
+  const first = await logs(server, "limit=2");
+  assert.notEqual(first.next_cursor, null);
+  const cursor = encodeURIComponent(first.next_cursor);
+  assert.deepEqual(await logs(server, `limit=2&cursor=${cursor}&since=${T0 + 60_000}`), empty);
+});
+
 Deno.test("GET /admin/logs pages newest first across rows of one second and across seconds", async () => {
   await using server = await startAdminServer();
   const logger = server.app.services.logger;
