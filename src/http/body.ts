@@ -7,6 +7,7 @@ import {
   requestTimeout,
 } from "../errors.ts";
 
+import { MAX_DEPTH, tooDeep } from "../validation/depth.ts";
 import { concatBytes } from "./bytes.ts";
 import type { Expiries, Expiry } from "./expiries.ts";
 
@@ -18,8 +19,9 @@ export type BodyLimits = Pick<ServerConfig, "max_body_bytes" | "body_timeout_ms"
 
 /**
  * Reads a request body as a JSON object, enforcing Content-Type, the byte limit (as bytes
- * arrive: nothing is allocated from a declared length) and the time limit (408, watched by
- * `timers`). A client that leaves mid-upload gets 499.
+ * arrive: nothing is allocated from a declared length), the time limit (408, watched by
+ * `timers`) and the nesting limit (`validation/depth.ts`). A client that leaves mid-upload gets
+ * 499.
  */
 export async function readJsonObject(
   request: Request,
@@ -66,6 +68,14 @@ export async function readJsonObject(
         value === null ? "null" : Array.isArray(value) ? "an array" : typeof value
       }.`,
       null,
+      "invalid_json",
+    );
+  }
+  const deep = tooDeep(value);
+  if (deep !== null) {
+    throw invalidRequest(
+      `The JSON body nests arrays and objects more than ${MAX_DEPTH} levels deep.`,
+      deep,
       "invalid_json",
     );
   }
