@@ -4,8 +4,12 @@ const EXPOSED = [
   "x-ratelimit-limit-requests",
   "x-ratelimit-remaining-requests",
   "x-ratelimit-reset-requests",
+  "x-ratelimit-limit-tokens",
+  "x-ratelimit-remaining-tokens",
+  "x-ratelimit-reset-tokens",
   "retry-after",
   "x-switchyard-dropped-params",
+  "x-switchyard-route",
 ].join(", ");
 
 const ALLOWED_METHODS = "GET, POST, PUT, PATCH, DELETE, OPTIONS";
@@ -63,14 +67,16 @@ export class Cors {
     return new Response(null, { status: 204, headers });
   }
 
-  /** Adds the CORS response headers for a non-preflight request. */
+  /** Adds the CORS response headers for a non-preflight request: with a list of origins,
+   * `Vary: Origin` on every answer, since whether it allows one depends on the `Origin` (a
+   * shared cache must not hand an answer without them to an origin that is allowed). */
   decorate(request: Request, headers: Headers): void {
+    if (!this.#any && !/\borigin\b/i.test(headers.get("vary") ?? "")) {
+      headers.append("vary", "Origin");
+    }
     const allow = this.allowOrigin(request.headers.get("origin"));
     if (allow === null) return;
     headers.set("access-control-allow-origin", allow);
     headers.set("access-control-expose-headers", EXPOSED);
-    if (!this.#any && !/\borigin\b/i.test(headers.get("vary") ?? "")) {
-      headers.append("vary", "Origin");
-    }
   }
 }

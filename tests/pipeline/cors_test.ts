@@ -46,6 +46,41 @@ Deno.test("cors: every answer, error or not, carries the request id and the CORS
   await res.body?.cancel();
   assert.equal(res.headers.get("access-control-allow-origin"), null);
   assert.equal(res.headers.get("x-request-id"), other.requestId);
+  // Whether the answer allows an origin depends on Origin: a cache must know, allowed or not.
+  assert.equal(res.headers.get("vary"), "Origin");
+  const none = await run(testContext(new Request("http://localhost/"), { endpoint: endpoint() }));
+  await none.body?.cancel();
+  assert.equal(none.headers.get("vary"), "Origin");
+});
+
+Deno.test("cors: a browser may read every header the gateway sets for it", async () => {
+  const run = compose<RequestContext>(
+    [cors(new Cors(["*"])), respond(logger)],
+    (ctx) => ctx.endpoint.handler(ctx),
+  );
+  const ctx = testContext(
+    new Request("http://localhost/", { headers: { origin: "https://a.example" } }),
+    { endpoint: endpoint() },
+  );
+  const res = await run(ctx);
+  await res.body?.cancel();
+  assert.equal(res.headers.get("vary"), null);
+  const exposed = res.headers.get("access-control-expose-headers")!.split(", ");
+  for (const kind of ["requests", "tokens"]) {
+    for (const part of ["limit", "remaining", "reset"]) {
+      assert.ok(exposed.includes(`x-ratelimit-${part}-${kind}`), `x-ratelimit-${part}-${kind}`);
+    }
+  }
+  for (
+    const name of [
+      "x-request-id",
+      "retry-after",
+      "x-switchyard-dropped-params",
+      "x-switchyard-route",
+    ]
+  ) {
+    assert.ok(exposed.includes(name), name);
+  }
 });
 
 Deno.test("cors: the preflight endpoint is counted as other for the anonymous caller and answers the preflight", async () => {
