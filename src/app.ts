@@ -1,6 +1,6 @@
 import { createChatCompletion } from "./api/chat_completions/route.ts";
 import { countMessageTokens, createMessage } from "./api/messages/route.ts";
-import { AdminToken } from "./auth/admin_token.ts";
+import { AdminToken, TokenAttempts } from "./auth/admin_token.ts";
 import { KeyStore } from "./auth/keys.ts";
 import { ModelDiscovery } from "./catalogue/discovery.ts";
 import { Catalogue } from "./catalogue/store.ts";
@@ -184,7 +184,9 @@ export async function createApp(deps: AppDeps): Promise<App> {
   const clock = deps.clock ?? systemClock;
   const env = deps.env ?? ((name: string) => Deno.env.get(name));
   const adminTokenValue = env("SWITCHYARD_ADMIN_TOKEN");
-  const adminToken = adminTokenValue ? new AdminToken(adminTokenValue, { kv, clock }) : null;
+  // One count of wrong tokens per IP for the admin API and /metrics.
+  const attempts = new TokenAttempts({ kv, clock });
+  const adminToken = adminTokenValue ? new AdminToken(adminTokenValue, attempts) : null;
   const loggerOptions: ConstructorParameters<typeof Logger>[0] = { clock };
   if (deps.output) loggerOptions.output = deps.output;
   const logger = new Logger(loggerOptions);
@@ -192,7 +194,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     open: () => settler.open(),
     recordsNotStored: () => logger.recordsNotStored,
     memory: () => Deno.memoryUsage(),
-  });
+  }, attempts);
   logger.addSink(
     new KvLogSink({
       kv,

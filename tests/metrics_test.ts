@@ -119,6 +119,26 @@ Deno.test("/metrics: the admin token or the metrics token, nothing else", async 
   await scrape(server, ADMIN_TOKEN);
 });
 
+Deno.test("/metrics: wrong tokens count with the admin API's, 10 a minute per IP, then 429 for any token", async () => {
+  await using server = await startMetricsServer();
+  const get = async (path: string, token: string) => {
+    const res = await fetch(`${server.url}${path}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    const body = await res.json().catch(() => null);
+    return { status: res.status, body, retryAfter: res.headers.get("retry-after") };
+  };
+  for (let i = 0; i < 6; i++) assert.equal((await get("/metrics", `guess-${i}`)).status, 401);
+  for (let i = 0; i < 4; i++) assert.equal((await get("/admin/keys", `guess-${i}`)).status, 401);
+  for (const token of [METRICS_TOKEN, ADMIN_TOKEN]) {
+    const refused = await get("/metrics", token);
+    assert.equal(refused.status, 429);
+    assert.equal(refused.body.error.type, "rate_limit_error");
+    assert.ok(Number(refused.retryAfter) >= 1);
+  }
+  assert.equal((await get("/admin/keys", ADMIN_TOKEN)).status, 429);
+});
+
 Deno.test("/metrics: not served when metrics are off, nor without any token", async () => {
   await using off = await startMetricsServer((raw) => {
     raw.metrics = { enabled: false, token_env: "SWITCHYARD_METRICS_TOKEN" };

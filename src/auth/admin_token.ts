@@ -48,7 +48,7 @@ export class SecretToken {
   }
 }
 
-/** Options for {@link AdminToken}. */
+/** Options for {@link TokenAttempts} and {@link AdminToken}. */
 export interface AdminTokenOptions {
   /** Where failed attempts are counted, shared by every instance. */
   kv: Deno.Kv;
@@ -56,35 +56,37 @@ export interface AdminTokenOptions {
   failuresPerMinute?: number;
 }
 
+/** What a refused attempt is told: no bearer token at all, or a wrong one. */
+export interface TokenWords {
+  missing: string;
+  wrong: string;
+}
+
 /**
- * The admin API's bearer token (`SWITCHYARD_ADMIN_TOKEN`), checked in constant time: both
- * sides are hashed to 32 bytes first, so neither the content nor the length leaks. Failed
- * attempts are counted per client IP in KV (exactly, across instances): past
- * {@link ADMIN_FAILURES_PER_MINUTE} in a minute the IP gets 429 with `retry-after`.
+ * Failed attempts at the gateway's bearer tokens (the admin token, the metrics token), counted
+ * per client IP in KV, exactly and across instances: past {@link ADMIN_FAILURES_PER_MINUTE} in
+ * a minute the IP gets 429 with `retry-after`, whatever token it carries and wherever it
+ * guesses (`/admin/...` or `/metrics` count together).
  */
-export class AdminToken {
-  readonly #secret: SecretToken;
+export class TokenAttempts {
   readonly #kv: Deno.Kv;
   readonly #clock: Clock;
   readonly #perMinute: number;
 
-  /** Throws {@link ConfigError} for a token shorter than {@link MIN_ADMIN_TOKEN_CHARS}. */
-  constructor(token: string, options: AdminTokenOptions) {
-    if (token.length < MIN_ADMIN_TOKEN_CHARS) {
-      throw new ConfigError(
-        `SWITCHYARD_ADMIN_TOKEN: must be at least ${MIN_ADMIN_TOKEN_CHARS} characters, not ` +
-          `${token.length} (make one with: openssl rand -hex 32)`,
-      );
-    }
-    this.#secret = new SecretToken(token);
+  constructor(options: AdminTokenOptions) {
     this.#kv = options.kv;
     this.#clock = options.clock;
     this.#perMinute = options.failuresPerMinute ?? ADMIN_FAILURES_PER_MINUTE;
   }
 
-  /** Resolves when the request carries `Authorization: Bearer <the token>` and its IP is not
-   * blocked; otherwise rejects with 401 (counted) or 429. */
-  async authorize(request: Request, ip: string): Promise<void> {
+  /** Resolves when the request's bearer token is one `accepts` takes and its IP is not
+   * blocked; otherwise rejects with 401 (a wrong token counted) or 429. */
+  async check(
+    request: Request,
+    ip: string,
+    accepts: (token: string) => boolean,
+    words: TokenWords,
+  ): Promise<void> {
     const key = [...FAILURES_PREFIX, ip];
     const minute = Math.floor(this.#clock.now() / MINUTE_MS);
     const seen = await this.#kv.get<Failures>(key);
@@ -93,13 +95,11 @@ export class AdminToken {
     }
     const header = request.headers.get("authorization");
     const token = header === null ? null : bearerToken(header);
-    if (token === null) {
-      throw unauthorized('The admin API needs "Authorization: Bearer <SWITCHYARD_ADMIN_TOKEN>".');
-    }
-    if (this.#secret.is(token)) return;
+    if (token === null) throw unauthorized(words.missing);
+    if (accepts(token)) return;
     // Only a token that was tried counts: guessing is what the limit stops.
     if (!(await this.#countFailure(key, minute))) throw this.#blocked(minute);
-    throw unauthorized("Incorrect admin token.");
+    throw unauthorized(words.wrong);
   }
 
   /** Counts one failure in `minute`; `false` when the minute's allowance was already spent
@@ -129,5 +129,37 @@ export class AdminToken {
         `${this.#perMinute} a minute). Try again in ${retryAfter} s.`,
       { "retry-after": String(retryAfter) },
     );
+  }
+}
+
+const ADMIN_WORDS: TokenWords = {
+  missing: 'The admin API needs "Authorization: Bearer <SWITCHYARD_ADMIN_TOKEN>".',
+  wrong: "Incorrect admin token.",
+};
+
+/**
+ * The admin API's bearer token (`SWITCHYARD_ADMIN_TOKEN`), checked in constant time (see
+ * {@link SecretToken}), its failed attempts counted by {@link TokenAttempts}.
+ */
+export class AdminToken {
+  readonly #secret: SecretToken;
+  readonly #attempts: TokenAttempts;
+
+  /** Throws {@link ConfigError} for a token shorter than {@link MIN_ADMIN_TOKEN_CHARS}. */
+  constructor(token: string, attempts: TokenAttempts) {
+    if (token.length < MIN_ADMIN_TOKEN_CHARS) {
+      throw new ConfigError(
+        `SWITCHYARD_ADMIN_TOKEN: must be at least ${MIN_ADMIN_TOKEN_CHARS} characters, not ` +
+          `${token.length} (make one with: openssl rand -hex 32)`,
+      );
+    }
+    this.#secret = new SecretToken(token);
+    this.#attempts = attempts;
+  }
+
+  /** Resolves when the request carries `Authorization: Bearer <the token>` and its IP is not
+   * blocked; otherwise rejects with 401 (counted) or 429. */
+  authorize(request: Request, ip: string): Promise<void> {
+    return this.#attempts.check(request, ip, (token) => this.#secret.is(token), ADMIN_WORDS);
   }
 }

@@ -4,7 +4,7 @@
  * (`GET /metrics`), their settle hook and the timing of KV commits.
  */
 import { scrapeMetrics } from "../api/metrics/route.ts";
-import { SecretToken } from "../auth/admin_token.ts";
+import { SecretToken, type TokenAttempts } from "../auth/admin_token.ts";
 import type { Config } from "../config.ts";
 import { countRequest } from "../pipeline/metrics.ts";
 import type { Route } from "../pipeline/route.ts";
@@ -15,31 +15,41 @@ import { GatewayMetrics, type MetricsSources } from "./gateway.ts";
 export class AppMetrics {
   readonly #metrics: GatewayMetrics;
   readonly #tokens: readonly SecretToken[];
+  readonly #attempts: TokenAttempts;
 
-  private constructor(metrics: GatewayMetrics, tokens: readonly SecretToken[]) {
+  private constructor(
+    metrics: GatewayMetrics,
+    tokens: readonly SecretToken[],
+    attempts: TokenAttempts,
+  ) {
     this.#metrics = metrics;
     this.#tokens = tokens;
+    this.#attempts = attempts;
   }
 
-  /** The metrics `config` and the environment ask for, or `null` (off, or no token set). */
+  /** The metrics `config` and the environment ask for, or `null` (off, or no token set); wrong
+   * tokens are counted by `attempts`, with the admin API's. */
   static configured(
     config: Config,
     env: (name: string) => string | undefined,
     sources: MetricsSources,
+    attempts: TokenAttempts,
   ): AppMetrics | null {
     if (!config.metrics.enabled) return null;
     const tokens = [
       env("SWITCHYARD_ADMIN_TOKEN"),
       config.metrics.token_env ? env(config.metrics.token_env) : undefined,
     ].filter((token) => token !== undefined && token !== "").map((t) => new SecretToken(t!));
-    return tokens.length === 0 ? null : new AppMetrics(new GatewayMetrics(sources), tokens);
+    return tokens.length === 0
+      ? null
+      : new AppMetrics(new GatewayMetrics(sources), tokens, attempts);
   }
 
   /** `GET /metrics`. */
   route(): Route {
     return {
       path: "/metrics",
-      methods: { GET: scrapeMetrics(this.#metrics, this.#tokens) },
+      methods: { GET: scrapeMetrics(this.#metrics, this.#tokens, this.#attempts) },
       scope: null,
     };
   }

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { AdminToken } from "../../src/auth/admin_token.ts";
+import { AdminToken, TokenAttempts } from "../../src/auth/admin_token.ts";
 import { auth } from "../../src/pipeline/auth.ts";
 import { compose } from "../../src/pipeline/compose.ts";
 import type { RequestContext } from "../../src/pipeline/context.ts";
@@ -11,7 +11,7 @@ const ADMIN = "admin-token-for-the-pipeline-test-0123";
 async function setup() {
   const fixture = await storeFixture();
   const run = compose<RequestContext>(
-    [auth(new AdminToken(ADMIN, fixture), fixture.keys, fixture.store)],
+    [auth(new AdminToken(ADMIN, new TokenAttempts(fixture)), fixture.keys, fixture.store)],
     (ctx) => ctx.endpoint.handler(ctx),
   );
   const send = (mode: "key" | "admin" | "none", authorization?: string) => {
