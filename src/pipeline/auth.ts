@@ -50,13 +50,14 @@ async function checkAdmin(ctx: RequestContext, adminToken: AdminToken | null): P
   try {
     await adminToken.authorize(ctx.request, ctx.ip);
   } catch (e) {
-    ctx.endpoint = refused(e);
+    ctx.endpoint = refused(e, ctx.endpoint);
   }
 }
 
-/** The endpoint of a request refused before its handler: counted, then answered `error`. */
-function refused(error: unknown): Endpoint {
-  return {
+/** The endpoint of a request to `endpoint` refused before its handler: counted, then
+ * answered `error` (in metrics, under the route it asked for). */
+function refused(error: unknown, endpoint: Endpoint): Endpoint {
+  const answer: Endpoint = {
     handler: () => {
       throw error;
     },
@@ -64,4 +65,6 @@ function refused(error: unknown): Endpoint {
     auth: "none",
     json: false,
   };
+  if (endpoint.path !== undefined) return { ...answer, path: endpoint.path };
+  return answer;
 }

@@ -19,7 +19,7 @@ async function setup() {
     return answerOf(
       run,
       testContext(new Request("http://localhost/", { headers }), {
-        endpoint: endpoint({ auth: mode, scope: mode === "key" ? "chat" : null }),
+        endpoint: endpoint({ auth: mode, scope: mode === "key" ? "chat" : null, path: "/admin/x" }),
       }),
     );
   };
@@ -78,6 +78,7 @@ Deno.test("auth: the admin token lets an admin request through; without it the r
     assert.equal((answer as { status: number }).status, 401);
     assert.equal(ctx.endpoint.scope, "other", "it counts against the IP's other limit");
     assert.equal(ctx.endpoint.auth, "none");
+    assert.equal(ctx.endpoint.path, "/admin/x", "metrics count it under its route");
     assert.deepEqual(ctx.caller, { kind: "anonymous" });
   }
 });
