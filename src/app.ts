@@ -67,8 +67,13 @@ import { adminPage, asset, homePage, playgroundPage } from "./api/pages/route.ts
 
 /** The public API's route table. */
 const ROUTES: readonly Route[] = [
-  { path: "/v1/models", methods: { GET: listModels }, scope: "other" },
-  { path: "/v1/models/:id", methods: { GET: retrieveModel }, scope: "other" },
+  { path: "/v1/models", methods: { GET: listModels }, scope: "other", errors: "versioned" },
+  {
+    path: "/v1/models/:id",
+    methods: { GET: retrieveModel },
+    scope: "other",
+    errors: "versioned",
+  },
   {
     path: "/v1/chat/completions",
     methods: { POST: createChatCompletion },

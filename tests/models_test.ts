@@ -161,3 +161,25 @@ Deno.test("GET /v1/models/{id}: the model object under the list's rules, else 40
   assert.equal(wrongMethod.status, 405);
   await wrongMethod.body?.cancel();
 });
+
+Deno.test("GET /v1/models and /v1/models/{id}: errors in Anthropic's shape for a request with anthropic-version", async () => {
+  await using server = await startServer();
+  const get = async (path: string, headers: Record<string, string>) => {
+    const res = await fetch(`${server.url}${path}`, { headers });
+    return { status: res.status, body: await res.json() };
+  };
+  const anthropic = { "anthropic-version": "2023-06-01" };
+  const missing = await get("/v1/models/no-such-model", anthropic);
+  assert.equal(missing.status, 404);
+  assert.equal(missing.body.type, "error");
+  assert.equal(missing.body.error.type, "not_found_error");
+  assert.match(missing.body.error.message, /no-such-model/);
+  const badKey = await get("/v1/models", { ...anthropic, "x-api-key": "sk-sy-not-a-key" });
+  assert.equal(badKey.status, 401);
+  assert.equal(badKey.body.error.type, "authentication_error");
+  assert.equal(badKey.body.type, "error");
+  const openai = await get("/v1/models/no-such-model", {});
+  assert.equal(openai.status, 404);
+  assert.equal(openai.body.error.code, "model_not_found");
+  assert.equal(openai.body.type, undefined);
+});

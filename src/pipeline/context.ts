@@ -48,6 +48,11 @@ export type Handler = (ctx: RequestContext) => Response | Promise<Response>;
  * token (`admin`), or not at all (`none`: the anonymous caller). */
 export type AuthMode = "key" | "admin" | "none";
 
+/** An endpoint's error shape: a protocol's, or `"versioned"` for routes both protocols call
+ * (`/v1/models`): Anthropic's for a request with `anthropic-version` (its SDKs send it on
+ * every call), else OpenAI's. */
+export type EndpointErrors = ErrorStyle | "versioned";
+
 /** What answers a request: chosen by the route step, built once per route and method. */
 export interface Endpoint {
   readonly handler: Handler;
@@ -57,7 +62,7 @@ export interface Endpoint {
   /** Whether the body step reads a JSON object body for the handler. */
   readonly json: boolean;
   /** The error shape its errors are answered in (OpenAI's unless said). */
-  readonly errors?: ErrorStyle;
+  readonly errors?: EndpointErrors;
   /** The path template of its route (`/v1/models/:id`), for metrics. */
   readonly path?: string;
 }

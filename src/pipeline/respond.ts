@@ -4,7 +4,7 @@
  * unexpected one as a 500 that names only the request id), with the rate-limit headers of the
  * window the request was admitted in.
  */
-import { ApiError, internalError } from "../errors.ts";
+import { ApiError, type ErrorStyle, internalError } from "../errors.ts";
 import { errorResponse } from "../http/response.ts";
 import { setTokenHeaders } from "../limits/tokens.ts";
 import { setRateLimitHeaders } from "../limits/windows.ts";
@@ -21,13 +21,20 @@ export function respond(logger: Logger): Step<RequestContext> {
     } catch (e) {
       const error = e instanceof ApiError ? e : unexpected(ctx, e, logger);
       ctx.error = error.code ?? error.type;
-      response = errorResponse(error, ctx.endpoint?.errors ?? "openai", ctx.requestId);
+      response = errorResponse(error, errorStyle(ctx), ctx.requestId);
     }
     if (ctx.window) setRateLimitHeaders(response.headers, ctx.window, ctx.admittedAt);
     if (ctx.route) response.headers.set("x-switchyard-route", ctx.route);
     if (ctx.tokenWindow) setTokenHeaders(response.headers, ctx.tokenWindow, ctx.admittedAt);
     return response;
   };
+}
+
+/** The shape the request's errors are answered in. */
+function errorStyle(ctx: RequestContext): ErrorStyle {
+  const style = ctx.endpoint?.errors ?? "openai";
+  if (style !== "versioned") return style;
+  return ctx.request.headers.has("anthropic-version") ? "anthropic" : "openai";
 }
 
 /** A bug: written to stderr, answered as a 500 without its details. */

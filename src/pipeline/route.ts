@@ -5,12 +5,12 @@
  * is not limited, like `/healthz`, counts against nothing).
  */
 import type { LimitScope } from "../config.ts";
-import { type ErrorStyle, invalidRequest, methodNotAllowed, routeNotFound } from "../errors.ts";
+import { invalidRequest, methodNotAllowed, routeNotFound } from "../errors.ts";
 import { quote } from "../quote.ts";
 import type { Cors } from "../http/cors.ts";
 import { Router } from "../http/router.ts";
 import type { Step } from "./compose.ts";
-import type { Endpoint, Handler, RequestContext } from "./context.ts";
+import type { Endpoint, EndpointErrors, Handler, RequestContext } from "./context.ts";
 import { preflightEndpoint } from "./cors.ts";
 
 /** A route of the app: its handlers and the rate-limit scope it counts against. */
@@ -24,7 +24,7 @@ export interface Route {
   /** Its handlers take a JSON object body (read for them by the body step). */
   json?: boolean;
   /** The error shape of its protocol (OpenAI's unless said). */
-  errors?: ErrorStyle;
+  errors?: EndpointErrors;
 }
 
 /** A route's endpoints, built once: one per method, and the one for any other method. */
