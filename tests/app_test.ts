@@ -23,7 +23,7 @@ Deno.test("an unknown path is a 404 with the JSON error body", async () => {
 Deno.test("a wrong method is a 405 with Allow and the JSON error body", async () => {
   await using server = await startServer();
   const cases: [string, string, string][] = [
-    ["DELETE", "/v1/models", "GET, OPTIONS"],
+    ["DELETE", "/v1/models", "GET, HEAD, OPTIONS"],
     ["GET", "/v1/chat/completions", "POST, OPTIONS"],
     ["PUT", "/v1/moderations", "POST, OPTIONS"],
     ["GET", "/v1/images/generations", "POST, OPTIONS"],
@@ -124,7 +124,7 @@ Deno.test("OPTIONS without a preflight answers 204 with Allow", async () => {
   await using server = await startServer();
   const res = await fetch(`${server.url}/v1/models`, { method: "OPTIONS" });
   assert.equal(res.status, 204);
-  assert.equal(res.headers.get("allow"), "GET, OPTIONS");
+  assert.equal(res.headers.get("allow"), "GET, HEAD, OPTIONS");
 });
 
 Deno.test("the client IP is the connection's unless trust_proxy is on and enough proxies wrote an IP", async () => {

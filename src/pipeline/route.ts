@@ -95,7 +95,11 @@ function endpointsOf(route: Route): RouteEndpoints {
       methods[method] = { handler, scope: route.scope, auth, json, errors, path: route.path };
     }
   }
-  const allow = [...Object.keys(route.methods), "OPTIONS"];
+  // HEAD is answered wherever GET is (see `route`), after GET as RFC 9110's examples list it.
+  const names = Object.keys(route.methods);
+  const at = names.indexOf("GET") + 1;
+  const allow = at > 0 ? [...names.slice(0, at), "HEAD", ...names.slice(at)] : names;
+  allow.push("OPTIONS");
   return {
     path: route.path,
     methods,

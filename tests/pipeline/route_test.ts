@@ -73,10 +73,10 @@ Deno.test("route: a wrong method is a 405 with Allow; OPTIONS is a 204 with Allo
   assert.deepEqual(wrong.fields, { ...UNLIMITED, scope: "other", path: "/v1/things" });
   const error = wrong.answer as { status: number; headers: Record<string, string> };
   assert.equal(error.status, 405);
-  assert.deepEqual(error.headers, { allow: "GET, POST, OPTIONS" });
+  assert.deepEqual(error.headers, { allow: "GET, HEAD, POST, OPTIONS" });
   const options = (await routed(req("/v1/things", { method: "OPTIONS" }))).answer as Response;
   assert.equal(options.status, 204);
-  assert.equal(options.headers.get("allow"), "GET, POST, OPTIONS");
+  assert.equal(options.headers.get("allow"), "GET, HEAD, POST, OPTIONS");
 });
 
 Deno.test("route: a wrong method on an unlimited route counts nowhere; on an admin route the token is checked", async () => {
