@@ -18,10 +18,10 @@ const JSON_TYPE = /^application\/([a-z.+-]*\+)?json\s*(;|$)/i;
 export type BodyLimits = Pick<ServerConfig, "max_body_bytes" | "body_timeout_ms">;
 
 /**
- * Reads a request body as a JSON object, enforcing Content-Type, the byte limit (as bytes
- * arrive: nothing is allocated from a declared length), the time limit (408, watched by
- * `timers`) and the nesting limit (`validation/depth.ts`). A client that leaves mid-upload gets
- * 499.
+ * Reads a request body as a JSON object, enforcing Content-Type (and no Content-Encoding), the
+ * byte limit (as bytes arrive: nothing is allocated from a declared length), the time limit
+ * (408, watched by `timers`) and the nesting limit (`validation/depth.ts`). A client that
+ * leaves mid-upload gets 499.
  */
 export async function readJsonObject(
   request: Request,
@@ -37,6 +37,15 @@ export async function readJsonObject(
         type === null ? " (no Content-Type header was sent)" : `, not ${quoteHeader(type)}`
       }.`,
       { code: "invalid_content_type" },
+    );
+  }
+  const encoding = request.headers.get("content-encoding");
+  if (encoding !== null && encoding.trim().toLowerCase() !== "identity") {
+    throw new ApiError(
+      415,
+      "invalid_request_error",
+      `Content-Encoding ${quoteHeader(encoding)} is not supported; send the body uncompressed.`,
+      { code: "unsupported_content_encoding" },
     );
   }
   const maxBytes = limits.max_body_bytes;

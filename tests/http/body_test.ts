@@ -125,3 +125,26 @@ for (const declared of [undefined, 100, 200_000]) {
     });
   });
 }
+
+Deno.test("readJsonObject refuses a compressed body with 415 naming the encoding", async () => {
+  for (const encoding of ["gzip", "br, gzip"]) {
+    const request = new Request("http://localhost/", {
+      method: "POST",
+      headers: { "content-type": "application/json", "content-encoding": encoding },
+      body: "{}",
+    });
+    await assert.rejects(readJsonObject(request, within(100), TIMERS), (e) => {
+      assert.ok(e instanceof ApiError);
+      assert.equal(e.status, 415);
+      assert.equal(e.code, "unsupported_content_encoding");
+      assert.match(e.message, new RegExp(`Content-Encoding "${encoding}" is not supported`));
+      return true;
+    });
+  }
+  const identity = new Request("http://localhost/", {
+    method: "POST",
+    headers: { "content-type": "application/json", "content-encoding": "identity" },
+    body: "{}",
+  });
+  assert.deepEqual(await readJsonObject(identity, within(100), TIMERS), {});
+});
