@@ -162,13 +162,14 @@ export function payloadTooLarge(limit: number): ApiError {
   );
 }
 
-/** 408 `request_timeout`: the request body did not arrive in time. */
+/** 408 `request_timeout`: the request body did not arrive in time. (Deno's server says
+ * `Connection: close` itself, since the body was not read to its end.) */
 export function requestTimeout(ms: number): ApiError {
   return new ApiError(
     408,
     "invalid_request_error",
     `The request body did not arrive within ${ms} ms.`,
-    { code: "request_timeout", headers: { connection: "close" } },
+    { code: "request_timeout" },
   );
 }
 
