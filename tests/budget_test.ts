@@ -57,6 +57,9 @@ Deno.test("budget: a request that could pass the budget is refused; the running 
   await server.app.services.logger.flush();
   const logged = server.output.records().find((r) => r.status === 200 && r.stream === true)!;
   assert.equal(logged.cost, cost / 1_000_000);
+  // The refusal is logged with the model it was priced at.
+  const refusal = server.output.records().find((r) => r.status === 429)!;
+  assert.equal(refusal.model, "sim-chat");
   const day = new Date(server.clock.now()).toISOString().slice(0, 10);
   const rows = await readUsage(server.kv, day);
   const row = rows.find((r) => r.key_id === record.id && r.model === "sim-chat");

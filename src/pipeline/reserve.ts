@@ -47,6 +47,8 @@ export function reserve(ledgers: Ledgers, store: StoreGuard): Step<RequestContex
     const model = typeof ctx.body.model === "string" ? catalogue.get(ctx.body.model) : undefined;
     const pricing = budgeted ? model?.pricing : undefined;
     if (!tokenLimited && pricing === undefined) return next(ctx);
+    // A refusal is logged with the model it was reckoned for.
+    if (model) ctx.model = model.id;
     return reserved(ctx, next, async () => {
       const worst = worstCaseTokens(ctx.body, model?.default_max_tokens ?? DEFAULT_MAX_TOKENS);
       const held: Held = { input: worst.input };
