@@ -9,6 +9,7 @@ import { errorResponse } from "../http/response.ts";
 import { setTokenHeaders } from "../limits/tokens.ts";
 import { setRateLimitHeaders } from "../limits/windows.ts";
 import type { Logger } from "../log/logger.ts";
+import { truncateText } from "../log/record.ts";
 import type { Step } from "./compose.ts";
 import type { RequestContext } from "./context.ts";
 
@@ -37,8 +38,10 @@ function errorStyle(ctx: RequestContext): ErrorStyle {
   return ctx.request.headers.has("anthropic-version") ? "anthropic" : "openai";
 }
 
-/** A bug: written to stderr, answered as a 500 without its details. */
+/** A bug: written to stderr (its path bounded as in the request log), answered as a 500 without
+ * its details. */
 function unexpected(ctx: RequestContext, e: unknown, logger: Logger): ApiError {
-  logger.error(`unhandled error in ${ctx.request.method} ${ctx.url.pathname}`, e, ctx.requestId);
+  const where = `${truncateText(ctx.request.method, 32)} ${truncateText(ctx.url.pathname, 256)}`;
+  logger.error(`unhandled error in ${where}`, e, ctx.requestId);
   return internalError(ctx.requestId);
 }

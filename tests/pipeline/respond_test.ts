@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { ApiError, rateLimited } from "../../src/errors.ts";
+import { truncateText } from "../../src/log/record.ts";
 import { Logger } from "../../src/log/logger.ts";
 import { compose } from "../../src/pipeline/compose.ts";
 import type { Handler, RequestContext } from "../../src/pipeline/context.ts";
@@ -7,14 +8,14 @@ import { respond } from "../../src/pipeline/respond.ts";
 import { endpoint, testContext } from "../support/pipeline.ts";
 import { CapturedOutput, FakeClock } from "../support/server.ts";
 
-function run(handler: Handler, admitted = false) {
+function run(handler: Handler, admitted = false, request?: Request) {
   const output = new CapturedOutput();
   const clock = new FakeClock();
   const step = compose<RequestContext>(
     [respond(new Logger({ clock, output }))],
     (ctx) => ctx.endpoint.handler(ctx),
   );
-  const ctx = testContext(undefined, { endpoint: endpoint({ handler }) });
+  const ctx = testContext(request, { endpoint: endpoint({ handler }) });
   if (admitted) {
     ctx.window = { name: "minute", limit: 10, remaining: 7, resetAt: clock.now() + 30_000 };
     ctx.admittedAt = clock.now();
@@ -53,6 +54,21 @@ Deno.test("respond: an unexpected error is a 500 naming only the request id, its
   assert.equal(line.message, "unhandled error in GET /");
   assert.equal(line.request_id, ctx.requestId);
   assert.match(line.error, /secret detail/);
+});
+
+Deno.test("respond: the stderr line of an unexpected error bounds the path as the request log does", async () => {
+  const path = "/v1/responses/" + "a".repeat(3000);
+  const { response, output } = run(
+    () => {
+      throw new TypeError("boom");
+    },
+    false,
+    new Request(`http://localhost${path}`),
+  );
+  await (await response).body?.cancel();
+  const line = JSON.parse(output.err);
+  assert.equal(line.message, `unhandled error in GET ${truncateText(path, 256)}`);
+  assert.ok(line.message.length < 300);
 });
 
 Deno.test("respond: an admitted request's answer carries its window's rate-limit headers, errors too", async () => {
