@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { ASSETS } from "../src/api/pages/assets.ts";
-import { admin } from "./support/admin.ts";
+import { admin, startAdminServer } from "./support/admin.ts";
 import { startServer, testConfig } from "./support/server.ts";
 import { startWebGateway } from "./web/gateway.ts";
 
@@ -167,4 +167,15 @@ Deno.test("pages are not rate limited, and /admin is a page even with the admin 
   const post = await fetch(`${server.url}/`, { method: "POST" });
   assert.equal(post.status, 405);
   await post.body?.cancel();
+});
+
+Deno.test("the admin page's key-name field takes as many characters as the API does", async () => {
+  await using server = await startAdminServer();
+  const html = await (await fetch(`${server.url}/admin`)).text();
+  const max = Number(/id="key-name"[^>]*maxlength="(\d+)"/.exec(html)?.[1]);
+  assert.ok(max > 0, "the field has a maxlength");
+  const at = await admin(server, "POST", "/admin/keys", { name: "n".repeat(max) });
+  assert.equal(at.status, 201);
+  const over = await admin(server, "POST", "/admin/keys", { name: "n".repeat(max + 1) });
+  assert.equal(over.status, 400);
 });
