@@ -207,6 +207,32 @@ for (const style of STYLES) {
   });
 }
 
+Deno.test("anthropic-sdk: a tool call that max_tokens cuts short has the same input streamed or not", async () => {
+  await using gateway = await startSdkGateway();
+  const sdk = client(gateway);
+  const tools: Anthropic.Tool[] = [WEATHER, {
+    name: "get_time",
+    input_schema: { type: "object", properties: { zone: { type: "string" } } },
+  }];
+  const messages: Anthropic.MessageParam[] = [
+    { role: "user", content: "Use get_weather and get_time" },
+  ];
+  // The simulator's calls take 20 tokens: every cut from inside the first call's arguments to
+  // inside the second's.
+  for (let max_tokens = 5; max_tokens < 20; max_tokens++) {
+    const params = { model: "sim-vision", max_tokens, tools, messages };
+    const answered = await sdk.messages.create(params);
+    // The SDK's stream helper reads each tool_use block's partial JSON as it comes.
+    const streamed = await sdk.messages.stream(params).finalMessage();
+    assert.equal(answered.stop_reason, "max_tokens");
+    assert.equal(streamed.stop_reason, "max_tokens");
+    const inputs = (m: Anthropic.Message) =>
+      m.content.map((b) => b.type === "tool_use" ? b.input : b.type);
+    assert.deepEqual(inputs(answered), inputs(streamed), `max_tokens ${max_tokens}`);
+    if (max_tokens === 7) assert.deepEqual(inputs(answered), [{}], "the cut value is left out");
+  }
+});
+
 Deno.test("anthropic-sdk: models.list and models.retrieve answer in Anthropic's model shape", async () => {
   await using gateway = await startSdkGateway();
   const sdk = client(gateway);

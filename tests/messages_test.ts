@@ -285,6 +285,7 @@ Deno.test("messages: capability flags are checked with Messages paths", async ()
         messages: [
           { role: "user", content: "Hi" },
           { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "f", input: {} }] },
+          { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: "ok" }] },
         ],
       },
       /^messages\.1\.content\.0: .*function calling/,
@@ -344,4 +345,155 @@ Deno.test("messages/anthropic: a forwarded stream is the upstream's, event for e
     }
     assert.equal(same(data), same(upstream), `event ${i}`);
   });
+});
+
+/** The message of the 400 that `body` gets, checked to be in Anthropic's error shape. */
+async function refusal(gateway: SdkGateway, body: Record<string, unknown>): Promise<string> {
+  const res = await post(gateway, { max_tokens: 50, ...body });
+  const answer = await res.json();
+  assert.equal(res.status, 400, `${JSON.stringify(body)} → ${JSON.stringify(answer)}`);
+  assert.equal(answer.type, "error");
+  assert.equal(answer.error.type, "invalid_request_error");
+  return answer.error.message;
+}
+
+const toolUse = (...ids: string[]) => ({
+  role: "assistant",
+  content: ids.map((id) => ({ type: "tool_use", id, name: "get_weather", input: {} })),
+});
+const toolResult = (...ids: string[]) => ({
+  role: "user",
+  content: ids.map((id) => ({ type: "tool_result", tool_use_id: id, content: "21 C" })),
+});
+
+Deno.test("messages: tool_use and tool_result blocks must pair up, as Anthropic's API requires, refused in its words", async () => {
+  await using gateway = await startSdkGateway();
+  const ask = { role: "user", content: "Use get_weather" };
+  const unanswered = (ids: string) =>
+    new RegExp(
+      `^messages\\.1: .*\`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${ids}\\. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message\\.$`,
+    );
+  const cases: [unknown[], RegExp][] = [
+    [[ask, toolUse("toolu_1"), { role: "user", content: "next" }], unanswered("toolu_1")],
+    [[ask, toolUse("toolu_1", "toolu_2"), toolResult("toolu_1")], unanswered("toolu_2")],
+    // A tool_use in a last assistant message (a prefill) has nothing after it to answer it.
+    [[ask, toolUse("toolu_1")], unanswered("toolu_1")],
+    [
+      [ask, { role: "assistant", content: "No tools." }, toolResult("toolu_9")],
+      /^messages\.2\.content\.0\.tool_use_id: .*unexpected `tool_use_id` found in `tool_result` blocks: toolu_9\. Each `tool_result` block must have a corresponding `tool_use` block in the previous message\.$/,
+    ],
+    [
+      [ask, toolUse("toolu_1", "toolu_1"), toolResult("toolu_1")],
+      /^messages\.1\.content\.1\.id: .*`tool_use` ids must be unique\.$/,
+    ],
+    [
+      [ask, toolUse("toolu_1"), toolResult("toolu_1", "toolu_1")],
+      /^messages\.2\.content\.1\.tool_use_id: .*each tool_use must have a single result/,
+    ],
+  ];
+  for (const model of ["sim-vision", "oa-chat", "an-chat"]) {
+    for (const [messages, words] of cases) {
+      assert.match(await refusal(gateway, { model, tools: TOOLS, messages }), words, model);
+    }
+    // Answered in the next message, in any order, with text after the results.
+    const next = {
+      role: "user",
+      content: [...toolResult("toolu_2", "toolu_1").content, { type: "text", text: "Thanks" }],
+    };
+    const res = await post(gateway, {
+      model,
+      max_tokens: 50,
+      tools: TOOLS,
+      messages: [ask, toolUse("toolu_1", "toolu_2"), next],
+    });
+    assert.equal(res.status, 200, await res.text());
+  }
+  assert.equal(gateway.openai.received.length, 1, "only the valid conversation went upstream");
+  assert.equal(gateway.anthropic.received.length, 1, "only the valid conversation went upstream");
+});
+
+Deno.test("messages: an empty message is a 400 in Anthropic's words, but for a last assistant message", async () => {
+  await using gateway = await startSdkGateway();
+  const words =
+    /: .*all messages must have non-empty content except for the optional final assistant message\.$/;
+  const hi = { role: "user", content: "Hi" };
+  for (const content of ["", []]) {
+    for (const model of ["sim-vision", "oa-chat"]) {
+      const first = await refusal(gateway, { model, messages: [{ role: "user", content }] });
+      assert.match(first, /^messages\.0: /);
+      assert.match(first, words);
+      const middle = await refusal(gateway, {
+        model,
+        messages: [hi, { role: "assistant", content }, { role: "user", content: "Again" }],
+      });
+      assert.match(middle, /^messages\.1: /);
+      assert.match(middle, words);
+      const last = await refusal(gateway, { model, messages: [hi, { role: "user", content }] });
+      assert.match(last, /^messages\.1: /);
+      // A last assistant message may be empty (Anthropic's "optional final assistant message").
+      const prefill = await post(gateway, {
+        model,
+        max_tokens: 50,
+        messages: [hi, { role: "assistant", content }],
+      });
+      assert.equal(prefill.status, 200, await prefill.text());
+    }
+  }
+});
+
+Deno.test("messages: a plain http:// image URL is a 400 invalid_image in the chat endpoint's words", async () => {
+  await using gateway = await startSdkGateway();
+  const image = (url: string) => ({ type: "image", source: { type: "url", url } });
+  const reason =
+    "expected a base64 image data URL or an https:// URL, but got a plain http:// URL.";
+  const inMessage = await refusal(gateway, {
+    model: "sim-vision",
+    messages: [{ role: "user", content: [{ type: "text", text: "See" }, image("http://a/b.png")] }],
+  });
+  assert.match(inMessage, /^messages\.0\.content\.1\.source\.url: /);
+  assert.ok(inMessage.endsWith(reason), inMessage);
+  const inResult = await refusal(gateway, {
+    model: "sim-vision",
+    tools: TOOLS,
+    messages: [{ role: "user", content: "Use get_weather" }, toolUse("toolu_1"), {
+      role: "user",
+      content: [{ type: "tool_result", tool_use_id: "toolu_1", content: [image("HTTP://a/b")] }],
+    }],
+  });
+  assert.match(inResult, /^messages\.2\.content\.0\.content\.0\.source\.url: /);
+  assert.ok(inResult.endsWith(reason), inResult);
+  // The chat endpoint says the same, with the same code, which the log keeps for both.
+  const chat = await fetch(`${gateway.baseURL}/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${gateway.apiKey}` },
+    body: JSON.stringify({
+      model: "sim-vision",
+      messages: [{
+        role: "user",
+        content: [{ type: "image_url", image_url: { url: "http://a/b.png" } }],
+      }],
+    }),
+  });
+  const answer = await chat.json();
+  assert.equal(answer.error.code, "invalid_image");
+  assert.ok(answer.error.message.endsWith(reason), answer.error.message);
+  await waitFor(
+    () => gateway.server.output.records().filter((r) => r.status === 400).length === 3,
+    "three log records",
+  );
+  const errors = gateway.server.output.records().filter((r) => r.status === 400).map((r) => [
+    r.path,
+    r.error,
+  ]);
+  assert.deepEqual(errors, [
+    ["/v1/messages", "invalid_image"],
+    ["/v1/messages", "invalid_image"],
+    ["/v1/chat/completions", "invalid_image"],
+  ]);
+  const https = await post(gateway, {
+    model: "sim-vision",
+    max_tokens: 50,
+    messages: [{ role: "user", content: [image("https://example.com/b.png")] }],
+  });
+  assert.equal(https.status, 200, await https.text());
 });

@@ -5,7 +5,9 @@
  * signature, `redacted_thinking` -> reasoning with its data); `cache_control` as a cache marker
  * on its part; a `text` block's `citations` ignored. Block types the canonical model has no
  * part for (`document`, `search_result`, server tools' blocks...) are recorded in `uses`: only an
- * Anthropic upstream takes them.
+ * Anthropic upstream takes them. Anthropic's rules for a conversation are checked as it is read:
+ * no empty message but a last assistant one, and tool blocks that pair up (see
+ * {@link ToolUsePairing}).
  */
 import type {
   ImagePart,
@@ -16,11 +18,11 @@ import type {
   ToolResultPart,
 } from "../../canonical/conversation.ts";
 import { quote } from "../../quote.ts";
-import { invalidValue } from "../../validation/error.ts";
 import { type Fields, OPTIONAL, type Reader } from "../../validation/reader.ts";
 import { parseCacheControl } from "../chat_completions/cache_control.ts";
 import type { PendingImages } from "../chat_completions/images.ts";
 import { signatureStyle } from "./signature.ts";
+import { ToolUsePairing } from "./tool_pairing.ts";
 import type { Uses } from "./uses.ts";
 
 const ROLES = ["user", "assistant", "system"] as const;
@@ -28,7 +30,11 @@ const NON_EMPTY = { nonEmpty: true } as const;
 const AT_LEAST_ONE = { minItems: 1 } as const;
 const MEDIA_TYPES = ["image/jpeg", "image/png", "image/gif", "image/webp"] as const;
 const SOURCE_TYPES = ["base64", "url"] as const;
-const WEB_URL = /^https?:\/\//i;
+const HTTPS = /^https:\/\//i;
+const PLAIN_HTTP = /^http:/i;
+/** Anthropic's words for an empty message. */
+const EMPTY =
+  "all messages must have non-empty content except for the optional final assistant message";
 const BLOCKS = {
   expected: "a string or an array of content blocks",
 } as const;
@@ -67,34 +73,34 @@ export function parseSystem(body: Fields): Message[] {
   return parts.length === 0 ? [] : [{ role: "system", parts }];
 }
 
-/** `messages`: a non-empty array of user and assistant (or system) turns, each `tool_result`
- * answering a `tool_use` of the turn before it (Anthropic's rule). */
+/** `messages`: a non-empty array of user and assistant (or system) turns, none empty but a last
+ * assistant turn (a prefill), whose tool blocks pair up (Anthropic's rules). */
 export function parseMessages(body: Fields, ctx: Context): Message[] {
-  let calls = new Set<string>();
-  return body.array("messages", AT_LEAST_ONE).map((item) => {
+  const pairing = new ToolUsePairing();
+  const items = body.array("messages", AT_LEAST_ONE);
+  const messages = items.map((item, i): Message => {
     const f = item.object();
     const role = f.oneOf("role", ROLES);
+    pairing.next(item.path);
     const content = f.get("content");
+    const empty = content.value === "" ||
+      (Array.isArray(content.value) && content.value.length === 0);
+    if (empty && !(role === "assistant" && i === items.length - 1)) throw item.invalid(EMPTY);
     if (typeof content.value === "string") {
-      calls = new Set();
       return { role, parts: [{ type: "text", text: content.value }] };
     }
     const parts: Part[] = [];
     for (const block of content.array(BLOCKS)) {
       const part = blockPart(block, role, ctx);
-      if (part?.type === "tool_result" && !calls.has(part.callId)) {
-        throw invalidValue(
-          `${block.path}.tool_use_id`,
-          `expected the id of a tool_use block in the previous message, but got ${
-            quote(part.callId)
-          }`,
-        );
-      }
-      if (part !== null) parts.push(part);
+      if (part === null) continue;
+      if (part.type === "tool_call") pairing.use(part.id, block);
+      if (part.type === "tool_result") pairing.answer(part.callId, block);
+      parts.push(part);
     }
-    calls = new Set(parts.flatMap((p) => p.type === "tool_call" ? [p.id] : []));
     return { role, parts };
   });
+  pairing.end();
+  return messages;
 }
 
 /** One content block as a part; `null` for a block only Anthropic takes (recorded). */
@@ -141,20 +147,24 @@ function textBlock(b: Fields): TextPart {
   return cached(b, { type: "text", text: b.string("text", NON_EMPTY) });
 }
 
-/** An `image` block: a base64 source (decoded with the request's other images) or a URL. */
+/** An `image` block: a base64 source (decoded with the request's other images) or an https://
+ * URL. */
 function imageBlock(b: Fields, ctx: Context): ImagePart {
   ctx.uses.images.push(b.reader.path);
   const source = b.object("source");
   const kind = source.oneOf("type", SOURCE_TYPES);
   if (kind === "url") {
-    const url = source.string("url");
-    if (!WEB_URL.test(url) || !URL.canParse(url)) {
-      throw source.get("url").invalid(
-        `expected an http(s) URL, but got ${quote(url)}`,
-        "invalid_image",
-      );
+    const field = source.get("url");
+    const url = field.string();
+    const part: ImagePart = { type: "image", source: { kind: "url", url } };
+    if (PLAIN_HTTP.test(url)) {
+      // Refused with the request's other images, in the chat endpoint's words (decodeImages).
+      ctx.pending.fields.push({ url, param: field.path });
+      ctx.pending.parts.push(part);
+    } else if (!HTTPS.test(url) || !URL.canParse(url)) {
+      throw field.invalid(`expected an https:// URL, but got ${quote(url)}`, "invalid_image");
     }
-    return cached(b, { type: "image", source: { kind: "url", url } });
+    return cached(b, part);
   }
   const mediaType = source.oneOf("media_type", MEDIA_TYPES);
   const data = source.get("data");

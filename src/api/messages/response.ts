@@ -2,11 +2,14 @@
  * Canonical results as Messages API responses: `{id: "msg_...", type: "message", role:
  * "assistant", model, content, stop_reason, stop_sequence, usage}` with the parts as content
  * blocks in order (reasoning -> `thinking` with its signature, or `redacted_thinking`; text and
- * refusals -> `text`; tool calls -> `tool_use` with `input` parsed from the arguments).
+ * refusals -> `text`; tool calls -> `tool_use` with `input` parsed from the arguments, as a
+ * streaming SDK would parse them when they are cut short).
  */
 import type { Part } from "../../canonical/conversation.ts";
 import type { CanonicalResult } from "../../canonical/result.ts";
 import type { MessagesResponse, ResponseBlock } from "../../types/anthropic.ts";
+import { isObject } from "../../validation/reader.ts";
+import { parsePartialObject } from "./partial_json.ts";
 import { styleSignature } from "./signature.ts";
 import { toStopReason } from "./stop.ts";
 import { toMessagesUsage } from "./usage.ts";
@@ -58,15 +61,16 @@ function blockOf(part: Part): ResponseBlock[] {
   }
 }
 
-/** A tool call's arguments as the `input` object; arguments that are not a JSON object (a
- * model's broken JSON) are kept as the text they are, under `_raw`. */
+/** A tool call's arguments as the `input` object. Arguments cut short (by `max_tokens`) read as
+ * an SDK reads them streamed (see {@link parsePartialObject}); arguments that are not a JSON
+ * object even so (a model's broken JSON) are kept as the text they are, under `_raw`. */
 export function toolInput(args: string): Record<string, unknown> {
   if (args.trim() === "") return {};
   try {
     const value = JSON.parse(args);
-    if (typeof value === "object" && value !== null && !Array.isArray(value)) return value;
+    if (isObject(value)) return value;
   } catch {
     // below
   }
-  return { _raw: args };
+  return parsePartialObject(args) ?? { _raw: args };
 }

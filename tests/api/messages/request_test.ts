@@ -206,30 +206,30 @@ Deno.test("parseMessagesRequest: each mistake is a 400 naming its path", () => {
   }
 });
 
-Deno.test("parseMessagesRequest: a tool_result must answer a tool_use of the message before it", () => {
-  const call = {
+Deno.test("parseMessagesRequest: tool_use and tool_result blocks pair up, message by message", () => {
+  const call = (...ids: string[]) => ({
     role: "assistant",
-    content: [{ type: "tool_use", id: "t1", name: "f", input: {} }],
-  };
-  const result = (id: string) => ({
+    content: ids.map((id) => ({ type: "tool_use", id, name: "f", input: {} })),
+  });
+  const result = (...ids: string[]) => ({
     role: "user",
-    content: [{ type: "tool_result", tool_use_id: id, content: "ok" }],
+    content: ids.map((id) => ({ type: "tool_result", tool_use_id: id, content: "ok" })),
   });
-  parseMessagesRequest({
-    ...BASE,
-    messages: [{ role: "user", content: "hi" }, call, result("t1")],
-  });
-  for (
-    const messages of [
-      [{ role: "user", content: "hi" }, call, result("t2")],
-      [call, { role: "user", content: "hi" }, result("t1")],
-    ]
-  ) {
+  const hi = { role: "user", content: "hi" };
+  // Answered in any order.
+  parseMessagesRequest({ ...BASE, messages: [hi, call("t1", "t2"), result("t2", "t1")] });
+  const cases: [unknown[], string, RegExp][] = [
+    [[hi, call("t1"), result("t2")], "messages[2].content[0].tool_use_id", /previous message/],
+    [[call("t1"), hi, result("t1")], "messages[0]", /immediately after: t1\b/],
+    [[hi, call("t1", "t2"), result("t1")], "messages[1]", /immediately after: t2\b/],
+    [[hi, call("t1", "t1"), result("t1")], "messages[1].content[1].id", /must be unique/],
+    [[hi, call("t1"), result("t1", "t1")], "messages[2].content[1].tool_use_id", /single result/],
+  ];
+  for (const [messages, param, words] of cases) {
     assert.throws(
       () => parseMessagesRequest({ ...BASE, messages }),
-      (e: unknown) =>
-        e instanceof ApiError && e.param === `messages[2].content[0].tool_use_id` &&
-        /previous message/.test(e.message),
+      (e: unknown) => e instanceof ApiError && e.param === param && words.test(e.message),
+      `${JSON.stringify(messages)} → ${param}`,
     );
   }
 });
