@@ -75,6 +75,12 @@ export class ApiError extends Error {
     };
   }
 
+  /** What is wrong, for a message that names the field before it (the whole message here; a
+   * validation error's leaves out the field it names itself). */
+  protected reasonAlone(): string {
+    return this.message;
+  }
+
   /** The error in Anthropic's shape: its type by status, and the field's path (dotted, as
    * Anthropic writes it: `messages.0.content`) leading the message. */
   toAnthropicBody(requestId?: string): AnthropicErrorBody {
@@ -85,7 +91,7 @@ export class ApiError extends Error {
         ? "api_error"
         : "invalid_request_error");
     const path = this.param?.replace(/\[(\d+)\]/g, ".$1");
-    const message = path ? `${path}: ${this.message}` : this.message;
+    const message = path ? `${path}: ${this.reasonAlone()}` : this.message;
     const body: AnthropicErrorBody = { type: "error", error: { type, message } };
     if (requestId !== undefined) body.request_id = requestId;
     return body;

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { ApiError, invalidRequest, rateLimited, upstreamTimeout } from "../src/errors.ts";
 import { errorResponse } from "../src/http/response.ts";
+import { invalidType } from "../src/validation/error.ts";
 
 Deno.test("errors: OpenAI's shape by default, with code and param", async () => {
   const response = errorResponse(invalidRequest("must be a string", "messages[0].content"));
@@ -43,4 +44,19 @@ Deno.test("errors: Anthropic's shape names the field's dotted path and types by 
     [upstreamTimeout("x"), "timeout_error"],
   ] as const;
   for (const [error, type] of types) assert.equal(error.toAnthropicBody().error.type, type);
+});
+
+Deno.test("Anthropic's shape names a validation error's field once, before its reason", () => {
+  const error = invalidType("messages[0].content", "a string or an array of content blocks", 3);
+  assert.equal(
+    error.message,
+    "Invalid type for 'messages[0].content': expected a string or an array of content blocks, but got a number.",
+  );
+  assert.equal(
+    error.toAnthropicBody().error.message,
+    "messages.0.content: expected a string or an array of content blocks, but got a number",
+  );
+  // Other errors keep their whole message after the path.
+  const other = invalidRequest("The model is busy.", "model");
+  assert.equal(other.toAnthropicBody().error.message, "model: The model is busy.");
 });

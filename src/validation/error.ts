@@ -35,6 +35,11 @@ export class ValidationError extends ApiError {
     this.reason = reason;
   }
 
+  /** The reason alone: Anthropic's shape puts the path before it (`messages.0: reason`). */
+  protected override reasonAlone(): string {
+    return this.reason;
+  }
+
   /** `path: reason`, as a config file's errors read (`models[3].provider: unknown provider ...`). */
   fieldMessage(): string {
     return `${this.path === "" ? "(root)" : this.path}: ${this.reason}`;
