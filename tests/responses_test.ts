@@ -514,3 +514,119 @@ Deno.test("fields the gateway does not model go to a Responses upstream, elsewhe
     }
   }
 });
+
+Deno.test("an id too long to be a stored one is not found (404), on every route that takes one", async () => {
+  await using gw = await startResponsesGateway();
+  const id = "resp_" + "a".repeat(2100);
+  const headers = { "content-type": "application/json", authorization: `Bearer ${gw.apiKey}` };
+  const calls: [string, string, string, unknown][] = [
+    ["POST", "", "previous_response_id", {
+      model: "sim-chat",
+      input: "hi",
+      previous_response_id: id,
+    }],
+    ["POST", "", "previous_response_id", {
+      model: "oa-resp",
+      input: "hi",
+      previous_response_id: id,
+    }],
+    ["GET", `/${id}`, "response_id", undefined],
+    ["DELETE", `/${id}`, "response_id", undefined],
+    ["GET", `/${id}/input_items`, "response_id", undefined],
+  ];
+  for (const [method, path, param, body] of calls) {
+    const res = await fetch(`${gw.baseURL}/responses${path}`, {
+      method,
+      headers,
+      body: body === undefined ? null : JSON.stringify(body),
+    });
+    const answer = await res.json();
+    assert.equal(res.status, 404, `${method} ${param}: ${JSON.stringify(answer)}`);
+    assert.equal(answer.error.code, "response_not_found");
+    assert.equal(answer.error.param, param);
+  }
+});
+
+Deno.test("a previous response's function call must be answered; an empty input continues only", async () => {
+  await using gw = await startResponsesGateway();
+  const client = gw.client();
+  for (const target of TARGETS.filter((t) => t.name !== "passthrough")) {
+    const first = await client.responses.create({
+      model: target.model,
+      input: ASK,
+      tools: [WEATHER],
+    });
+    const [call] = functionCalls(first);
+    assert.ok(call, target.name);
+    for (const input of ["Never mind", [], [{ role: "user" as const, content: "Never mind" }]]) {
+      const { status, body } = await postRaw(gw, {
+        model: target.model,
+        previous_response_id: first.id,
+        input,
+        tools: [WEATHER],
+      });
+      assert.equal(status, 400, `${target.name} ${JSON.stringify(input)}`);
+      assert.equal(body.error.param, "input");
+      assert.equal(body.error.code, "invalid_value");
+      assert.match(
+        body.error.message,
+        new RegExp(`no tool output found for function call "${call.call_id}"`),
+      );
+    }
+    // A call of the input itself that no output answers is named by its path.
+    const { status, body } = await postRaw(gw, {
+      model: target.model,
+      input: [
+        { role: "user", content: ASK },
+        { type: "function_call", call_id: "call_1", name: "get_weather", arguments: "{}" },
+      ],
+      tools: [WEATHER],
+    });
+    assert.equal(status, 400, target.name);
+    assert.equal(body.error.param, "input[1].call_id");
+
+    // An empty input continues a previous response that ended in a message.
+    const answered = await client.responses.create({
+      model: target.model,
+      previous_response_id: first.id,
+      input: [{ type: "function_call_output", call_id: call.call_id, output: "18C and sunny" }],
+      tools: [WEATHER],
+    });
+    const more = await postRaw(gw, {
+      model: target.model,
+      previous_response_id: answered.id,
+      input: [],
+    });
+    assert.equal(more.status, 200, `${target.name}: ${JSON.stringify(more.body)}`);
+  }
+  const empty = await postRaw(gw, { model: "sim-vision", input: [] });
+  assert.equal(empty.status, 400);
+  assert.equal(empty.body.error.param, "input");
+  assert.equal(empty.body.error.code, "invalid_value");
+});
+
+Deno.test("a function call cut short by max_output_tokens is incomplete, streamed or not", async () => {
+  await using gw = await startResponsesGateway();
+  const client = gw.client();
+  const request = { model: "sim-vision", input: ASK, tools: [WEATHER], max_output_tokens: 2 };
+  const plain = await client.responses.create(request);
+  assertResponse(plain, "plain");
+  const events = [];
+  for await (const e of await client.responses.create({ ...request, stream: true })) events.push(e);
+  const done = events.flatMap((e) => e.type === "response.output_item.done" ? [e.item] : []);
+  const final = events.at(-1)!;
+  assert.equal(final.type, "response.incomplete");
+  const streamed = (final as { response: OpenAIResponse }).response;
+  assertResponse(streamed, "streamed");
+  for (const [what, response] of [["plain", plain], ["streamed", streamed]] as const) {
+    assert.equal(response.status, "incomplete", what);
+    assert.deepEqual(response.incomplete_details, { reason: "max_output_tokens" });
+    const [call] = functionCalls(response);
+    assert.ok(call, what);
+    assert.equal(call.status, "incomplete", what);
+  }
+  assert.deepEqual(done.map((item) => item.type === "function_call" && item.status), [
+    "incomplete",
+  ]);
+  assert.deepEqual(done, streamed.output);
+});

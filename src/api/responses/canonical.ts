@@ -16,7 +16,7 @@ import { loggedMessages } from "../chat_completions/log_content.ts";
 import { DEFAULT_MAX_TOKENS } from "../../canonical/conversation.ts";
 import { followed, streamAnswer, untilClientLeaves, withDropped } from "../model_call.ts";
 import { ResultCollector } from "./collect.ts";
-import { type InputUses, parseInput } from "./input.ts";
+import { type InputUses, parseHistory, parseInput } from "./input.ts";
 import { endingOf, renderOutput, renderResponse, type ResponseHead, responseId } from "./output.ts";
 import { ResponsesStreamRenderer } from "./stream.ts";
 import { inputItems, keep, type Turn } from "./turn.ts";
@@ -28,10 +28,11 @@ export async function answerCanonically(turn: Turn, provider: Provider): Promise
   const pending: PendingImages = { fields: [], parts: [] };
   const history = turn.previous === null
     ? []
-    : parseInput(new Reader(turn.previous.history, null, "history", true), [], pending).messages;
+    : parseHistory(new Reader(turn.previous.history, null, "history", true), pending);
   const input = parseInput(req.input, history, pending);
   decodeImages(pending, config.limits);
   checkInputUses(input.uses, record.id, record.image_input, record.function_calling);
+  if (input.unanswered !== null) throw input.unanswered;
   const messages: Message[] = [];
   if (req.instructions !== null) {
     messages.push({ role: "system", parts: [{ type: "text", text: req.instructions }] });

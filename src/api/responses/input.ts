@@ -3,7 +3,10 @@
  * content parts: `input_text`, `input_image`, `output_text`, `refusal`), `function_call`,
  * `function_call_output` and `reasoning` items. An assistant's consecutive items (reasoning,
  * its message, its calls) make one canonical assistant message; each call's output is a tool
- * message. Image data URLs are left to `pending`, decoded once the whole request is read.
+ * message. Every function call must be answered by an output item (OpenAI's rule: "No tool
+ * output found"), the calls a previous response ended with too: the first that is not is the
+ * `unanswered` error. Image data URLs are left to `pending`, decoded once the whole request is
+ * read.
  */
 import type {
   ImagePart,
@@ -13,7 +16,7 @@ import type {
   ToolResultPart,
 } from "../../canonical/conversation.ts";
 import { quote } from "../../quote.ts";
-import { invalidValue } from "../../validation/error.ts";
+import { invalidValue, type ValidationError } from "../../validation/error.ts";
 import { type Fields, OPTIONAL, type Reader } from "../../validation/reader.ts";
 import type { PendingImages } from "../chat_completions/images.ts";
 import { decodeReasoning } from "./reasoning_envelope.ts";
@@ -32,6 +35,9 @@ export interface ParsedInput {
   /** The items as sent, one JSON object each (a string input as its one user message). */
   items: Record<string, unknown>[];
   uses: InputUses;
+  /** The 400 for the first function call that no output item answers (OpenAI's "No tool
+   * output found"), for the caller to throw after the capability checks; else `null`. */
+  unanswered: ValidationError | null;
 }
 
 const ITEM_TYPES = [
@@ -51,36 +57,41 @@ const ARGUMENTS = { expected: "a string of JSON-encoded arguments" } as const;
 const CONTENT = { minItems: 1, expected: "a string or an array of content parts" } as const;
 
 /** Reads `input` (a string, or an array of items) after the `history` messages of a previous
- * response (whose function calls its items may answer). */
+ * response (whose function calls its items must answer). */
 export function parseInput(
   r: Reader,
   history: readonly Message[],
   pending: PendingImages,
 ): ParsedInput {
+  const reader = new InputReader(history, pending);
+  let items: Record<string, unknown>[];
   if (typeof r.value === "string") {
     const text = r.value;
-    return {
-      messages: [{ role: "user", parts: [{ type: "text", text }] }],
-      items: [{ type: "message", role: "user", content: text }],
-      uses: {},
-    };
+    reader.messages.push({ role: "user", parts: [{ type: "text", text }] });
+    items = [{ type: "message", role: "user", content: text }];
+  } else {
+    const list = r.array({ expected: "a string or an array of input items" });
+    list.forEach((item) => reader.add(item));
+    items = list.map((i) => i.value as Record<string, unknown>);
   }
-  const list = r.array({ expected: "a string or an array of input items" });
-  const reader = new InputReader(history, pending);
-  list.forEach((item) => reader.add(item));
-  return {
-    messages: reader.messages,
-    items: list.map((i) => i.value as Record<string, unknown>),
-    uses: reader.uses,
-  };
+  return { messages: reader.messages, items, uses: reader.uses, unanswered: reader.unanswered() };
+}
+
+/** Reads a stored conversation (a previous response's `history`, an array of items) as
+ * messages. Its last function calls may be unanswered: the next input answers them. */
+export function parseHistory(r: Reader, pending: PendingImages): Message[] {
+  const reader = new InputReader([], pending);
+  r.array().forEach((item) => reader.add(item));
+  return reader.messages;
 }
 
 /** Builds the messages item by item. */
 class InputReader {
   readonly messages: Message[] = [];
   readonly uses: InputUses = {};
-  /** Function call ids seen so far (in the history too), and those already answered. */
-  readonly #calls = new Set<string>();
+  /** Function call ids seen so far, each with its `call_id`'s path (`null` for a call of the
+   * history), and the ids already answered. */
+  readonly #calls = new Map<string, string | null>();
   readonly #answered = new Set<string>();
   readonly #pending: PendingImages;
 
@@ -88,7 +99,7 @@ class InputReader {
     this.#pending = pending;
     for (const m of history) {
       for (const p of m.parts) {
-        if (p.type === "tool_call") this.#calls.add(p.id);
+        if (p.type === "tool_call") this.#calls.set(p.id, null);
         else if (p.type === "tool_result") this.#answered.add(p.callId);
       }
     }
@@ -174,7 +185,7 @@ class InputReader {
     if (this.#calls.has(id)) {
       throw f.get("call_id").invalid(`expected a unique call id, but got ${quote(id)} again`);
     }
-    this.#calls.add(id);
+    this.#calls.set(id, f.get("call_id").path);
     const name = f.string("name", NON_EMPTY);
     this.#assistant().push({
       type: "tool_call",
@@ -204,6 +215,27 @@ class InputReader {
       );
     const result: ToolResultPart = { type: "tool_result", callId: id, content, isError: false };
     this.messages.push({ role: "tool", parts: [result] });
+  }
+
+  /** The error for the first function call that no output item answers, if any. */
+  unanswered(): ValidationError | null {
+    for (const [id, path] of this.#calls) {
+      if (this.#answered.has(id)) continue;
+      return path === null
+        ? invalidValue(
+          "input",
+          `no tool output found for function call ${
+            quote(id)
+          } of the previous response; the input must answer it with a function_call_output item`,
+        )
+        : invalidValue(
+          path,
+          `no tool output found for function call ${
+            quote(id)
+          }; a function_call item must be answered by a function_call_output item after it`,
+        );
+    }
+    return null;
   }
 
   #reasoning(f: Fields): void {

@@ -85,7 +85,7 @@ export function functionCallItem(
   callId: string,
   name: string,
   args: string,
-  status: "in_progress" | "completed",
+  status: "in_progress" | "completed" | "incomplete",
 ): WireObject {
   return { id, type: "function_call", status, arguments: args, call_id: callId, name };
 }
@@ -93,7 +93,7 @@ export function functionCallItem(
 /**
  * The output items for a result's parts. `withContent` puts each reasoning part in its item's
  * `encrypted_content` (when the client included it, and always in the stored history);
- * `incomplete` marks the last message as cut short.
+ * `incomplete` marks the last item, a message or a function call, as cut short.
  */
 export function renderOutput(
   parts: readonly Part[],
@@ -130,7 +130,7 @@ export function renderOutput(
   }
   if (incomplete) {
     const last = items.at(-1);
-    if (last?.type === "message") last.status = "incomplete";
+    if (last?.type === "message" || last?.type === "function_call") last.status = "incomplete";
   }
   return items;
 }

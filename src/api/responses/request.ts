@@ -19,7 +19,7 @@ import { count } from "../../validation/wording.ts";
 import { FUNCTION_NAME, uniqueToolName } from "../tool_names.ts";
 
 /** The `include` values OpenAI documents. */
-const INCLUDES = [
+export const INCLUDES = [
   "reasoning.encrypted_content",
   "message.output_text.logprobs",
   "message.input_image.image_url",
@@ -133,6 +133,11 @@ export function parseResponsesRequest(body: Record<string, unknown>): ResponsesR
   const store = f.boolean("store", OPTIONAL) ?? true;
   const previousResponseId = f.string("previous_response_id", { optional: true, nonEmpty: true }) ??
     null;
+  if (previousResponseId === null && Array.isArray(input.value) && input.value.length === 0) {
+    throw input.invalid(
+      "expected at least 1 item, but got 0; only a previous_response_id may be continued without input",
+    );
+  }
   const truncation = f.oneOf("truncation", ["auto", "disabled"], OPTIONAL) ?? "disabled";
   const extras = f.extras();
   return {

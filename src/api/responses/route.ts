@@ -12,6 +12,7 @@ import type { RequestContext } from "../../pipeline/context.ts";
 import { resolve } from "../../pipeline/resolve.ts";
 import { modelCall } from "../model_call.ts";
 import { answerCanonically } from "./canonical.ts";
+import { itemsPage, readItemsQuery } from "./input_items.ts";
 import { passThrough } from "./passthrough.ts";
 import { parseResponsesRequest } from "./request.ts";
 import { ownerOf, ResponseStore, type StoredResponse } from "./store.ts";
@@ -58,19 +59,12 @@ export async function getResponse(ctx: RequestContext): Promise<Response> {
   return json(stored.response);
 }
 
-/** The `GET /v1/responses/{id}/input_items` handler: the stored input items, in order (one
- * page holds them all). */
+/** The `GET /v1/responses/{id}/input_items` handler: a page of the stored input items (see
+ * input_items.ts). */
 export async function listInputItems(ctx: RequestContext): Promise<Response> {
+  const query = readItemsQuery(ctx.url.searchParams);
   const stored = await storedOf(ctx);
-  const order = ctx.url.searchParams.get("order");
-  const data = order === "asc" ? stored.input : [...stored.input].reverse();
-  return json({
-    object: "list",
-    data,
-    first_id: (data[0]?.id as string | undefined) ?? null,
-    last_id: (data.at(-1)?.id as string | undefined) ?? null,
-    has_more: false,
-  });
+  return json(itemsPage(stored.input, query));
 }
 
 /** The `DELETE /v1/responses/{id}` handler. */

@@ -3,7 +3,8 @@
  * and `DELETE` work on every instance: under `["responses", id]` a head (its owner and how
  * many chunks follow), under `["responses", id, n]` the record's JSON in chunks below KV's
  * value limit, all written in one atomic operation and all expiring after
- * {@link RETENTION_MS}. A record over {@link MAX_STORED_BYTES} is not stored.
+ * {@link RETENTION_MS}. A record over {@link MAX_STORED_BYTES} is not stored, nor one whose id
+ * is over {@link MAX_ID_BYTES} (such an id is never found).
  */
 import type { Principal } from "../../auth/principal.ts";
 import type { WireObject } from "./output.ts";
@@ -12,6 +13,9 @@ import type { WireObject } from "./output.ts";
 export const RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 /** The largest record stored (its JSON's bytes): KV's atomic writes take 800 KiB at most. */
 export const MAX_STORED_BYTES = 640 * 1024;
+/** The longest id kept (its UTF-8 bytes): KV's keys take 2 KiB at most, and a NUL in a string
+ * key takes two bytes. Ours have 37 characters; an upstream's, in the passthrough, about 50. */
+export const MAX_ID_BYTES = 512;
 /** Bytes of one chunk (KV's values take 64 KiB at most). */
 const CHUNK_BYTES = 60 * 1024;
 const PREFIX = "responses";
@@ -42,8 +46,10 @@ export function ownerOf(principal: Principal): string {
 export class ResponseStore {
   constructor(readonly kv: Deno.Kv) {}
 
-  /** Stores a record; `false` when it is over {@link MAX_STORED_BYTES}. */
+  /** Stores a record; `false` when it is over {@link MAX_STORED_BYTES} or its id over
+   * {@link MAX_ID_BYTES}. */
   async put(id: string, owner: string, record: StoredResponse): Promise<boolean> {
+    if (!storable(id)) return false;
     const bytes = new TextEncoder().encode(JSON.stringify(record));
     if (bytes.length > MAX_STORED_BYTES) return false;
     const chunks = Math.ceil(bytes.length / CHUNK_BYTES);
@@ -90,7 +96,14 @@ export class ResponseStore {
   }
 
   async #head(id: string, owner: string): Promise<Head | null> {
+    // KV throws for a key over its bound: such an id was never stored.
+    if (!storable(id)) return null;
     const entry = await this.kv.get<Head>([PREFIX, id]);
     return entry.value !== null && entry.value.owner === owner ? entry.value : null;
   }
+}
+
+/** Whether an id is short enough to be a key (see {@link MAX_ID_BYTES}). */
+function storable(id: string): boolean {
+  return new TextEncoder().encode(id).length <= MAX_ID_BYTES;
 }

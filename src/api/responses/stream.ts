@@ -6,7 +6,9 @@
  * `content_part.done`; `reasoning_summary_part.added`, `reasoning_summary_text.delta`/`.done`,
  * `reasoning_summary_part.done`; `function_call_arguments.delta`/`.done`) and
  * `output_item.done`; then `response.completed` or `response.incomplete` with the whole
- * Response, or `response.failed` with its error when the back end fails mid-stream. Item ids
+ * Response, or `response.failed` with its error when the back end fails mid-stream. The last
+ * item's `output_item.done` (a message or a function call) waits for the next item or the end,
+ * so that an item cut short by the end says `incomplete` as the final Response does. Item ids
  * are those of the non-streamed rendering (output.ts), so the final Response matches the
  * events.
  */
@@ -55,6 +57,15 @@ interface OpenMessage {
   content: WireObject[];
 }
 
+/** A function call whose arguments are done: its `output_item.done` waits for what follows. */
+interface DoneCall {
+  outputIndex: number;
+  itemId: string;
+  callId: string;
+  name: string;
+  arguments: string;
+}
+
 /** Renders one stream as Responses events (see the module doc). */
 export class ResponsesStreamRenderer implements StreamRenderer {
   readonly #head: ResponseHead;
@@ -66,6 +77,7 @@ export class ResponsesStreamRenderer implements StreamRenderer {
   #finished = false;
   #items = 0;
   #message: OpenMessage | null = null;
+  #call: DoneCall | null = null;
   readonly #blocks = new Map<number, OpenBlock>();
 
   /** `collector` holds the stream's parts (added before each batch is rendered). */
@@ -145,6 +157,7 @@ export class ResponsesStreamRenderer implements StreamRenderer {
   }
 
   #open(index: number, block: BlockKind, emit: (event: WireObject) => void): void {
+    this.#closeCall(emit);
     const open: OpenBlock = {
       kind: block.type,
       outputIndex: 0,
@@ -307,11 +320,14 @@ export class ResponsesStreamRenderer implements StreamRenderer {
           name: open.name,
           arguments: open.text,
         });
-        emit({
-          type: "response.output_item.done",
-          output_index: open.outputIndex,
-          item: functionCallItem(open.itemId, open.callId, open.name, open.text, "completed"),
-        });
+        this.#closeCall(emit);
+        this.#call = {
+          outputIndex: open.outputIndex,
+          itemId: open.itemId,
+          callId: open.callId,
+          name: open.name,
+          arguments: open.text,
+        };
         return;
     }
   }
@@ -356,11 +372,28 @@ export class ResponsesStreamRenderer implements StreamRenderer {
     });
   }
 
+  /** Emits the `output_item.done` of the function call waiting for it. */
+  #closeCall(
+    emit: (event: WireObject) => void,
+    status: "completed" | "incomplete" = "completed",
+  ): void {
+    const call = this.#call;
+    if (call === null) return;
+    this.#call = null;
+    emit({
+      type: "response.output_item.done",
+      output_index: call.outputIndex,
+      item: functionCallItem(call.itemId, call.callId, call.name, call.arguments, status),
+    });
+  }
+
   #finish(emit: (event: WireObject) => void): void {
     this.#finished = true;
     const { parts, finish, usage } = this.#collector;
     const ending = endingOf(finish ?? "stop", parts);
-    this.#closeMessage(emit, ending.status === "incomplete" ? "incomplete" : "completed");
+    const status = ending.status === "incomplete" ? "incomplete" : "completed";
+    this.#closeMessage(emit, status);
+    this.#closeCall(emit, status);
     ending.completedAt = Math.floor(this.#now() / 1000);
     const output = renderOutput(
       parts,

@@ -52,7 +52,9 @@ export async function keep(
   try {
     const stored = await turn.store.put(id, turn.owner, { response, input: listed, history });
     if (!stored) {
-      logger.warn(`response ${id} is too large to store; it cannot be continued or retrieved`);
+      logger.warn(
+        `response ${id} is too large (or its id too long) to store; it cannot be continued or retrieved`,
+      );
     }
   } catch (e) {
     logger.error(`could not store response ${id}`, e, turn.ctx.requestId);

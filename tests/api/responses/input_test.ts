@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import type { Message } from "../../../src/canonical/conversation.ts";
-import { parseInput } from "../../../src/api/responses/input.ts";
+import { parseHistory, parseInput } from "../../../src/api/responses/input.ts";
 import { encodeReasoning } from "../../../src/api/responses/reasoning_envelope.ts";
 import type { PendingImages } from "../../../src/api/chat_completions/images.ts";
 import { ApiError } from "../../../src/errors.ts";
-import { readRequest } from "../../../src/validation/reader.ts";
+import { readJson, readRequest } from "../../../src/validation/reader.ts";
 
 function parse(input: unknown, history: Message[] = []) {
   const pending: PendingImages = { fields: [], parts: [] };
@@ -80,11 +80,12 @@ Deno.test("an output may answer a call of the previous response", () => {
     role: "assistant",
     parts: [{ type: "tool_call", id: "c9", name: "f", arguments: "{}" }],
   }];
-  const { messages } = parse(
+  const { messages, unanswered } = parse(
     [{ type: "function_call_output", call_id: "c9", output: "ok" }],
     history,
   );
   assert.equal(messages[0]!.role, "tool");
+  assert.equal(unanswered, null);
 });
 
 Deno.test("data URLs wait for the request's image checks", () => {
@@ -127,4 +128,46 @@ Deno.test("bad items are named by their path", () => {
   for (const [input, param] of cases) {
     assert.throws(() => parse(input), (e) => e instanceof ApiError && e.param === param, param);
   }
+});
+
+Deno.test("every function call needs an output: in the input, and those of the previous response", () => {
+  const unanswered = (input: unknown, history: Message[] = []) => {
+    const error = parse(input, history).unanswered;
+    return error && [error.param, error.message];
+  };
+  const [param, message] = unanswered([
+    { role: "user", content: "go" },
+    { type: "function_call", call_id: "c1", name: "f", arguments: "{}" },
+    { type: "function_call", call_id: "c2", name: "f", arguments: "{}" },
+    { type: "function_call_output", call_id: "c1", output: "1" },
+  ])!;
+  assert.equal(param, "input[2].call_id");
+  assert.match(message!, /no tool output found for function call "c2"/);
+  const history: Message[] = [
+    { role: "user", parts: [{ type: "text", text: "go" }] },
+    { role: "assistant", parts: [{ type: "tool_call", id: "c9", name: "f", arguments: "{}" }] },
+  ];
+  for (const input of ["and now?", [], [{ role: "user", content: "and now?" }]]) {
+    const [param, message] = unanswered(input, history)!;
+    assert.equal(param, "input", JSON.stringify(input));
+    assert.match(message!, /no tool output found for function call "c9" of the previous response/);
+  }
+});
+
+Deno.test("a stored history may end with calls: the next input answers them", () => {
+  const pending: PendingImages = { fields: [], parts: [] };
+  const history = parseHistory(
+    readJson([
+      { role: "user", content: "go" },
+      { type: "function_call", call_id: "c9", name: "f", arguments: "{}" },
+    ]),
+    pending,
+  );
+  assert.deepEqual(history.map((m) => m.role), ["user", "assistant"]);
+  const { messages, unanswered } = parse(
+    [{ type: "function_call_output", call_id: "c9", output: "ok" }],
+    history,
+  );
+  assert.equal(messages[0]!.role, "tool");
+  assert.equal(unanswered, null);
 });

@@ -119,3 +119,9 @@ Deno.test("bad fields are named by their path", () => {
   ];
   for (const [body, param] of cases) assert.equal(paramOf(body), param, JSON.stringify(body));
 });
+
+Deno.test("an empty input is refused unless it continues a previous response", () => {
+  assert.equal(paramOf({ model: "m", input: [] }), "input");
+  const req = parseResponsesRequest({ model: "m", input: [], previous_response_id: "resp_1" });
+  assert.deepEqual(req.input.value, []);
+});

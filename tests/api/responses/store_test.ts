@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import {
+  MAX_ID_BYTES,
   MAX_STORED_BYTES,
   ownerOf,
   ResponseStore,
@@ -46,4 +47,18 @@ Deno.test("a record over the bound is not stored", async () => {
   const store = new ResponseStore(kv);
   assert.equal(await store.put("resp_2", "anonymous", record(MAX_STORED_BYTES)), false);
   assert.equal(await store.get("resp_2", "anonymous"), null);
+});
+
+Deno.test("an id too long for a KV key is never found, nor stored (KV would throw)", async () => {
+  using kv = await Deno.openKv(":memory:");
+  const store = new ResponseStore(kv);
+  const id = "resp_" + "a".repeat(MAX_ID_BYTES);
+  assert.equal(await store.get(id, "key:a"), null);
+  assert.equal(await store.delete(id, "key:a"), false);
+  assert.equal(await store.put(id, "key:a", record(10)), false);
+  // Bytes, not characters: 200 three-byte characters are over the bound too.
+  assert.equal(await store.get("€".repeat(200), "key:a"), null);
+  const longest = "a".repeat(MAX_ID_BYTES);
+  assert.equal(await store.put(longest, "key:a", record(10)), true);
+  assert.deepEqual(await store.get(longest, "key:a"), record(10));
 });

@@ -152,3 +152,48 @@ Deno.test("a failure mid-stream is response.failed with the error; an unfinished
   assert.equal(response.status, "failed");
   assert.deepEqual(response.error, { code: "server_error", message: "boom" });
 });
+
+Deno.test("a function call cut short by the token limit is incomplete in its event and the Response", () => {
+  const { events } = render([
+    [
+      { type: "block_start", index: 0, block: { type: "tool_call", id: "c1", name: "f" } },
+      { type: "block_delta", index: 0, delta: { type: "arguments", json: "{" } },
+      { type: "block_stop", index: 0 },
+    ],
+    [{ type: "finish", reason: "length" }],
+  ]);
+  assert.deepEqual(events.map((e) => e.type), [
+    "response.created",
+    "response.in_progress",
+    "response.output_item.added",
+    "response.function_call_arguments.delta",
+    "response.function_call_arguments.done",
+    "response.output_item.done",
+    "response.incomplete",
+  ]);
+  const done = events[5]!.item as Record<string, unknown>;
+  assert.equal(done.status, "incomplete");
+  const response = events.at(-1)!.response as Record<string, unknown>;
+  assert.deepEqual(response.output, [done]);
+});
+
+Deno.test("parallel function calls: each is completed once the next begins", () => {
+  const call = (index: number, id: string): CanonicalEvent[] => [
+    { type: "block_start", index, block: { type: "tool_call", id, name: "f" } },
+    { type: "block_delta", index, delta: { type: "arguments", json: "{}" } },
+    { type: "block_stop", index },
+  ];
+  const { events } = render([[...call(0, "c1"), ...call(1, "c2")], [{
+    type: "finish",
+    reason: "tool_calls",
+  }]]);
+  const done = events.filter((e) => e.type === "response.output_item.done");
+  assert.deepEqual(done.map((e) => [e.output_index, (e.item as { status: string }).status]), [
+    [0, "completed"],
+    [1, "completed"],
+  ]);
+  assert.deepEqual(
+    (events.at(-1)!.response as { output: unknown[] }).output,
+    done.map((e) => e.item),
+  );
+});
