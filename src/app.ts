@@ -46,6 +46,7 @@ import {
 } from "./api/admin/models.ts";
 import { getUsage } from "./api/admin/usage.ts";
 import { listRoutes } from "./api/admin/routes.ts";
+import { withoutQuery } from "./api/admin/input.ts";
 import { RouteHealth } from "./routing/health.ts";
 import { AppMetrics } from "./metrics/setup.ts";
 import { traceRoute } from "./pipeline/trace.ts";
@@ -116,30 +117,33 @@ const ROUTES: readonly Route[] = [
   { path: "/assets/:name", methods: { GET: asset }, scope: null },
 ];
 
-/** The admin API (DESIGN §5), served only when `SWITCHYARD_ADMIN_TOKEN` is set. */
+/** The admin API (DESIGN §5), served only when `SWITCHYARD_ADMIN_TOKEN` is set. Only logs and
+ * usage take query parameters; the other routes refuse any. */
 const ADMIN_ROUTES: readonly Route[] = [
-  { path: "/admin/keys", methods: { GET: listKeys, POST: createKey }, scope: null, admin: true },
-  {
-    path: "/admin/keys/:id",
-    methods: { GET: getKey, PATCH: updateKey, DELETE: revokeKey },
-    scope: null,
-    admin: true,
-  },
-  { path: "/admin/models", methods: { GET: listAdminModels }, scope: null, admin: true },
-  {
-    path: "/admin/models/:id",
-    methods: {
-      GET: getAdminModel,
-      PUT: putAdminModel,
-      PATCH: patchAdminModel,
-      DELETE: deleteAdminModel,
+  ...[
+    { path: "/admin/keys", methods: { GET: listKeys, POST: createKey }, scope: null, admin: true },
+    {
+      path: "/admin/keys/:id",
+      methods: { GET: getKey, PATCH: updateKey, DELETE: revokeKey },
+      scope: null,
+      admin: true,
     },
-    scope: null,
-    admin: true,
-  },
+    { path: "/admin/models", methods: { GET: listAdminModels }, scope: null, admin: true },
+    {
+      path: "/admin/models/:id",
+      methods: {
+        GET: getAdminModel,
+        PUT: putAdminModel,
+        PATCH: patchAdminModel,
+        DELETE: deleteAdminModel,
+      },
+      scope: null,
+      admin: true,
+    },
+    { path: "/admin/routes", methods: { GET: listRoutes }, scope: null, admin: true },
+  ].map(withoutQuery),
   { path: "/admin/logs", methods: { GET: listLogs }, scope: null, admin: true },
   { path: "/admin/usage", methods: { GET: getUsage }, scope: null, admin: true },
-  { path: "/admin/routes", methods: { GET: listRoutes }, scope: null, admin: true },
 ];
 
 /** What an app is built from; everything but config and kv has a production default. */

@@ -1,3 +1,4 @@
+import { unmatchedPatterns, unmatchedWarnings } from "../catalogue/model.ts";
 import { LIMIT_SCOPES, type WindowLimit } from "../config.ts";
 import { type Fields, readJson } from "../validation/reader.ts";
 import type { KeyFields } from "./keys.ts";
@@ -12,9 +13,12 @@ const MODELS = {
   maxItems: 256,
   expected: "an array of model ids or globs",
 } as const;
+/** An id or glob of a key's allow-list: as long as a model id may be (config.ts `MODEL_ID`). */
 const MODEL = {
-  pattern: /^[A-Za-z0-9*][A-Za-z0-9._:\/*-]{0,127}$/,
-  format: "a model id or a glob with * (letters, digits, . _ : / - *)",
+  maxLength: 128,
+  pattern: /^[A-Za-z0-9*][A-Za-z0-9._:\/*-]*$/,
+  format:
+    "a model id or a glob with * of letters, digits and . _ : / - * (at most 128, starting with a letter, digit or *)",
 } as const;
 /** A window's limit, or `null` for none. */
 const LIMIT = { nullable: true, min: 1 } as const;
@@ -78,6 +82,22 @@ function readLimitOverrides(f: Fields): KeyRecord["limits"] {
   }
   f.done();
   return out;
+}
+
+/** The warning for an empty allow-list, which lets the key use no model at all. */
+const EMPTY_ALLOW_LIST = "models: [] allows no model, so the key can use none";
+
+/**
+ * Warning lines for a key's allow-list `models` that lets it use nothing the catalogue (`ids`)
+ * has: the empty list, or each pattern that matches no model (a typo like `sim-chatt`). None for
+ * `null`, which allows every model.
+ */
+export function allowListWarnings(
+  models: readonly string[] | null,
+  ids: readonly string[],
+): string[] {
+  if (models !== null && models.length === 0) return [EMPTY_ALLOW_LIST];
+  return unmatchedWarnings(unmatchedPatterns(models, ids));
 }
 
 /** A key as the admin API and the CLI show it: everything but the hash, times in ISO 8601. */

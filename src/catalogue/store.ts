@@ -147,30 +147,49 @@ export class Catalogue {
     this.#discovered = new Map(records.map((record) => [record.id, record]));
   }
 
-  /** Creates or replaces a model record in KV; every instance sees it on its next refresh. */
-  async put(record: ModelRecord): Promise<void> {
-    await retryWhileBusy(() =>
-      this.#kv.atomic()
-        .set([...MODEL_PREFIX, record.id], record)
-        .sum([...VERSION_KEY], 1n)
-        .commit()
-    );
-    await this.refresh();
+  /**
+   * Creates or replaces the record of `id` (a valid model id) with the one `make` builds from
+   * the record it replaces (the KV record, else a discovered model; `undefined` when there is
+   * none; `make` may throw to refuse). The commit checks that the KV record is still the one
+   * `make` was given, so a concurrent write or delete, from any process, makes it read and
+   * build again: of concurrent writers of a new id exactly one creates it. Every instance sees
+   * the record on its next refresh.
+   */
+  async write(
+    id: string,
+    make: (prior: ModelRecord | undefined) => ModelRecord,
+  ): Promise<{ record: ModelRecord; created: boolean }> {
+    const key = [...MODEL_PREFIX, id];
+    for (;;) {
+      const entry = await this.#kv.get<ModelRecord>(key);
+      const prior = entry.value ?? this.#discovered.get(id);
+      const record = make(prior);
+      const result = await retryWhileBusy(() =>
+        this.#kv.atomic().check(entry).set(key, record).sum([...VERSION_KEY], 1n).commit()
+      );
+      if (result.ok) {
+        await this.refresh();
+        return { record, created: prior === undefined };
+      }
+    }
   }
 
-  /** Deletes a model record from KV; returns whether it existed. */
+  /** Deletes a model record from KV; returns whether it existed. Of concurrent deletes of
+   * one record, from any process, exactly one returns `true`. */
   async delete(id: string): Promise<boolean> {
     if (id.length > MAX_ID_CHARS) return false;
-    const entry = await this.#kv.get([...MODEL_PREFIX, id]);
-    if (entry.versionstamp === null) return false;
-    await retryWhileBusy(() =>
-      this.#kv.atomic()
-        .delete([...MODEL_PREFIX, id])
-        .sum([...VERSION_KEY], 1n)
-        .commit()
-    );
-    await this.refresh();
-    return true;
+    const key = [...MODEL_PREFIX, id];
+    for (;;) {
+      const entry = await this.#kv.get(key);
+      if (entry.versionstamp === null) return false;
+      const result = await retryWhileBusy(() =>
+        this.#kv.atomic().check(entry).delete(key).sum([...VERSION_KEY], 1n).commit()
+      );
+      if (result.ok) {
+        await this.refresh();
+        return true;
+      }
+    }
   }
 
   /** Reloads the in-process copy from KV. */

@@ -3,11 +3,11 @@
  * the server uses (same config: `--config`, `SWITCHYARD_CONFIG`, `SWITCHYARD_KV`), without a
  * running server.
  */
-import { keyView, readKeyFields } from "../auth/key_fields.ts";
+import { allowListWarnings, keyView, readKeyFields } from "../auth/key_fields.ts";
 import { type KeyFields, KeyStore } from "../auth/keys.ts";
 import type { KeyRecord } from "../auth/principal.ts";
 import { Catalogue } from "../catalogue/store.ts";
-import { unmatchedPatterns, unmatchedWarnings } from "../catalogue/model.ts";
+import { unmatchedPatterns } from "../catalogue/model.ts";
 import { systemClock } from "../clock.ts";
 import {
   type Config,
@@ -45,7 +45,7 @@ LIMITS (per key, overriding limits.key of the config):
 
 Options: --config PATH (or SWITCHYARD_CONFIG) names the config file; SWITCHYARD_KV overrides
 its kv.path. --models takes model ids or globs with *, comma-separated; one that matches no
-model in the catalogue or the config is refused unless --force is given.
+model in the catalogue or the config, or an empty list, is refused unless --force is given.
 `;
 
 /** Where the CLI writes, and what it reads from the environment. */
@@ -250,8 +250,9 @@ function table(records: KeyRecord[]): string {
     .join("\n") + "\n";
 }
 
-/** Refuses allow-list patterns that match no model in the catalogue (in KV) or the config,
- * unless `--force`, which keeps them with a warning. */
+/** Refuses an allow-list that lets the key use no model in the catalogue (in KV) or the
+ * config (the empty list, or a pattern that matches no model), unless `--force`, which keeps
+ * it with a warning. */
 async function checkPatterns(
   fields: KeyFields,
   kv: Deno.Kv,
@@ -263,17 +264,24 @@ async function checkPatterns(
   const catalogue = await Catalogue.open({ kv, clock: systemClock });
   const ids = [...catalogue.all().map((m) => m.id), ...config.models.map((m) => m.id)];
   catalogue.close();
-  const unmatched = unmatchedPatterns(fields.models, ids);
-  if (unmatched.length === 0) return;
-  const list = unmatched.map((p) => JSON.stringify(p)).join(", ");
-  if (!parsed.flags.has("force")) {
-    throw new Failure(
-      `--models: ${list} ${unmatched.length === 1 ? "matches" : "match"} no model in the ` +
-        "catalogue or the config (a key limited to it could use nothing); check the ids, or " +
-        "pass --force to keep them",
-    );
+  const warnings = allowListWarnings(fields.models, ids);
+  if (warnings.length === 0) return;
+  if (!parsed.flags.has("force")) throw new Failure(refusal(fields.models, ids));
+  for (const warning of warnings) io.stderr(`keys: warning: ${warning}\n`);
+}
+
+/** Why `--models` is refused without `--force`: it is empty, or names `patterns` of which
+ * some match none of `ids`. */
+function refusal(patterns: readonly string[], ids: readonly string[]): string {
+  if (patterns.length === 0) {
+    return "--models: the list is empty, so a key limited to it could use nothing; name " +
+      'model ids (or "all"), or pass --force to keep it';
   }
-  for (const warning of unmatchedWarnings(unmatched)) io.stderr(`keys: warning: ${warning}\n`);
+  const unmatched = unmatchedPatterns(patterns, ids);
+  const list = unmatched.map((p) => JSON.stringify(p)).join(", ");
+  return `--models: ${list} ${unmatched.length === 1 ? "matches" : "match"} no model in the ` +
+    "catalogue or the config (a key limited to it could use nothing); check the ids, or " +
+    "pass --force to keep them";
 }
 
 async function run(args: readonly string[], io: CliIo): Promise<void> {

@@ -65,7 +65,7 @@ Deno.test("key field errors read as every other 400 does", () => {
     [
       { name: "a", models: ["ok", "bad id!"] },
       "invalid_value",
-      "Invalid value for 'models[1]': expected a model id or a glob with * (letters, digits, . _ : / - *), but got \"bad id!\".",
+      "Invalid value for 'models[1]': expected a model id or a glob with * of letters, digits and . _ : / - * (at most 128, starting with a letter, digit or *), but got \"bad id!\".",
     ],
     [
       { name: "a", models: "sim-chat" },

@@ -200,7 +200,7 @@ Deno.test("a KV record wins over a discovered model of the same id, and a disabl
   await using t = await discovering();
   await t.discovery.tick();
   const found = t.catalogue.get("oa/gpt-4o-mini")!;
-  await t.catalogue.put({ ...found, source: "admin", enabled: false });
+  await t.catalogue.write(found.id, () => ({ ...found, source: "admin", enabled: false }));
   assert.equal(t.catalogue.get("oa/gpt-4o-mini")!.source, "admin");
   assert.equal(isServed(t.catalogue.get("oa/gpt-4o-mini")!, t.registry), false);
   const viewer = { ...ANONYMOUS_VIEWER, keyId: "k", preview: true };

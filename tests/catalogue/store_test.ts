@@ -13,6 +13,11 @@ function extraModel(id: string): ModelRecord {
   return { ...base, id, upstream_model: id, created: 1_700_000_000, source: "admin" };
 }
 
+/** Writes `record` whatever the catalogue holds under its id. */
+function put(catalogue: Catalogue, record: ModelRecord) {
+  return catalogue.write(record.id, () => record);
+}
+
 async function eventually(check: () => Promise<boolean>, timeoutMs = 3000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
@@ -27,7 +32,7 @@ Deno.test("a catalogue change in KV reaches a second app instance on the same KV
     await using a = await startServer({ kv });
     await using b = await startServer({ kv });
     assert.ok(!(await ids(b.url)).includes("late-model"));
-    await a.app.services.catalogue.put(extraModel("late-model"));
+    await put(a.app.services.catalogue, extraModel("late-model"));
     await eventually(async () => (await ids(b.url)).includes("late-model"));
     await a.app.services.catalogue.delete("late-model");
     await eventually(async () => !(await ids(b.url)).includes("late-model"));
@@ -44,7 +49,7 @@ Deno.test("a change made through another KV handle (another process) is seen by 
   try {
     await using a = await startServer({ kv: kvA, cataloguePollMs: 50 });
     await using b = await startServer({ kv: kvB, cataloguePollMs: 50 });
-    await a.app.services.catalogue.put(extraModel("from-elsewhere"));
+    await put(a.app.services.catalogue, extraModel("from-elsewhere"));
     const started = Date.now();
     await eventually(async () => (await ids(b.url)).includes("from-elsewhere"));
     assert.ok(Date.now() - started < 3000);
@@ -67,7 +72,7 @@ Deno.test("seeding keeps first registration times and admin models, and never de
     );
     const created = catalogue.get("sim-chat")!.created;
     assert.equal(created, 1_750_000_000);
-    await catalogue.put(extraModel("admin-added"));
+    await put(catalogue, extraModel("admin-added"));
     clock.advance(86_400_000);
     assert.deepEqual(await catalogue.seed(config.models.filter((m) => m.id !== "sim-vision")), []);
     assert.equal(catalogue.get("sim-chat")!.created, created);
@@ -94,7 +99,7 @@ Deno.test("seeding updates a config-owned model whose entry changed, never an ad
     assert.equal(chat.source, "config");
     assert.match(chat.config_hash!, /^[0-9a-f]{24}$/);
     // The admin API disables sim-vision (the record becomes admin-owned).
-    await catalogue.put({ ...catalogue.get("sim-vision")!, enabled: false, source: "admin" });
+    await put(catalogue, { ...catalogue.get("sim-vision")!, enabled: false, source: "admin" });
     const edited = testConfig((raw) => {
       for (const m of raw.models as Record<string, unknown>[]) m.labels = ["edited"];
     });
@@ -167,8 +172,10 @@ import { openKv } from "${open}";
 const kv = await openKv(Deno.args[0]);
 const catalogue = await Catalogue.open({ kv, clock: { now: () => Date.now() } });
 const base = JSON.parse(Deno.args[1]);
-await Promise.all(Array.from({ length: 40 }, (_, j) =>
-  catalogue.put({ ...base, id: \`m-\${Deno.args[2]}-\${j}\` })));
+await Promise.all(Array.from({ length: 40 }, (_, j) => {
+  const id = \`m-\${Deno.args[2]}-\${j}\`;
+  return catalogue.write(id, () => ({ ...base, id }));
+}));
 catalogue.close();
 kv.close();
 `,
@@ -197,8 +204,8 @@ Deno.test("discovered models are offered beside the KV records, in id order; a K
   const kv = await Deno.openKv(":memory:");
   const catalogue = await Catalogue.open({ kv, clock: new FakeClock() });
   try {
-    await catalogue.put(extraModel("b-kv"));
-    await catalogue.put({ ...extraModel("c-both"), enabled: false });
+    await put(catalogue, extraModel("b-kv"));
+    await put(catalogue, { ...extraModel("c-both"), enabled: false });
     const found = (id: string): ModelRecord => ({ ...extraModel(id), source: "discovery" });
     catalogue.setDiscovered([found("c-both"), found("a-found"), found("d-found")]);
     assert.deepEqual(catalogue.all().map((m) => [m.id, m.source]), [

@@ -224,6 +224,30 @@ Deno.test("keys create and update refuse model patterns that match no model, unl
   });
 });
 
+Deno.test("keys create and update refuse an empty --models list, unless --force", async () => {
+  await withKvFile(async (path) => {
+    const refused = await keys(path, "create", "--name", "none", "--models", "");
+    assert.equal(refused.code, 1);
+    assert.equal(
+      refused.stderr,
+      "keys: --models: the list is empty, so a key limited to it could use nothing; name " +
+        'model ids (or "all"), or pass --force to keep it\n',
+    );
+    assert.deepEqual(await store(path, (s) => s.list()), [], "no key was created");
+    const forced = await keys(path, "create", "--name", "none", "--models", ",", "--force");
+    assert.equal(forced.code, 0, forced.stderr);
+    assert.match(forced.stderr, /warning: models: \[\] allows no model, so the key can use none/);
+    const [record] = await store(path, (s) => s.list());
+    assert.deepEqual(record!.models, []);
+    const update = await keys(path, "update", record!.id, "--models", "sim-chat");
+    assert.equal(update.code, 0, update.stderr);
+    const emptied = await keys(path, "update", record!.id, "--models=");
+    assert.equal(emptied.code, 1);
+    assert.match(emptied.stderr, /the list is empty/);
+    assert.deepEqual((await store(path, (s) => s.get(record!.id)))!.models, ["sim-chat"]);
+  });
+});
+
 Deno.test("keys: token limits, a concurrency cap and a budget from the flags; update merges the budget", async () => {
   await withKvFile(async (path) => {
     const created = await keys(

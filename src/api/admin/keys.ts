@@ -1,6 +1,5 @@
-import { keyView, readKeyFields } from "../../auth/key_fields.ts";
+import { allowListWarnings, keyView, readKeyFields } from "../../auth/key_fields.ts";
 import type { KeyFields } from "../../auth/keys.ts";
-import { unmatchedPatterns, unmatchedWarnings } from "../../catalogue/model.ts";
 import type { RequestContext } from "../../pipeline/context.ts";
 import { json } from "../../http/response.ts";
 import { notFound, readBody } from "./input.ts";
@@ -38,13 +37,13 @@ export async function updateKey(ctx: RequestContext): Promise<Response> {
   return json({ ...keyView(record), ...warnings(ctx, fields) });
 }
 
-/** `{warnings}` naming the allow-list patterns that match no model in the catalogue (the key
- * is stored anyway: the model may be added later), or `{}`. */
+/** `{warnings}` when the allow-list given lets the key use no model in the catalogue (see
+ * {@link allowListWarnings}; the key is stored anyway: the model may be added later), or `{}`. */
 function warnings(ctx: RequestContext, fields: KeyFields): { warnings?: string[] } {
   if (fields.models === undefined) return {};
   const ids = ctx.services.catalogue.all().map((m) => m.id);
-  const unmatched = unmatchedPatterns(fields.models, ids);
-  return unmatched.length === 0 ? {} : { warnings: unmatchedWarnings(unmatched) };
+  const lines = allowListWarnings(fields.models, ids);
+  return lines.length === 0 ? {} : { warnings: lines };
 }
 
 /** `DELETE /admin/keys/{id}`: revokes the key on every instance from the next request. */

@@ -17,7 +17,7 @@ const MAX_LIMIT = 1000;
  * like `4xx`); `model`; `key_id` (`anonymous` for requests without a key); `path`; `limit`
  * (1-1000, default 100). When the page is full, `next_cursor` names its last record: pass it
  * as `cursor` (with the same filters) for the records after it (records logged meanwhile do not
- * shift the pages). With `follow=1`, new records as server-sent events instead (see
+ * shift the pages). With `follow=1` (or `true`), new records as server-sent events instead (see
  * `logs_follow.ts`), with the same filters but no `since`, `until`, `limit` or `cursor`.
  */
 export async function listLogs(ctx: RequestContext): Promise<Response> {
@@ -138,7 +138,7 @@ function isAfter(record: LogRecord, cursor: Cursor): boolean {
 function readFollow(text: string | undefined): boolean {
   if (text === undefined || text === "0" || text === "false") return false;
   if (text === "1" || text === "true") return true;
-  throw invalidValue("follow", `expected 1 or 0, but got ${quote(text)}`);
+  throw invalidValue("follow", `expected 1, 0, true or false, but got ${quote(text)}`);
 }
 
 /** `limit`: 1 to 1000 records, 100 when absent. */

@@ -184,3 +184,33 @@ Deno.test("POST and PATCH /admin/keys warn about model patterns that match nothi
   const all = await admin(server, "POST", "/admin/keys", { name: "all", models: null });
   assert.equal(all.body.warnings, undefined);
 });
+
+Deno.test("POST /admin/keys: a model pattern over 128 characters is refused with the limit in the message", async () => {
+  await using server = await startAdminServer();
+  const longest = await admin(server, "POST", "/admin/keys", {
+    name: "x",
+    models: ["a".repeat(127) + "*"],
+  });
+  assert.equal(longest.status, 201, "128 characters are fine");
+  const res = await admin(server, "POST", "/admin/keys", { name: "x", models: ["a".repeat(129)] });
+  assert.equal(res.status, 400);
+  assert.equal(res.body.error.param, "models[0]");
+  assert.equal(
+    res.body.error.message,
+    "Invalid value for 'models[0]': expected at most 128 characters, but got 129.",
+  );
+});
+
+Deno.test("POST and PATCH /admin/keys warn about an empty models list as about a pattern that matches nothing", async () => {
+  await using server = await startAdminServer();
+  const warning = "models: [] allows no model, so the key can use none";
+  const created = await admin(server, "POST", "/admin/keys", { name: "none", models: [] });
+  assert.equal(created.status, 201);
+  assert.deepEqual(created.body.models, [], "kept, as a pattern that matches nothing is");
+  assert.deepEqual(created.body.warnings, [warning]);
+  const all = await admin(server, "PATCH", `/admin/keys/${created.body.id}`, { models: null });
+  assert.equal(all.body.warnings, undefined);
+  const emptied = await admin(server, "PATCH", `/admin/keys/${created.body.id}`, { models: [] });
+  assert.equal(emptied.status, 200);
+  assert.deepEqual(emptied.body.warnings, [warning]);
+});

@@ -212,3 +212,125 @@ Deno.test("PATCH /admin/models/{id}: validated like PUT; 404 for an unknown mode
   assert.equal(unknown.body.error.code, "model_not_found");
   assert.equal((await admin(server, "GET", "/admin/models/sim-chat")).body.enabled, true);
 });
+
+/** Runs `fn` with two admin servers on one KV file, as two processes would share it. */
+async function twoInstances(fn: (a: TestServer, b: TestServer) => Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir();
+  try {
+    const kvA = await Deno.openKv(`${dir}/kv.sqlite`);
+    const kvB = await Deno.openKv(`${dir}/kv.sqlite`);
+    try {
+      await using a = await startAdminServer({ kv: kvA });
+      await using b = await startAdminServer({ kv: kvB });
+      await fn(a, b);
+    } finally {
+      kvA.close();
+      kvB.close();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+/** The statuses of 10 concurrent calls, alternating between `a` and `b`, sorted. */
+async function tenAtOnce(
+  a: TestServer,
+  b: TestServer,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<number[]> {
+  const calls = Array.from({ length: 10 }, (_, i) => admin(i % 2 ? a : b, method, path, body));
+  return (await Promise.all(calls)).map((res) => res.status).sort();
+}
+
+Deno.test("concurrent PUTs of a new model, through two instances on one KV file: exactly one 201, the rest 200", async () => {
+  await twoInstances(async (a, b) => {
+    const body = { provider: "sim", chat_completions: true };
+    assert.deepEqual(
+      await tenAtOnce(a, b, "PUT", "/admin/models/sim-race", body),
+      [200, 200, 200, 200, 200, 200, 200, 200, 200, 201],
+    );
+  });
+});
+
+Deno.test("concurrent DELETEs of a model, through two instances on one KV file: exactly one 204, the rest 404", async () => {
+  await twoInstances(async (a, b) => {
+    const body = { provider: "sim", chat_completions: true };
+    // Several rounds: two deletes overlap in only some of them.
+    for (let round = 0; round < 10; round++) {
+      assert.equal((await admin(a, "PUT", "/admin/models/sim-race", body)).status, 201);
+      assert.deepEqual(
+        await tenAtOnce(a, b, "DELETE", "/admin/models/sim-race"),
+        [204, 404, 404, 404, 404, 404, 404, 404, 404, 404],
+        `round ${round}`,
+      );
+    }
+  });
+});
+
+Deno.test("PATCH /admin/models/{id} with nothing to change is a 400, as for keys", async () => {
+  await using server = await startAdminServer({ config: config() });
+  const res = await admin(server, "PATCH", "/admin/models/sim-chat", {});
+  assert.equal(res.status, 400);
+  assert.equal(res.body.error.code, "invalid_value");
+  assert.equal(res.body.error.param, null);
+  assert.match(res.body.error.message, /nothing to change/);
+  const key = await admin(server, "POST", "/admin/keys", { name: "k" });
+  const forKey = await admin(server, "PATCH", `/admin/keys/${key.body.id}`, {});
+  assert.deepEqual(
+    [forKey.status, forKey.body.error.code, forKey.body.error.param],
+    [res.status, res.body.error.code, res.body.error.param],
+  );
+  assert.equal((await admin(server, "GET", "/admin/models/sim-chat")).body.source, "config");
+});
+
+Deno.test("PATCH /admin/models/{id} switching provider and routes never drops an upstream_model silently", async () => {
+  await using server = await startAdminServer({ config: config() });
+  const put = await admin(server, "PUT", "/admin/models/aliased", {
+    provider: "sim",
+    upstream_model: "sim-upstream",
+    chat_completions: true,
+  });
+  assert.equal(put.status, 201);
+  // Routes that leave out upstream_model would serve the id: refused, naming the field.
+  const bare = await admin(server, "PATCH", "/admin/models/aliased", {
+    routes: [{ provider: "sim", upstream_model: "sim-upstream" }, { provider: "sim" }],
+  });
+  assert.equal(bare.status, 400);
+  assert.equal(bare.body.error.code, "missing_required_parameter");
+  assert.equal(bare.body.error.param, "routes[1].upstream_model");
+  assert.match(bare.body.error.message, /"sim-upstream"/);
+  assert.equal((await admin(server, "GET", "/admin/models/aliased")).body.routes, undefined);
+  // Named, the routes are taken.
+  const routed = await admin(server, "PATCH", "/admin/models/aliased", {
+    routes: [{ provider: "sim", upstream_model: "sim-upstream" }, {
+      provider: "sim",
+      upstream_model: "sim-other",
+    }],
+  });
+  assert.equal(routed.status, 200);
+  assert.deepEqual(routed.body.routes.map((r: JsonBody) => r.upstream_model), [
+    "sim-upstream",
+    "sim-other",
+  ]);
+  // Back to one provider: the routes' upstream models are not dropped silently either.
+  const provider = await admin(server, "PATCH", "/admin/models/aliased", { provider: "sim" });
+  assert.equal(provider.status, 400);
+  assert.equal(provider.body.error.param, "upstream_model");
+  const single = await admin(server, "PATCH", "/admin/models/aliased", {
+    provider: "sim",
+    upstream_model: "sim-upstream",
+  });
+  assert.equal(single.status, 200);
+  assert.deepEqual(
+    [single.body.routes, single.body.upstream_model],
+    [undefined, "sim-upstream"],
+  );
+  // A model whose upstream model is its id loses nothing: routes without one are fine.
+  const plain = await admin(server, "PATCH", "/admin/models/sim-chat", {
+    routes: [{ provider: "sim" }],
+  });
+  assert.equal(plain.status, 200);
+  assert.equal(plain.body.routes[0].upstream_model, "sim-chat");
+});
