@@ -4,7 +4,8 @@ import { ApiError } from "../../errors.ts";
 import { readJsonObject } from "../../http/body.ts";
 import { quote } from "../../quote.ts";
 import { invalidValue } from "../../validation/error.ts";
-import { Fields, OPTIONAL, readJson } from "../../validation/reader.ts";
+import { type Fields, OPTIONAL } from "../../validation/reader.ts";
+import { queryFields as readQuery } from "../../validation/query.ts";
 
 /** The JSON object body of an admin request. */
 export function readBody(ctx: RequestContext): Promise<Record<string, unknown>> {
@@ -19,36 +20,10 @@ export function notFound(what: string, id: string, code: string): ApiError {
   });
 }
 
-/** The query parameters of a request, read as fields: `done()` rejects the ones not read
- * (`unknown_parameter`), then any given more than once (`limit=1&limit=2`), whose first value
- * is the one read. */
-class QueryFields extends Fields {
-  /** How many times each parameter was given. */
-  readonly #counts: ReadonlyMap<string, number>;
-
-  constructor(values: Record<string, string>, counts: ReadonlyMap<string, number>) {
-    super(readJson(values), values);
-    this.#counts = counts;
-  }
-
-  override done(): void {
-    super.done();
-    for (const [name, count] of this.#counts) {
-      if (count > 1) throw invalidValue(name, `expected one value, but got ${count}`);
-    }
-  }
-}
-
-/** The query parameters of an admin request as fields: a handler reads the ones it takes,
- * then `done()` rejects the others (typos) and any given more than once. */
+/** The query parameters of an admin request as fields (see `validation/query.ts`): a
+ * handler reads the ones it takes, then `done()` rejects the others (typos) and repeats. */
 export function queryFields(ctx: RequestContext): Fields {
-  const values: Record<string, string> = Object.create(null);
-  const counts = new Map<string, number>();
-  for (const [name, value] of ctx.url.searchParams) {
-    if (!(name in values)) values[name] = value;
-    counts.set(name, (counts.get(name) ?? 0) + 1);
-  }
-  return new QueryFields(values, counts);
+  return readQuery(ctx.url.searchParams);
 }
 
 /** `route` with handlers that take no query parameters: any sent is refused

@@ -7,6 +7,7 @@ import { followLogs } from "./logs_follow.ts";
 import { quote } from "../../quote.ts";
 import { invalidValue } from "../../validation/error.ts";
 import { OPTIONAL } from "../../validation/reader.ts";
+import { pageLimit } from "../../validation/query.ts";
 
 const DEFAULT_LIMIT = 100;
 const MAX_LIMIT = 1000;
@@ -30,7 +31,7 @@ export async function listLogs(ctx: RequestContext): Promise<Response> {
   const keyId = q.string("key_id", OPTIONAL) ?? null;
   const path = q.string("path", OPTIONAL) ?? null;
   const limitText = q.string("limit", OPTIONAL);
-  const limit = readLimit(limitText);
+  const limit = pageLimit("limit", limitText, MAX_LIMIT, DEFAULT_LIMIT);
   const cursor = q.string("cursor", OPTIONAL);
   const follow = readFollow(q.string("follow", OPTIONAL));
   q.done();
@@ -139,19 +140,6 @@ function readFollow(text: string | undefined): boolean {
   if (text === undefined || text === "0" || text === "false") return false;
   if (text === "1" || text === "true") return true;
   throw invalidValue("follow", `expected 1, 0, true or false, but got ${quote(text)}`);
-}
-
-/** `limit`: 1 to 1000 records, 100 when absent. */
-function readLimit(text: string | undefined): number {
-  if (text === undefined) return DEFAULT_LIMIT;
-  const limit = /^\d+$/.test(text) ? Number(text) : NaN;
-  if (!(limit >= 1 && limit <= MAX_LIMIT)) {
-    throw invalidValue(
-      "limit",
-      `expected an integer from 1 to ${MAX_LIMIT}, but got ${quote(text)}`,
-    );
-  }
-  return limit;
 }
 
 function readCursor(text: string): Cursor {

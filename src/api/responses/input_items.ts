@@ -9,8 +9,8 @@
  */
 import { quote } from "../../quote.ts";
 import { invalidValue } from "../../validation/error.ts";
-import { isObject, OPTIONAL, Reader, readJson } from "../../validation/reader.ts";
-import { bounded } from "../../validation/wording.ts";
+import { isObject, OPTIONAL, Reader } from "../../validation/reader.ts";
+import { pageLimit, queryFields } from "../../validation/query.ts";
 import { outputText, type WireObject } from "./output.ts";
 import { INCLUDES } from "./request.ts";
 
@@ -34,10 +34,8 @@ export interface ItemsQuery {
  * (`unknown_parameter`).
  */
 export function readItemsQuery(params: URLSearchParams): ItemsQuery {
-  const first: Record<string, string> = Object.create(null);
-  for (const [name, value] of params) first[name] ??= value;
-  const q = readJson(first).object();
-  const limit = readLimit(q.string("limit", OPTIONAL));
+  const q = queryFields(params, INCLUDE_PARAMS);
+  const limit = pageLimit("limit", q.string("limit", OPTIONAL), MAX_LIMIT, DEFAULT_LIMIT);
   const order = q.oneOf("order", ORDERS, OPTIONAL) ?? "desc";
   const after = q.string("after", OPTIONAL) ?? null;
   for (const name of INCLUDE_PARAMS) {
@@ -71,19 +69,6 @@ export function itemsPage(items: readonly WireObject[], query: ItemsQuery): Wire
     last_id: data.at(-1)?.id ?? null,
     has_more: start + query.limit < ordered.length,
   };
-}
-
-/** `limit`: 1 to 100 items, 20 when absent. */
-function readLimit(text: string | undefined): number {
-  if (text === undefined) return DEFAULT_LIMIT;
-  const limit = /^\d+$/.test(text) ? Number(text) : NaN;
-  if (!(limit >= 1 && limit <= MAX_LIMIT)) {
-    throw invalidValue(
-      "limit",
-      `expected ${bounded("an integer", 1, MAX_LIMIT)}, but got ${quote(text)}`,
-    );
-  }
-  return limit;
 }
 
 /** An input item as OpenAI lists it (an item of a type the gateway does not model, as sent). */
