@@ -17,7 +17,7 @@ import { INCLUDES } from "./request.ts";
 const DEFAULT_LIMIT = 20;
 const MAX_LIMIT = 100;
 const ORDERS = ["asc", "desc"] as const;
-/** `include` as sent by hand, and as the SDKs send an array (`include[]=…&include[]=…`). */
+/** `include` as sent by hand, and as the SDKs send an array (`include[]=a&include[]=b`). */
 const INCLUDE_PARAMS = ["include", "include[]"] as const;
 
 /** What a listing asks for. */

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { admin, type JsonBody, startAdminServer } from "../../support/admin.ts";
-import { testConfig, type TestServer } from "../../support/server.ts";
+import { type StartOptions, testConfig, type TestServer } from "../../support/server.ts";
 
 async function publicIds(server: TestServer): Promise<string[]> {
   const res = await fetch(`${server.url}/v1/models`);
@@ -128,35 +128,23 @@ Deno.test("DELETE /admin/models/{id} removes a model: 204, then 404", async () =
 });
 
 Deno.test("a model put through one instance appears in /v1/models of another within a second", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
-    const kvA = await Deno.openKv(`${dir}/kv.sqlite`);
-    const kvB = await Deno.openKv(`${dir}/kv.sqlite`);
-    try {
-      await using a = await startAdminServer({ kv: kvA });
-      await using b = await startAdminServer({ kv: kvB, cataloguePollMs: 100 });
-      const put = await admin(a, "PUT", "/admin/models/sim-late", {
-        provider: "sim",
-        chat_completions: true,
-      });
-      assert.equal(put.status, 201);
-      const started = performance.now();
-      while (!(await publicIds(b)).includes("sim-late")) {
-        assert.ok(performance.now() - started < 5000, "the other instance never saw the model");
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      await admin(a, "DELETE", "/admin/models/sim-late");
-      while ((await publicIds(b)).includes("sim-late")) {
-        assert.ok(performance.now() - started < 10_000, "the other instance kept the model");
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    } finally {
-      kvA.close();
-      kvB.close();
+  await twoInstances(async (a, b) => {
+    const put = await admin(a, "PUT", "/admin/models/sim-late", {
+      provider: "sim",
+      chat_completions: true,
+    });
+    assert.equal(put.status, 201);
+    const started = performance.now();
+    while (!(await publicIds(b)).includes("sim-late")) {
+      assert.ok(performance.now() - started < 5000, "the other instance never saw the model");
+      await new Promise((r) => setTimeout(r, 20));
     }
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+    await admin(a, "DELETE", "/admin/models/sim-late");
+    while ((await publicIds(b)).includes("sim-late")) {
+      assert.ok(performance.now() - started < 10_000, "the other instance kept the model");
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }, { cataloguePollMs: 100 });
 });
 
 Deno.test("PATCH /admin/models/{id} changes only the given fields and survives a restart's seeding", async () => {
@@ -213,15 +201,19 @@ Deno.test("PATCH /admin/models/{id}: validated like PUT; 404 for an unknown mode
   assert.equal((await admin(server, "GET", "/admin/models/sim-chat")).body.enabled, true);
 });
 
-/** Runs `fn` with two admin servers on one KV file, as two processes would share it. */
-async function twoInstances(fn: (a: TestServer, b: TestServer) => Promise<void>): Promise<void> {
+/** Runs `fn` with two admin servers on one KV file, as two processes would share it (`b` with
+ * `options`). */
+async function twoInstances(
+  fn: (a: TestServer, b: TestServer) => Promise<void>,
+  options: StartOptions = {},
+): Promise<void> {
   const dir = await Deno.makeTempDir();
   try {
     const kvA = await Deno.openKv(`${dir}/kv.sqlite`);
     const kvB = await Deno.openKv(`${dir}/kv.sqlite`);
     try {
       await using a = await startAdminServer({ kv: kvA });
-      await using b = await startAdminServer({ kv: kvB });
+      await using b = await startAdminServer({ ...options, kv: kvB });
       await fn(a, b);
     } finally {
       kvA.close();
