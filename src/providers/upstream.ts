@@ -513,6 +513,9 @@ export class UpstreamResponse {
   /** Bytes of the stream read so far. */
   #received = 0;
   #decoder: SseDecoder | null = null;
+  /** For streams: milliseconds the upstream has left to send its next event, once a read
+   * brought none (`null`: the whole timeout, from the next wait). */
+  #waitLeft: number | null = null;
 
   constructor(response: ClientResponse, reading: BodyReading) {
     this.#response = response;
@@ -560,17 +563,27 @@ export class UpstreamResponse {
    * `undefined` when {@link more} must wait for more. Waits for nothing. */
   takeEvents(): SseEvent[] | null | undefined {
     if (this.#ended) return null;
-    const bytes = this.#response.take();
+    let bytes: Uint8Array | null | undefined;
+    try {
+      // Taking parses the body's framing (chunk sizes), which a broken upstream can get wrong.
+      bytes = this.#response.take();
+    } catch (e) {
+      throw this.#reading.readFailure(e);
+    }
     if (bytes === undefined) return undefined;
     this.#decoder ??= new SseDecoder(this.#reading.maxEventBytes);
     if (bytes !== null) {
       this.#received += bytes.byteLength;
       if (this.#received > this.#reading.maxBytes) throw this.#reading.tooLarge("answer");
+      let events: SseEvent[];
       try {
-        return this.#decoder.decode(bytes);
+        events = this.#decoder.decode(bytes);
       } catch (e) {
         throw e instanceof SseEventTooLarge ? this.#reading.tooLarge("event") : e;
       }
+      // An event restarts the upstream's time; comments and pieces of an event do not.
+      if (events.length > 0) this.#waitLeft = null;
+      return events;
     }
     this.#ended = this.#finished = true;
     const rest = this.#decoder.end();
@@ -581,12 +594,18 @@ export class UpstreamResponse {
    * plain function over the read's promise: an async one cost a frame for every chunk.) */
   more(): Promise<void> {
     const { deadline, idleMs } = this.#reading;
-    if (idleMs !== null) deadline.arm(idleMs);
+    if (idleMs !== null) deadline.arm(this.#waitLeft ?? idleMs);
     return this.#response.more().then(this.#arrived, this.#failed);
   }
 
+  /** After a read: the clock stops while our client is busy, keeping what is left of it when
+   * the read brought no event (a keep-alive comment every few seconds must not hold a stream
+   * open for ever). */
   readonly #arrived = (): void => {
-    if (this.#reading.idleMs !== null) this.#reading.deadline.disarm();
+    const { deadline, idleMs } = this.#reading;
+    if (idleMs === null) return;
+    this.#waitLeft = deadline.remaining();
+    deadline.disarm();
   };
 
   readonly #failed = (e: unknown): never => {

@@ -14,6 +14,8 @@ import { providerDeps } from "../support/provider_call.ts";
 import { gatewayError } from "../support/rejection.ts";
 import { waitFor } from "../support/wait.ts";
 import { FetchHttpClient } from "../../src/http/client/fetch.ts";
+import { NativeHttpClient } from "../../src/http/client/native.ts";
+import { answer, RawServer } from "../http/client/raw_server.ts";
 
 const NOW = Date.UTC(2026, 0, 15, 12, 0, 0);
 const said = (message: string, extra: Partial<UpstreamErrorDetail> = {}): UpstreamErrorDetail => ({
@@ -123,9 +125,16 @@ Deno.test("mapStreamError: mid-stream errors keep the upstream's kind and drop t
   assert.deepEqual([r.status, r.type, r.code], [429, "rate_limit_error", "rate_limit_exceeded"]);
 });
 
-/** An upstream whose SSE body sends `events` events `gapMs` apart, or stalls after `stallAfter`;
- * like fetch, aborting the call errors the body. */
-function dripping(timeoutMs: number, events: number, gapMs: number, stallAfter = Infinity) {
+/** An upstream whose SSE body sends `events` events `gapMs` apart, or stalls after `stallAfter`
+ * (with `comments`, sends only a keep-alive comment every `gapMs` from then on); like fetch,
+ * aborting the call errors the body. */
+function dripping(
+  timeoutMs: number,
+  events: number,
+  gapMs: number,
+  stallAfter = Infinity,
+  comments = false,
+) {
   const deps = providerDeps("openai", "http://upstream.test/v1", null, { timeout_ms: timeoutMs });
   let aborted = false;
   deps.http = new FetchHttpClient((_input, init) => {
@@ -138,6 +147,10 @@ function dripping(timeoutMs: number, events: number, gapMs: number, stallAfter =
         });
       },
       async pull(controller) {
+        if (sent >= stallAfter && comments) {
+          await new Promise((r) => setTimeout(r, gapMs));
+          return controller.enqueue(new TextEncoder().encode(": keep-alive\n\n"));
+        }
         if (sent >= stallAfter) return await new Promise(() => {});
         await new Promise((r) => setTimeout(r, gapMs));
         controller.enqueue(new TextEncoder().encode(`data: ${sent++}\n\n`));
@@ -276,6 +289,53 @@ function endless(head: string, piece: string) {
   });
   return { stream, pulled: () => pulled, cancelled: () => cancelled };
 }
+
+Deno.test("keep-alive comments do not hold a stream past its deadline: only an event restarts it", async () => {
+  // A comment every 20 ms after 3 events: the upstream says nothing for 100 ms all the same.
+  const { call, aborted } = dripping(100, 12, 20, 3, true);
+  const response = await call();
+  const data: string[] = [];
+  const started = performance.now();
+  await assert.rejects(
+    (async () => {
+      for (let events = await response.readEvents(); events; events = await response.readEvents()) {
+        data.push(...events.map((e) => e.data));
+      }
+    })(),
+    (e) => e instanceof ApiError && e.status === 504 && e.code === "upstream_timeout",
+  );
+  assert.deepEqual(data, ["0", "1", "2"]);
+  assert.ok(performance.now() - started < 2000, "cut within a few deadlines");
+  assert.ok(aborted());
+});
+
+Deno.test("a stream whose chunked framing breaks is a 502 from the upstream, not a gateway bug", async () => {
+  await using server = new RawServer(async (peer) => {
+    await peer.request();
+    await peer.send(
+      answer("200 OK", ["content-type: text/event-stream", "transfer-encoding: chunked"]) +
+        "a\r\ndata: 1\n\n\r\nzz\r\n",
+    );
+    await peer.clientClosed();
+  });
+  const deps = providerDeps("openai", server.url("/v1").replace(/\/$/, ""), null, {
+    max_retries: 0,
+  });
+  deps.http = new NativeHttpClient();
+  const upstream = new Upstream(deps, { headers: {}, parseError: () => said("x") });
+  const { data, error } = await readUntilError(upstream, {
+    method: "POST",
+    path: "/chat/completions",
+    body: {},
+    signal: new AbortController().signal,
+    requestId: "req_1",
+    stream: true,
+  });
+  assert.ok(data.length <= 1, data.join());
+  assert.equal(error.status, 502);
+  assert.equal(error.code, "upstream_error");
+  assert.match(deps.output.err, /malformed chunk size/);
+});
 
 /** An Upstream whose one answer is `response`, with `config` over the test defaults. */
 function answering(response: Response, config: Partial<ProviderConfig> = {}) {
