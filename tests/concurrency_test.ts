@@ -56,3 +56,41 @@ Deno.test("max_concurrent: the admin API sets it and shows it; bad values name t
   const updated = await server.app.services.keys.update(record.id, { max_concurrent: 3 });
   assert.equal(keyView(updated!).max_concurrent, 3);
 });
+
+Deno.test("a stream cut by the shutdown gives its slot and the unused part of its reservation back before close resolves", async () => {
+  const config = testConfig((raw) => {
+    raw.providers = [{ id: "sim", style: "simulator", token_delay_ms: 50 }];
+  });
+  await using server = await startServer({ config });
+  const { key, record } = await server.app.services.keys.create({
+    name: "capped",
+    max_concurrent: 1,
+    limits: { chat: { tokens_per_minute: 100_000 } },
+  });
+  const response = await fetch(`${server.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+    body: JSON.stringify({
+      model: "sim-chat",
+      stream: true,
+      max_tokens: 2000,
+      messages: [{ role: "user", content: "Tell me a long story." }],
+    }),
+  });
+  assert.equal(response.status, 200);
+  const reader = response.body!.getReader();
+  await reader.read();
+  // What main.ts does once the grace period is over, the stream still open: the cut stream's
+  // settle must be committed when it resolves, since the process exits right after.
+  await server.app.close();
+  const leases = await server.kv.get<Record<string, number>>(["leases", record.id]);
+  assert.deepEqual(Object.keys(leases.value ?? {}), [], "no slot left held");
+  const held = [];
+  for await (const entry of server.kv.list<number[]>({ prefix: ["tokens"] })) {
+    held.push(entry.value);
+  }
+  assert.equal(held.length, 1);
+  // The reservation (the prompt's estimate and 2,000 output tokens) became what was streamed.
+  assert.ok(held[0]![1]! < 500, `tokens counted: ${JSON.stringify(held[0])}`);
+  await reader.cancel().catch(() => {});
+});

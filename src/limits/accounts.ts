@@ -64,6 +64,9 @@ export class Accounts<V, C extends Pending> {
   readonly #accounts = new Map<string, Account<V, C>>();
   /** The end of this event-loop turn, which every account about to apply waits for together. */
   readonly #turn = new TurnEnd();
+  /** Accounts whose changes are being decided and committed, and who waits for none to be. */
+  #running = 0;
+  #idle: (() => void)[] = [];
 
   constructor(options: AccountsOptions<V, C>) {
     this.#options = options;
@@ -87,8 +90,16 @@ export class Accounts<V, C extends Pending> {
     if (!account.running) this.#run(account);
   }
 
+  /** Resolves once no change is waiting or being committed (each batch gives up within its
+   * budget), so that a process that stops loses none. */
+  idle(): Promise<void> {
+    if (this.#running === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idle.push(resolve));
+  }
+
   async #run(account: Account<V, C>): Promise<void> {
     account.running = true;
+    this.#running++;
     try {
       while (account.queue.length > 0) {
         // One turn of the event loop, so that the changes made in this turn join the batch.
@@ -104,6 +115,11 @@ export class Accounts<V, C extends Pending> {
       }
     } finally {
       account.running = false;
+      if (--this.#running === 0) {
+        const waiting = this.#idle;
+        this.#idle = [];
+        for (const resolve of waiting) resolve();
+      }
     }
   }
 

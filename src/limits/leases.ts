@@ -100,6 +100,11 @@ export class ConcurrencyLeases {
     return Promise.all(renewals).then(() => {});
   }
 
+  /** Resolves once every acquire and release submitted so far is committed. */
+  idle(): Promise<void> {
+    return this.#accounts.idle();
+  }
+
   /** Stops renewing (the leases still held expire on their own). */
   close(): void {
     if (this.#timer !== null) clearInterval(this.#timer);

@@ -129,6 +129,11 @@ export class Ledger {
     });
   }
 
+  /** Resolves once every change submitted so far is committed (see {@link Accounts.idle}). */
+  idle(): Promise<void> {
+    return this.#accounts.idle();
+  }
+
   /** Replaces a reservation by the amount the request used (in the windows it was made in; a
    * window that has ended since is left as it is). */
   settle(reservation: Reservation, used: number): Promise<void> {
