@@ -221,9 +221,17 @@ export function retryAfterMs(headers: Headers, now: number): number | null {
   return Number.isNaN(date) ? null : Math.max(0, date - now);
 }
 
+/** `message` with the upstream model's name, where it stands as a name (not inside a word: an
+ * upstream model `fa` leaves "fake" alone; a sentence's full stop may follow it), replaced by
+ * the gateway's id. */
 function rewriteModel(message: string, model?: { id: string; upstream: string }): string {
   if (!model || model.upstream === model.id || model.upstream === "") return message;
-  return message.replaceAll(model.upstream, model.id);
+  if (!message.includes(model.upstream)) return message;
+  const name = model.upstream.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return message.replace(
+    new RegExp(`(?<![\\w.:-])${name}(?![\\w:/-]|\\.\\w)`, "g"),
+    () => model.id,
+  );
 }
 
 /** The abort reason of an upstream call that is over (one instance: a DOMException records a

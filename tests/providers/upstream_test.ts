@@ -68,6 +68,22 @@ Deno.test("mapUpstreamStatus: a 400 keeps the upstream's message, code and param
   assert.equal(e.param, "messages");
 });
 
+Deno.test("mapUpstreamStatus: the upstream model is renamed only where it stands as a name", () => {
+  const rename = (message: string, upstream: string) =>
+    mapUpstreamStatus("p", 400, said(message), none, NOW, { id: "gw-id", upstream }).message;
+  assert.equal(rename("fake 400 from fa.", "fa"), "fake 400 from gw-id.");
+  assert.equal(
+    rename("model 'gpt-4o' (not gpt-4o-mini) failed", "gpt-4o"),
+    "model 'gw-id' (not gpt-4o-mini) failed",
+  );
+  assert.equal(
+    rename("models/gemini-2.5-pro is unknown", "gemini-2.5"),
+    "models/gemini-2.5-pro is unknown",
+  );
+  assert.equal(rename("a+b? is odd", "a+b?"), "gw-id is odd");
+  assert.equal(rename("models/gemini-up is not found", "gemini-up"), "models/gw-id is not found");
+});
+
 Deno.test("mapUpstreamStatus: 401/403 never repeat the upstream's message", () => {
   for (const status of [401, 403]) {
     const e = mapUpstreamStatus(
