@@ -23,14 +23,17 @@ export class StreamTally {
   /** The last usage the stream reported (the settle step's). */
   usage: Usage | null = null;
 
-  /** Counts a batch of events. */
+  /** Counts a batch of events. A usage of nothing (zeros: what a back end that reports no
+   * usage gives at its end) is no report: the streamed text is counted instead. */
   add(events: readonly CanonicalEvent[]): void {
     for (const event of events) {
       if (event.type === "block_delta") {
         const delta = event.delta;
         if (delta.type === "arguments") this.chars += delta.json.length;
         else if (delta.type !== "signature") this.chars += delta.text.length;
-      } else if (event.type === "usage") this.usage = event.usage;
+      } else if (event.type === "usage" && (event.usage.input > 0 || event.usage.output > 0)) {
+        this.usage = event.usage;
+      }
     }
   }
 

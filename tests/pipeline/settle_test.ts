@@ -39,9 +39,6 @@ function streaming(events: CanonicalEvent[], failAfter?: number): Handler {
     return eventStreamResponse(batches(events, failAfter), renderer, {
       abort,
       signal: abort.signal,
-      observe(batch) {
-        for (const event of batch) if (event.type === "usage") ctx.usage = event.usage;
-      },
       settleLater: () => ctx.settleLater(),
       settle: ({ status, error }) => ctx.settle(status, error),
       onUnexpected: () => internalError(ctx.requestId),
@@ -146,6 +143,15 @@ Deno.test("settle: a stream left mid-way without usage is settled with its outpu
   await reader.cancel();
   assert.deepEqual(settlements.map((s) => [s.status, s.usage, s.estimated]), [
     [499, { input: 0, output: 10 }, true],
+  ]);
+});
+
+Deno.test("settle: a stream whose back end reports no usage (zeros at its end) is settled with its output estimated", async () => {
+  const events = textEvents(["z".repeat(40)], { input: 0, output: 0 });
+  const { run, settlements } = pipeline(streaming(events));
+  assert.ok((await (await run()).text()).endsWith("data: [DONE]\n\n"));
+  assert.deepEqual(settlements.map((s) => [s.status, s.usage, s.estimated]), [
+    [200, { input: 0, output: 10 }, true],
   ]);
 });
 
