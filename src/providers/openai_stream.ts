@@ -66,6 +66,8 @@ export class OpenAIStreamTranslator {
   /** By the upstream's tool index (or, for servers that send whole calls without one, the
    * call's id, else its position in the chunk). */
   readonly #tools = new Map<number | string, ToolBlock>();
+  /** The tool call opened last. */
+  #lastTool: ToolBlock | null = null;
   #finishReason: unknown = null;
   #finished = false;
   #usage: unknown = null;
@@ -188,15 +190,23 @@ export class OpenAIStreamTranslator {
 
   #toolDelta(call: unknown, position: number, out: CanonicalEvent[]): void {
     if (!isObject(call)) throw malformed("stream chunk (a tool call that is not an object)");
-    const key = typeof call.index === "number" ? call.index : stringField(call, "id") || position;
+    const indexed = typeof call.index === "number";
+    const callId = stringField(call, "id");
+    const key = indexed ? call.index as number : callId || position;
     const fn = isObject(call.function) ? call.function : {};
     let tool = this.#tools.get(key);
+    if (tool === undefined && !indexed && !callId && !stringField(fn, "name")) {
+      // More arguments with neither index nor id (some servers send only the first fragment
+      // whole): they belong to the call being written.
+      tool = this.#lastTool ?? undefined;
+    }
     if (tool === undefined) {
       const name = stringField(fn, "name");
       if (!name) throw malformed("stream chunk (a new tool call without a name)");
       this.#closeText(out);
       tool = { index: this.#blocks++, open: true };
       this.#tools.set(key, tool);
+      this.#lastTool = tool;
       const id = stringField(call, "id") || newToolCallId();
       out.push({ type: "block_start", index: tool.index, block: { type: "tool_call", id, name } });
     }

@@ -158,6 +158,29 @@ Deno.test("OpenAIStreamTranslator: whole calls without index in successive chunk
   assert.equal(got.finish, "stop", "as the upstream said");
 });
 
+Deno.test("OpenAIStreamTranslator: fragments without index or id continue the call being written", () => {
+  const events = translate([
+    delta({
+      role: "assistant",
+      tool_calls: [{
+        id: "call_1",
+        type: "function",
+        function: { name: "weather", arguments: '{"city":' },
+      }],
+    }),
+    delta({ tool_calls: [{ function: { arguments: '"Oslo"}' } }] }),
+    delta({
+      tool_calls: [{ id: "call_2", type: "function", function: { name: "time", arguments: "" } }],
+    }),
+    delta({ tool_calls: [{ function: { arguments: "{}" } }] }),
+    delta({}, "tool_calls"),
+  ]);
+  assert.deepEqual(assembleEvents(events).parts, [
+    { type: "tool_call", id: "call_1", name: "weather", arguments: '{"city":"Oslo"}' },
+    { type: "tool_call", id: "call_2", name: "time", arguments: "{}" },
+  ]);
+});
+
 Deno.test("OpenAIStreamTranslator: parallel calls' fragments may interleave; a repeated header is one call", () => {
   const call = (index: number, args: string, header = false) => ({
     index,
