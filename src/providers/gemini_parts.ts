@@ -89,7 +89,7 @@ export class GeminiPartReader {
     const own = stringField(call, "id") || synthesizedCallId(this.#scope, this.#calls);
     this.#calls++;
     const index = this.#next++;
-    const args: JsonObject = isObject(call.args) ? call.args : {};
+    const args = callArguments(call.args);
     out.push({
       type: "block_start",
       index,
@@ -102,4 +102,20 @@ export class GeminiPartReader {
     });
     out.push({ type: "block_stop", index });
   }
+}
+
+/** A function call's `args`: an object (absent: none); the JSON text of one, as some
+ * compatible servers send it, is read; anything else is a malformed answer, never `{}`. */
+function callArguments(args: unknown): JsonObject {
+  if (args === undefined || args === null) return {};
+  if (isObject(args)) return args;
+  if (typeof args === "string") {
+    try {
+      const parsed: unknown = JSON.parse(args);
+      if (isObject(parsed)) return parsed;
+    } catch {
+      // below
+    }
+  }
+  throw malformed("answer (a functionCall whose args are not an object)");
 }

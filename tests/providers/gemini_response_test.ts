@@ -71,6 +71,8 @@ Deno.test("gemini response: an answer of the wrong shape is a 502", async () => 
       [],
       { candidates: "x" },
       answer([{ functionCall: { args: {} } }]),
+      answer([{ functionCall: { name: "f", args: [1] } }]),
+      answer([{ functionCall: { name: "f", args: "not json" } }]),
       answer(["x"]),
       {},
     ]
@@ -79,6 +81,17 @@ Deno.test("gemini response: an answer of the wrong shape is a 502", async () => 
     assert.equal(error.status, 502);
     assert.match(error.message, /malformed/);
   }
+});
+
+Deno.test("gemini response: args sent as the JSON text of an object are read, not dropped", async () => {
+  const result = await fromGeminiResponse(
+    answer([{ functionCall: { name: "f", args: '{"city":"Oslo"}' } }]),
+    "req",
+  );
+  assert.equal(result.parts.length, 1);
+  const call = result.parts[0] as { type: string; arguments: string };
+  assert.equal(call.type, "tool_call");
+  assert.equal(call.arguments, '{"city":"Oslo"}');
 });
 
 Deno.test("gemini finish reasons: the canonical finish and the detail", () => {
