@@ -188,6 +188,27 @@ Deno.test("routing: a breaker opens after 5 failures, skips the route, probes af
   );
 });
 
+Deno.test("routing: streams that break mid-way count toward the breaker; one that ends well closes it", async () => {
+  await using g = await routedGateway();
+  const state = () => g.server.app.services.routes.stats().find((r) => r.provider === "one");
+  g.first.faults = Array.from({ length: 5 }, () => ({ breakAfterEvents: 2 }));
+  for (let i = 0; i < 5; i++) {
+    const cut = await postChat(g.server, { ...HELLO, stream: true });
+    assert.equal(cut.headers.get("x-switchyard-route"), "one/gpt-up");
+    assert.doesNotMatch(await cut.text(), /\[DONE\]/);
+  }
+  assert.equal(state()?.state, "open");
+  const skipped = await postChat(g.server, { ...HELLO, stream: true });
+  assert.equal(skipped.headers.get("x-switchyard-route"), "two/claude-up");
+  await skipped.body?.cancel();
+  // The probe after the cooldown streams to its end: the breaker closes then.
+  g.clock.advance(30_000);
+  const probe = await postChat(g.server, { ...HELLO, stream: true });
+  assert.equal(probe.headers.get("x-switchyard-route"), "one/gpt-up");
+  assert.match(await probe.text(), /\[DONE\]/);
+  assert.equal(state()?.state, "closed");
+});
+
 Deno.test("routing: config errors name the field", () => {
   const bad = (model: Record<string, unknown>) => () =>
     testConfig((raw) => {

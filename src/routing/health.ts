@@ -103,11 +103,27 @@ export class RouteState {
 
   /** The route answered (its first byte after `ttfbMs`): the breaker closes. */
   succeeded(ttfbMs: number): void {
+    this.started(ttfbMs);
+    this.completed();
+  }
+
+  /** A stream's first byte came after `ttfbMs`; whether the route is well is told when the
+   * stream ends ({@link completed}, {@link failed} with `afterStart`, or {@link released}). */
+  started(ttfbMs: number): void {
     this.inFlight = Math.max(0, this.inFlight - 1);
     this.ttfb = this.ttfb === null ? ttfbMs : this.ttfb + ALPHA * (ttfbMs - this.ttfb);
+  }
+
+  /** A stream that began ended well (or an answer came whole): the breaker closes. */
+  completed(): void {
     this.errorRate *= 1 - ALPHA;
     this.consecutive = 0;
     this.openUntil = 0;
+    this.probing = false;
+  }
+
+  /** A stream that began ended without telling anything of the route (the client left). */
+  released(): void {
     this.probing = false;
   }
 

@@ -90,11 +90,13 @@ export class RoutedProvider implements Provider {
 
   async *chatStream(req: CanonicalRequest, ctx: CallContext): AsyncGenerator<CanonicalEvent[]> {
     const order = this.#order();
-    const started = await this.#first(order, ctx, startStream(req));
+    const started = await this.#first(order, ctx, startStream(req), true);
     let at = started.at;
     let { events, first: batch } = started.value;
     let renumber: ((events: readonly CanonicalEvent[]) => CanonicalEvent[]) | null = null;
     const partial = new PartialAnswer();
+    /** Whether the route serving now has been told how its stream ended. */
+    let told = false;
     try {
       for (;;) {
         try {
@@ -103,25 +105,33 @@ export class RoutedProvider implements Provider {
             partial.add(out);
             if (out.length > 0) yield out;
           }
+          order[at]!.health.completed();
+          told = true;
           return;
         } catch (e) {
-          if (!this.#deps.continueOnFailure || !retryable(e) || ctx.signal.aborted) throw e;
-          if (!partial.continuable) throw e;
-          order[at]!.health.failed(true);
+          const upstreamFault = retryable(e) && !ctx.signal.aborted;
+          // A route whose streams break mid-way counts those breaks toward its breaker.
+          if (upstreamFault) {
+            order[at]!.health.failed(true);
+            told = true;
+          }
+          if (!this.#deps.continueOnFailure || !upstreamFault || !partial.continuable) throw e;
           ctx.fellBack?.(order[at]!.route, e);
           const rest = order.slice(at + 1).filter((t) => t.prefill);
           let next: { at: number; value: Started };
           try {
-            next = await this.#first(rest, ctx, startStream(prefilled(req, partial)));
+            next = await this.#first(rest, ctx, startStream(prefilled(req, partial)), true);
           } catch {
             throw e;
           }
           at = order.indexOf(rest[next.at]!);
+          told = false;
           ({ events, first: batch } = next.value);
           renumber = continuation(partial);
         }
       }
     } finally {
+      if (!told) order[at]!.health.released();
       await events.return?.()?.catch(() => {});
     }
   }
@@ -141,11 +151,12 @@ export class RoutedProvider implements Provider {
   }
 
   /** Runs `call` on `order`'s targets in turn until one answers: its position and answer; the
-   * last route's error when none did. */
+   * last route's error when none did. A `stream`'s route is told how it went when it ends. */
   async #first<T>(
     order: readonly RouteTarget[],
     ctx: CallContext,
     call: (target: RouteTarget, ctx: CallContext) => Promise<T>,
+    stream = false,
   ): Promise<{ at: number; value: T }> {
     let last: unknown = null;
     for (const [at, target] of order.entries()) {
@@ -156,7 +167,8 @@ export class RoutedProvider implements Provider {
       const started = performance.now();
       try {
         const value = await call(target, this.#attempt(ctx, route));
-        health.succeeded(performance.now() - started);
+        if (stream) health.started(performance.now() - started);
+        else health.succeeded(performance.now() - started);
         ctx.served?.(route);
         return { at, value };
       } catch (e) {
