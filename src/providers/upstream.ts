@@ -222,14 +222,14 @@ export function retryAfterMs(headers: Headers, now: number): number | null {
 }
 
 /** `message` with the upstream model's name, where it stands as a name (not inside a word: an
- * upstream model `fa` leaves "fake" alone; a sentence's full stop may follow it), replaced by
+ * upstream model `fa` leaves "fake" alone; a full stop or a colon may follow it), replaced by
  * the gateway's id. */
 function rewriteModel(message: string, model?: { id: string; upstream: string }): string {
   if (!model || model.upstream === model.id || model.upstream === "") return message;
   if (!message.includes(model.upstream)) return message;
   const name = model.upstream.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
   return message.replace(
-    new RegExp(`(?<![\\w.:-])${name}(?![\\w:/-]|\\.\\w)`, "g"),
+    new RegExp(`(?<![\\w.:-])${name}(?![\\w/-]|[.:]\\w)`, "g"),
     () => model.id,
   );
 }

@@ -81,6 +81,8 @@ Deno.test("mapUpstreamStatus: the upstream model is renamed only where it stands
     "models/gemini-2.5-pro is unknown",
   );
   assert.equal(rename("a+b? is odd", "a+b?"), "gw-id is odd");
+  assert.equal(rename("too long for up-1: 9 > 8", "up-1"), "too long for gw-id: 9 > 8");
+  assert.equal(rename("no llama3:8b here", "llama3"), "no llama3:8b here");
   assert.equal(rename("models/gemini-up is not found", "gemini-up"), "models/gw-id is not found");
 });
 
