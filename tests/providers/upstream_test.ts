@@ -143,6 +143,16 @@ Deno.test("mapStreamError: mid-stream errors keep the upstream's kind and drop t
   assert.deepEqual([r.status, r.type, r.code], [429, "rate_limit_error", "rate_limit_exceeded"]);
 });
 
+/** A chat call's request to an upstream, streamed or not. */
+const chatRequest = (stream: boolean) => ({
+  method: "POST" as const,
+  path: "/chat/completions",
+  body: {},
+  signal: new AbortController().signal,
+  requestId: "req_1",
+  stream,
+});
+
 /** An upstream whose SSE body sends `events` events `gapMs` apart, or stalls after `stallAfter`
  * (with `comments`, sends only a keep-alive comment every `gapMs` from then on); like fetch,
  * aborting the call errors the body. */
@@ -178,15 +188,7 @@ function dripping(
     return Promise.resolve(new Response(body));
   });
   const upstream = new Upstream(deps, { headers: {}, parseError: () => said("x") });
-  const call = () =>
-    upstream.call({
-      method: "POST",
-      path: "/chat/completions",
-      body: {},
-      signal: new AbortController().signal,
-      requestId: "req_1",
-      stream: true,
-    });
+  const call = () => upstream.call(chatRequest(true));
   return { call, aborted: () => aborted };
 }
 
@@ -341,14 +343,7 @@ Deno.test("a stream whose chunked framing breaks is a 502 from the upstream, not
   });
   deps.http = new NativeHttpClient();
   const upstream = new Upstream(deps, { headers: {}, parseError: () => said("x") });
-  const { data, error } = await readUntilError(upstream, {
-    method: "POST",
-    path: "/chat/completions",
-    body: {},
-    signal: new AbortController().signal,
-    requestId: "req_1",
-    stream: true,
-  });
+  const { data, error } = await readUntilError(upstream, chatRequest(true));
   assert.ok(data.length <= 1, data.join());
   assert.equal(error.status, 502);
   assert.equal(error.code, "upstream_error");
@@ -371,14 +366,7 @@ function answering(response: Response, config: Partial<ProviderConfig> = {}) {
       return error ? said(error.message, { type: error.type }) : said("not JSON");
     },
   });
-  const request = (stream: boolean) => ({
-    method: "POST" as const,
-    path: "/chat/completions",
-    body: {},
-    signal: new AbortController().signal,
-    requestId: "req_1",
-    stream,
-  });
+  const request = chatRequest;
   return { upstream, request, deps };
 }
 
