@@ -366,8 +366,7 @@ function answering(response: Response, config: Partial<ProviderConfig> = {}) {
       return error ? said(error.message, { type: error.type }) : said("not JSON");
     },
   });
-  const request = chatRequest;
-  return { upstream, request, deps };
+  return { upstream, request: chatRequest, deps };
 }
 
 Deno.test("a JSON answer over max_response_bytes is a 502, read no further than the limit", async () => {
