@@ -57,14 +57,13 @@ async function checkAdmin(ctx: RequestContext, adminToken: AdminToken | null): P
 /** The endpoint of a request to `endpoint` refused before its handler: counted, then
  * answered `error` (in metrics, under the route it asked for). */
 function refused(error: unknown, endpoint: Endpoint): Endpoint {
-  const answer: Endpoint = {
+  return {
     handler: () => {
       throw error;
     },
     scope: "other",
     auth: "none",
     json: false,
+    ...(endpoint.path !== undefined ? { path: endpoint.path } : {}),
   };
-  if (endpoint.path !== undefined) return { ...answer, path: endpoint.path };
-  return answer;
 }

@@ -1,8 +1,9 @@
 /**
  * The route step: which endpoint answers the request. A `Host` that is no host (400), a CORS
- * preflight, an unknown path (404) and a wrong method (405) reach no route's handler: their endpoints answer after admission, so
- * that they count against the caller's IP in the `other` scope (a wrong method on a route that
- * is not limited, like `/healthz`, counts against nothing).
+ * preflight, an unknown path (404) and a wrong method (405) reach no route's handler: their
+ * endpoints answer after admission, so that they count against the caller's IP in the `other`
+ * scope (a wrong method on a route that is not limited, like `/healthz`, counts against
+ * nothing).
  */
 import type { LimitScope } from "../config.ts";
 import { invalidRequest, methodNotAllowed, routeNotFound } from "../errors.ts";

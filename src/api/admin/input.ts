@@ -5,7 +5,7 @@ import { readJsonObject } from "../../http/body.ts";
 import { quote } from "../../quote.ts";
 import { invalidValue } from "../../validation/error.ts";
 import { type Fields, OPTIONAL } from "../../validation/reader.ts";
-import { queryFields as readQuery } from "../../validation/query.ts";
+import { queryFields } from "../../validation/query.ts";
 
 /** The JSON object body of an admin request. */
 export function readBody(ctx: RequestContext): Promise<Record<string, unknown>> {
@@ -20,12 +20,6 @@ export function notFound(what: string, id: string, code: string): ApiError {
   });
 }
 
-/** The query parameters of an admin request as fields (see `validation/query.ts`): a
- * handler reads the ones it takes, then `done()` rejects the others (typos) and repeats. */
-export function queryFields(ctx: RequestContext): Fields {
-  return readQuery(ctx.url.searchParams);
-}
-
 /** `route` with handlers that take no query parameters: any sent is refused
  * (`unknown_parameter`), as the admin endpoints that take some refuse the others. */
 export function withoutQuery(route: Route): Route {
@@ -33,7 +27,7 @@ export function withoutQuery(route: Route): Route {
   for (const [method, handler] of Object.entries(route.methods)) {
     if (!handler) continue;
     methods[method] = (ctx) => {
-      queryFields(ctx).done();
+      queryFields(ctx.url.searchParams).done();
       return handler(ctx);
     };
   }

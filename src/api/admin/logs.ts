@@ -2,12 +2,12 @@ import type { RequestContext } from "../../pipeline/context.ts";
 import { json } from "../../http/response.ts";
 import { LOG_PREFIX, logBucket, type LogRow, rowRecords } from "../../log/kv_sink.ts";
 import type { LogRecord } from "../../log/record.ts";
-import { queryFields, readTime } from "./input.ts";
+import { readTime } from "./input.ts";
 import { followLogs } from "./logs_follow.ts";
 import { quote } from "../../quote.ts";
 import { invalidValue } from "../../validation/error.ts";
 import { OPTIONAL } from "../../validation/reader.ts";
-import { pageLimit } from "../../validation/query.ts";
+import { pageLimit, queryFields } from "../../validation/query.ts";
 
 const DEFAULT_LIMIT = 100;
 const MAX_LIMIT = 1000;
@@ -22,7 +22,7 @@ const MAX_LIMIT = 1000;
  * `logs_follow.ts`), with the same filters but no `since`, `until`, `limit` or `cursor`.
  */
 export async function listLogs(ctx: RequestContext): Promise<Response> {
-  const q = queryFields(ctx);
+  const q = queryFields(ctx.url.searchParams);
   const since = readTime(q, "since");
   const until = readTime(q, "until");
   const status = q.string("status", OPTIONAL);

@@ -2,10 +2,10 @@ import type { RequestContext } from "../../pipeline/context.ts";
 import { json } from "../../http/response.ts";
 import { fromMicros } from "../../limits/pricing.ts";
 import { readUsage } from "../../log/usage.ts";
-import { queryFields } from "./input.ts";
 import { quote } from "../../quote.ts";
 import { invalidValue } from "../../validation/error.ts";
 import { OPTIONAL } from "../../validation/reader.ts";
+import { queryFields } from "../../validation/query.ts";
 
 /**
  * `GET /admin/usage?day=YYYY-MM-DD` (default: today, UTC): requests, errors, tokens and cost
@@ -14,7 +14,7 @@ import { OPTIONAL } from "../../validation/reader.ts";
  * is counted exactly once.
  */
 export async function getUsage(ctx: RequestContext): Promise<Response> {
-  const q = queryFields(ctx);
+  const q = queryFields(ctx.url.searchParams);
   const day = q.string("day", OPTIONAL) ??
     new Date(ctx.services.clock.now()).toISOString().slice(0, 10);
   q.done();
