@@ -1,5 +1,5 @@
 /**
- * Switchyard's entry point: flags and env -> config -> KV -> `Deno.serve(createApp(...))`.
+ * Switchyard's entry point: flags and env -> config -> KV -> `serveHttp(createApp(...))`.
  *
  * `deno task start` (and the compiled binary) runs it as one process; `deno serve --parallel
  * main.ts` runs the default export on every core (the workers share the KV file). Either way
@@ -14,6 +14,7 @@ import { parseServeArgs, SERVE_USAGE, type ServeArgs, UsageError } from "./src/s
 import { startBanner } from "./src/serve/banner.ts";
 import { libcTrim } from "./src/serve/memory_trim.ts";
 import { ShutdownSignals } from "./src/serve/shutdown.ts";
+import { type HttpServer, serveHttp } from "./src/http/server/server.ts";
 import { VERSION } from "./src/version.ts";
 
 /** Prints one line (no stack, no colour) and exits 1 (2 for a usage error). */
@@ -62,10 +63,10 @@ async function serve(): Promise<void> {
   const { logger, catalogue } = app.services;
   const { hostname, port, shutdown_grace_seconds } = config.server;
   const seeding = Promise.withResolvers<void>();
-  let server: Deno.HttpServer<Deno.NetAddr>;
+  let server: HttpServer;
   try {
-    server = Deno.serve(
-      { hostname, port, onListen: () => {} },
+    server = serveHttp(
+      { hostname, port, onError: (e) => logger.error("a request failed in the server", e) },
       afterSeeding(app, seeding.promise),
     );
   } catch (e) {

@@ -8,7 +8,6 @@ import { type Clock, systemClock } from "./clock.ts";
 import type { Config } from "./config.ts";
 import { clientIp } from "./http/client_ip.ts";
 import { Cors } from "./http/cors.ts";
-import { DisconnectWatch } from "./http/disconnect_watch.ts";
 import { Expiries } from "./http/expiries.ts";
 import type { HttpClient } from "./http/client/types.ts";
 import { fetchReason, upstreamClient } from "./http/client/upstream_client.ts";
@@ -243,14 +242,6 @@ export async function createApp(deps: AppDeps): Promise<App> {
     onUnhealthy: (reason) => logger.warn(`KV is unhealthy: ${reason} (kv.path ${config.kv.path})`),
   });
   await kvHealth.start();
-  const disconnects = new DisconnectWatch({
-    onUnavailable: (e) =>
-      logger.warn(
-        `cannot read the TCP table, so clients that leave after sending a body are noticed only when the response is written: ${
-          e instanceof Error ? e.message : String(e)
-        }`,
-      ),
-  });
   const services: Services = {
     config,
     kv,
@@ -312,7 +303,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     auth(adminToken, keys, store),
     admit(limiter, store, clock),
     concurrency(leases, store),
-    body(disconnects, config.server, services.bodyTimers),
+    body(config.server, services.bodyTimers),
     reserve(ledgers, store),
   ], (ctx) => ctx.endpoint.handler(ctx));
 
@@ -320,6 +311,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     const ip = clientIp(request, info.remoteAddr, config.server.trust_proxy);
     const ctx = new RequestContext(request, info.remoteAddr, ip, clock.now(), services, settler);
     // The outermost step is async: this is its promise, not a new one.
+    if (tracing) return tracing.serve(request, () => Promise.resolve(run(ctx)));
     return Promise.resolve(run(ctx));
   }
 
@@ -346,7 +338,6 @@ export async function createApp(deps: AppDeps): Promise<App> {
       trimmer?.close();
       kvHealth.close();
       leases.close();
-      disconnects.close();
       discovery.close();
       catalogue.close();
       providers.close();

@@ -2,20 +2,25 @@
  * The URL a request names. Deno writes `request.url` as the scheme, the `Host` header and the
  * request-target one after the other, so a `Host` that is no host (`a b`, `x:99999`) makes no
  * URL at all, and one holding `/`, `?`, `#` or `\` (`x/admin/keys?`) moves the path the
- * request is routed by. Such a request gets a 400 (RFC 9112 §3.2), routed by nothing.
+ * request is routed by. Such a request gets a 400 (RFC 9112 §3.2), routed by nothing. Switchyard's
+ * own server (`http/server/`) puts such a request under {@link PLACEHOLDER} itself.
  */
 
 /** A `Host` value: a registered name, IPv4 or bracketed IP literal (RFC 3986 §3.2.2, no user
  * info), then an optional port. */
 const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[\w.~!$&'()*+,;=%-]*)(?::\d*)?$/;
 
-/** The host under which {@link targetUrl} puts the path of a request with a bad `Host`. */
-const PLACEHOLDER = "http://host.invalid";
+/** The host under which a request with a bad `Host` is put: by the server, or by
+ * {@link targetUrl}. */
+export const PLACEHOLDER = "http://host.invalid";
+const PLACEHOLDER_HOST = "host.invalid";
 
 /** The request's URL, or `null` when its `Host` header is not a host. */
 export function requestUrl(request: Request): URL | null {
   const host = request.headers.get("host");
   if (host !== null && !HOST.test(host)) return null;
+  // Switchyard's server put a Host it could not use under the placeholder.
+  if (host !== PLACEHOLDER_HOST && request.url.startsWith(PLACEHOLDER + "/")) return null;
   try {
     return new URL(request.url);
   } catch {
@@ -27,6 +32,7 @@ export function requestUrl(request: Request): URL | null {
  * that the log records the path it asked for (`/` when that cannot be told). */
 export function targetUrl(request: Request): URL {
   const { url } = request;
+  if (url.startsWith(PLACEHOLDER + "/")) return new URL(url);
   const host = request.headers.get("host") ?? "";
   const start = url.indexOf("://") + 3;
   const target = url.startsWith(host, start) ? url.slice(start + host.length) : "";

@@ -118,8 +118,8 @@ export class RequestContext {
   tokenWindow: WindowState | null = null;
 
   // Body step.
-  /** Fires when the client goes away (also after a request body, which Deno's own signal
-   * misses: see `http/disconnect_watch.ts`). */
+  /** Fires when the client goes away (the server's `request.signal`), or when the admit step
+   * refuses the request. */
   signal: AbortSignal;
   /** The JSON object body, for endpoints that read one (empty otherwise, and once
    * {@link takeBody} took it). */

@@ -1,6 +1,6 @@
 /**
  * The trace step (with OpenTelemetry on): once the route is known, the request's server span
- * (Deno's) is named after it, `POST /v1/chat/completions`, with `http.route`.
+ * (`Tracing.serve`'s) is named after it, `POST /v1/chat/completions`, with `http.route`.
  */
 import type { Tracing } from "../telemetry/tracing.ts";
 import type { Step } from "./compose.ts";

@@ -2,8 +2,8 @@
  * The parts of the OpenTelemetry JS API that Deno's built-in telemetry (`Deno.telemetry`,
  * active with `OTEL_DENO=true`) implements and Switchyard uses, typed here so that the runtime
  * needs no `@opentelemetry/api` package. Deno exports what is recorded over OTLP, configured by
- * the standard `OTEL_*` variables; its own spans (one per served request, one per `fetch`) and
- * W3C trace context propagation come with it.
+ * the standard `OTEL_*` variables; its own spans (one per `fetch`, with W3C trace context sent
+ * on) come with it. The server span of each request is Switchyard's (its server is its own).
  */
 
 /** An attribute value (a bigint is exported as an OTLP integer, a number as a double). */
@@ -61,6 +61,7 @@ export interface OtelApi {
 export const SPAN_KEY = Symbol.for("OpenTelemetry Context Key SPAN");
 
 /** Span kinds (OpenTelemetry JS `SpanKind`). */
+export const SPAN_KIND_SERVER = 1;
 export const SPAN_KIND_CLIENT = 2;
 /** Span status code ERROR. */
 export const STATUS_ERROR = 2;

@@ -1,7 +1,7 @@
 /**
  * Traces and OTel metrics of model calls (DESIGN §9), through Deno's built-in OpenTelemetry:
- * Deno makes the server span of each request (honouring an incoming `traceparent`) and a span
- * per `fetch`; this names the server span after its route and adds, per provider call (a
+ * this makes the server span of each request (honouring an incoming W3C `traceparent`, as
+ * `Deno.serve` does for its own), names it after its route and adds, per provider call (a
  * route's or a fallback's attempt), a CLIENT span with the GenAI semantic conventions, parent
  * of the HTTP attempts (retries) made for it. Message content is recorded only with
  * `logs.include_content`.
@@ -20,6 +20,7 @@ import {
   type OtelSpan,
   SPAN_KEY,
   SPAN_KIND_CLIENT,
+  SPAN_KIND_SERVER,
   STATUS_ERROR,
 } from "./otel.ts";
 
@@ -75,6 +76,44 @@ export class Tracing {
       unit: "s",
       description: "Seconds a model call took, to its last event.",
     });
+  }
+
+  /**
+   * Runs `handle` in the server span of `request` (the child of the caller's `traceparent`, if
+   * it sent a valid one), with the attributes Deno's own server span has: the method and URL,
+   * then the response's status (an ERROR status for a 5xx or a throw).
+   */
+  async serve(request: Request, handle: () => Promise<Response>): Promise<Response> {
+    const manager = this.#api.contextManager;
+    let parent = manager.active();
+    const caller = remoteSpan(request.headers.get("traceparent"));
+    if (caller) parent = parent.setValue(SPAN_KEY, caller);
+    const url = new URL(request.url);
+    const span = this.#tracer.startSpan(request.method, {
+      kind: SPAN_KIND_SERVER,
+      attributes: {
+        "http.request.method": request.method,
+        "url.full": request.url,
+        "url.scheme": url.protocol.slice(0, -1),
+        "url.path": url.pathname,
+        "url.query": url.search.slice(1),
+      },
+    }, parent);
+    try {
+      const response = await manager.with(parent.setValue(SPAN_KEY, span), handle);
+      span.setAttribute("http.response.status_code", String(response.status));
+      if (response.status >= 500) {
+        span.setAttribute("error.type", String(response.status));
+        span.setStatus({ code: STATUS_ERROR, message: response.statusText });
+      }
+      return response;
+    } catch (e) {
+      span.setAttribute("error.type", e instanceof Error ? e.name : "Error");
+      span.setStatus({ code: STATUS_ERROR, message: e instanceof Error ? e.message : String(e) });
+      throw e;
+    } finally {
+      span.end();
+    }
   }
 
   /** Names the active server span after the route (`POST /v1/chat/completions`) and sets its
@@ -263,4 +302,21 @@ function serverOf(config: ProviderConfig): { address: string; port: number } | n
   } catch {
     return null;
   }
+}
+
+/** W3C `traceparent`: version 00 (or a later one, read as 00), trace id, parent id, flags. */
+const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-|$)/;
+
+/** The caller's span named by a `traceparent` value, as a parent for a span of ours, or `null`
+ * when there is none or it is not valid (all-zero ids, version ff). */
+export function remoteSpan(
+  header: string | null,
+): { spanContext(): { traceId: string; spanId: string; traceFlags: number } } | null {
+  const match = header === null ? null : TRACEPARENT.exec(header.trim());
+  if (!match) return null;
+  const [, version, traceId, spanId, flags, rest] = match as unknown as string[];
+  if (version === "ff" || (version === "00" && rest !== "")) return null;
+  if (/^0+$/.test(traceId!) || /^0+$/.test(spanId!)) return null;
+  const context = { traceId: traceId!, spanId: spanId!, traceFlags: parseInt(flags!, 16) & 1 };
+  return { spanContext: () => context };
 }

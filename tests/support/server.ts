@@ -2,6 +2,7 @@ import { type App, type AppDeps, createApp } from "../../src/app.ts";
 import type { Clock } from "../../src/clock.ts";
 import { type Config, parseConfig } from "../../src/config.ts";
 import type { LogOutput } from "../../src/log/logger.ts";
+import { serveHttp } from "../../src/http/server/server.ts";
 
 /** A clock that tests move by hand. */
 export class FakeClock implements Clock {
@@ -109,7 +110,7 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     clock,
     kv,
   });
-  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, app.handler);
+  const server = serveHttp({ port: 0, hostname: "127.0.0.1" }, app.handler);
   const close = async () => {
     await server.shutdown();
     await app.close();

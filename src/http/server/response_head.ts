@@ -1,0 +1,132 @@
+/**
+ * The head of an HTTP/1.1 response: status line, the handler's header fields, and the framing
+ * fields the server decides (`content-length` or `transfer-encoding`, `connection`, `date`).
+ */
+
+/** How the response's body is framed on the wire. */
+export type ResponseFraming =
+  | { kind: "length"; length: number }
+  | { kind: "chunked" }
+  /** Until the connection closes (an HTTP/1.0 client and a body of unknown length). */
+  | { kind: "close-delimited" }
+  /** No body and no length field (1xx, 204, 304). */
+  | { kind: "none" };
+
+/** Fields the server writes itself: the handler's own are dropped. */
+const FRAMING_FIELDS = new Set(["content-length", "transfer-encoding", "connection", "keep-alive"]);
+
+const REASONS: Record<number, string> = {
+  100: "Continue",
+  101: "Switching Protocols",
+  200: "OK",
+  201: "Created",
+  202: "Accepted",
+  204: "No Content",
+  206: "Partial Content",
+  301: "Moved Permanently",
+  302: "Found",
+  303: "See Other",
+  304: "Not Modified",
+  307: "Temporary Redirect",
+  308: "Permanent Redirect",
+  400: "Bad Request",
+  401: "Unauthorized",
+  402: "Payment Required",
+  403: "Forbidden",
+  404: "Not Found",
+  405: "Method Not Allowed",
+  406: "Not Acceptable",
+  408: "Request Timeout",
+  409: "Conflict",
+  410: "Gone",
+  411: "Length Required",
+  412: "Precondition Failed",
+  413: "Content Too Large",
+  415: "Unsupported Media Type",
+  416: "Range Not Satisfiable",
+  422: "Unprocessable Content",
+  424: "Failed Dependency",
+  425: "Too Early",
+  426: "Upgrade Required",
+  428: "Precondition Required",
+  429: "Too Many Requests",
+  431: "Request Header Fields Too Large",
+  451: "Unavailable For Legal Reasons",
+  499: "Client Closed Request",
+  500: "Internal Server Error",
+  501: "Not Implemented",
+  502: "Bad Gateway",
+  503: "Service Unavailable",
+  504: "Gateway Timeout",
+  505: "HTTP Version Not Supported",
+  529: "Site Overloaded",
+};
+
+/** The reason phrase for `status` (empty for one without a registered phrase). */
+export function reasonPhrase(status: number): string {
+  return REASONS[status] ?? "";
+}
+
+/** The `Date` field's value, worked out at most once a second. */
+export class DateField {
+  #second = -1;
+  #value = "";
+
+  value(now = Date.now()): string {
+    const second = Math.floor(now / 1000);
+    if (second !== this.#second) {
+      this.#second = second;
+      this.#value = new Date(second * 1000).toUTCString();
+    }
+    return this.#value;
+  }
+}
+
+/** The head's bytes. */
+export function responseHead(
+  status: number,
+  statusText: string,
+  headers: Headers,
+  framing: ResponseFraming,
+  close: boolean,
+  date: string,
+): Uint8Array {
+  let head = `HTTP/1.1 ${status} ${statusText || reasonPhrase(status)}\r\n`;
+  let hasDate = false;
+  for (const [name, value] of headers) {
+    if (FRAMING_FIELDS.has(name)) continue;
+    if (name === "date") hasDate = true;
+    head += `${name}: ${value}\r\n`;
+  }
+  if (!hasDate) head += `date: ${date}\r\n`;
+  if (framing.kind === "length") head += `content-length: ${framing.length}\r\n`;
+  else if (framing.kind === "chunked") head += "transfer-encoding: chunked\r\n";
+  if (close) head += "connection: close\r\n";
+  return latin1Bytes(head + "\r\n");
+}
+
+const encoder = new TextEncoder();
+
+/** `text` as Latin-1 bytes (header values are byte strings). */
+export function latin1Bytes(text: string): Uint8Array {
+  // deno-lint-ignore no-control-regex
+  if (/^[\x00-\x7f]*$/.test(text)) return encoder.encode(text);
+  const out = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i++) out[i] = text.charCodeAt(i) & 0xff;
+  return out;
+}
+
+const CRLF = new Uint8Array([13, 10]);
+
+/** `data` framed as one chunk of a chunked body. */
+export function chunk(data: Uint8Array): Uint8Array {
+  const size = encoder.encode(data.length.toString(16) + "\r\n");
+  const out = new Uint8Array(size.length + data.length + 2);
+  out.set(size);
+  out.set(data, size.length);
+  out.set(CRLF, size.length + data.length);
+  return out;
+}
+
+/** The chunked body's end: the last chunk and an empty trailer section. */
+export const LAST_CHUNK: Uint8Array = encoder.encode("0\r\n\r\n");
