@@ -61,12 +61,17 @@ async function serve(): Promise<void> {
   const config = await readConfig(args);
   const app = await build(config);
   const { logger, catalogue } = app.services;
-  const { hostname, port, shutdown_grace_seconds } = config.server;
+  const { hostname, port, shutdown_grace_seconds, reuse_port } = config.server;
   const seeding = Promise.withResolvers<void>();
   let server: HttpServer;
   try {
     server = serveHttp(
-      { hostname, port, onError: (e) => logger.error("a request failed in the server", e) },
+      {
+        hostname,
+        port,
+        reusePort: reuse_port,
+        onError: (e) => logger.error("a request failed in the server", e),
+      },
       afterSeeding(app, seeding.promise),
     );
   } catch (e) {

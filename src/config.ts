@@ -78,6 +78,8 @@ export interface ServerConfig {
   body_timeout_ms: number;
   /** Leading bits of an IPv6 client address that anonymous limits count by (64: a /64). */
   ipv6_prefix: number;
+  /** Whether several processes may listen on the port (SO_REUSEPORT, Linux): one per core. */
+  reuse_port: boolean;
 }
 
 export interface ProviderConfig {
@@ -328,6 +330,7 @@ function readServer(r: Reader): ServerConfig {
     body_timeout_ms: f.integer("body_timeout_ms", { optional: true, min: 100, max: 3_600_000 }) ??
       30_000,
     ipv6_prefix: f.integer("ipv6_prefix", { optional: true, min: 1, max: 128 }) ?? 64,
+    reuse_port: f.boolean("reuse_port", OPTIONAL) ?? false,
   };
   const origins = f.array("cors_origins", STRINGS);
   if (origins !== undefined) {

@@ -14,6 +14,9 @@ export interface ServeHttpOptions {
   hostname: string;
   /** 0 for any free port. */
   port: number;
+  /** Let other processes listen on the same port (SO_REUSEPORT: Linux spreads connections
+   * among them). Needs `--unstable-net` (deno.json's `unstable` has it). */
+  reusePort?: boolean;
   /** A handler that threw, or a response body that failed (default: `console.error`). */
   onError?: (error: unknown) => void;
   /** How long a request head may take once its first byte came (default 30 s). */
@@ -41,8 +44,8 @@ export function serveHttp(options: ServeHttpOptions, handler: Handler): HttpServ
   const listener = Deno.listen({
     hostname: options.hostname,
     port: options.port,
-    transport: "tcp",
-  });
+    ...(options.reusePort ? { reusePort: true } : {}),
+  } as Deno.TcpListenOptions);
   const addr = listener.addr as Deno.NetAddr;
   const connections = new Set<HttpConnection>();
   const finished = Promise.withResolvers<void>();

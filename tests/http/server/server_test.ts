@@ -423,3 +423,19 @@ Deno.test("a client that stops reading a stream is cut after the send limit, and
     }
   }, { sendTimeoutMs: 300 });
 });
+
+Deno.test("reusePort lets two servers listen on one port; without it the second is refused", async () => {
+  const handler = () => new Response("ok");
+  const first = serveHttp({ hostname: "127.0.0.1", port: 0, reusePort: true }, handler);
+  const port = first.addr.port;
+  const second = serveHttp({ hostname: "127.0.0.1", port, reusePort: true }, handler);
+  try {
+    assert.equal(second.addr.port, port);
+    assert.throws(() => serveHttp({ hostname: "127.0.0.1", port }, handler), Deno.errors.AddrInUse);
+    for (let i = 0; i < 4; i++) {
+      assert.equal(await (await fetch(`http://127.0.0.1:${port}/`)).text(), "ok");
+    }
+  } finally {
+    await Promise.all([first.shutdown(), second.shutdown()]);
+  }
+});
