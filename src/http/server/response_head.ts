@@ -117,15 +117,22 @@ export function latin1Bytes(text: string): Uint8Array {
   return out;
 }
 
-const CRLF = new Uint8Array([13, 10]);
+const HEX = encoder.encode("0123456789abcdef");
 
-/** `data` framed as one chunk of a chunked body. */
+/** `data` framed as one chunk of a chunked body, in one allocation. */
 export function chunk(data: Uint8Array): Uint8Array {
-  const size = encoder.encode(data.length.toString(16) + "\r\n");
-  const out = new Uint8Array(size.length + data.length + 2);
-  out.set(size);
-  out.set(data, size.length);
-  out.set(CRLF, size.length + data.length);
+  const n = data.length;
+  let digits = 1;
+  while (n >= 16 ** digits) digits++;
+  const out = new Uint8Array(digits + 2 + n + 2);
+  for (let i = digits - 1, rest = n; i >= 0; i--, rest = Math.floor(rest / 16)) {
+    out[i] = HEX[rest % 16]!;
+  }
+  out[digits] = 13;
+  out[digits + 1] = 10;
+  out.set(data, digits + 2);
+  out[digits + 2 + n] = 13;
+  out[digits + 3 + n] = 10;
   return out;
 }
 
