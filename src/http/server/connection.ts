@@ -430,7 +430,9 @@ export class HttpConnection {
       const frame = chunked ? chunk : (bytes: Uint8Array) => bytes;
       await this.#write(this.#head(response, framing, closing));
       for (let next = await reader.read(); !next.done; next = await reader.read()) {
-        await this.#write(frame(bytesOf(next.value)));
+        const bytes = bytesOf(next.value);
+        // An empty chunk would read as the chunked body's end.
+        if (bytes.length > 0) await this.#write(frame(bytes));
       }
       this.#active = null;
       if (chunked) await this.#write(LAST_CHUNK);

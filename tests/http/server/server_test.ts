@@ -439,3 +439,31 @@ Deno.test("reusePort lets two servers listen on one port; without it the second 
     await Promise.all([first.shutdown(), second.shutdown()]);
   }
 });
+
+Deno.test("an empty piece of an event stream is not written (it would end the chunked body)", async () => {
+  await withServer(() =>
+    new Response(
+      new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(encoder.encode("data: a\n\n"));
+          controller.enqueue(new Uint8Array(0));
+          controller.enqueue(encoder.encode("data: b\n\n"));
+          controller.close();
+        },
+      }),
+      { headers: { "content-type": "text/event-stream" } },
+    ), async (port) => {
+    const raw = await Raw.open(port);
+    try {
+      await raw.send("GET / HTTP/1.1\r\nhost: x\r\n\r\nGET / HTTP/1.1\r\nhost: x\r\n\r\n");
+      const text = await raw.until((t) => count(t, /0\r\n\r\n/g) === 2);
+      const bodies = text.split(/HTTP\/1\.1 200 OK\r\n[^]*?\r\n\r\n/).filter((b) => b !== "");
+      assert.deepEqual(bodies, [
+        "9\r\ndata: a\n\n\r\n9\r\ndata: b\n\n\r\n0\r\n\r\n",
+        "9\r\ndata: a\n\n\r\n9\r\ndata: b\n\n\r\n0\r\n\r\n",
+      ]);
+    } finally {
+      raw.close();
+    }
+  });
+});
