@@ -39,6 +39,8 @@ export interface ApiErrorOptions {
   code?: string | null;
   param?: string | null;
   headers?: HeadersInit;
+  /** The status the Messages front door answers with, when Anthropic's differs (529). */
+  anthropicStatus?: number;
 }
 
 /** Characters of an error message at most: messages quote callers' values in short excerpts
@@ -55,6 +57,8 @@ export class ApiError extends Error {
   readonly code: string | null;
   readonly param: string | null;
   readonly headers: HeadersInit | undefined;
+  /** The status in Anthropic's protocol (the Messages front door's): `status` unless told. */
+  readonly anthropicStatus: number;
 
   constructor(status: number, type: string, message: string, options: ApiErrorOptions = {}) {
     super(clip(message, MESSAGE_CHARS));
@@ -66,6 +70,18 @@ export class ApiError extends Error {
       ? null
       : clipMiddle(options.param, PARAM_CHARS);
     this.headers = options.headers;
+    this.anthropicStatus = options.anthropicStatus ?? status;
+  }
+
+  /** This error as a front door of `style` answers it: itself, or with the protocol's own
+   * status where that differs (an overloaded upstream is Anthropic's 529). */
+  inStyle(style: ErrorStyle): ApiError {
+    if (style !== "anthropic" || this.anthropicStatus === this.status) return this;
+    return new ApiError(this.anthropicStatus, this.type, this.message, {
+      code: this.code,
+      param: this.param,
+      ...(this.headers !== undefined ? { headers: this.headers } : {}),
+    });
   }
 
   /** The JSON body for this error. */
@@ -81,15 +97,12 @@ export class ApiError extends Error {
     return this.message;
   }
 
-  /** The error in Anthropic's shape: its type by status, and the field's path (dotted, as
-   * Anthropic writes it: `messages.0.content`) leading the message. */
+  /** The error in Anthropic's shape: its type by (Anthropic's) status, and the field's path
+   * (dotted, as Anthropic writes it: `messages.0.content`) leading the message. */
   toAnthropicBody(requestId?: string): AnthropicErrorBody {
-    const type = ANTHROPIC_TYPES[this.status] ??
-      (this.status === 503
-        ? "overloaded_error"
-        : this.status >= 500
-        ? "api_error"
-        : "invalid_request_error");
+    const status = this.anthropicStatus;
+    const type = ANTHROPIC_TYPES[status] ??
+      (status === 503 ? "overloaded_error" : status >= 500 ? "api_error" : "invalid_request_error");
     const path = this.param?.replace(/\[(\d+)\]/g, ".$1");
     const message = path ? `${path}: ${this.reasonAlone()}` : this.message;
     const body: AnthropicErrorBody = { type: "error", error: { type, message } };
@@ -212,6 +225,16 @@ export function serviceUnavailable(message: string): ApiError {
 /** 502 `upstream_error`: the upstream failed or answered garbage. */
 export function upstreamError(message: string): ApiError {
   return new ApiError(502, "upstream_error", message, { code: "upstream_error" });
+}
+
+/** 503 `upstream_overloaded`: the upstream is overloaded (its 529); the Messages front door
+ * answers it as Anthropic does, 529 `overloaded_error`. */
+export function upstreamOverloaded(message: string, headers?: HeadersInit): ApiError {
+  return new ApiError(503, "upstream_error", message, {
+    code: "upstream_overloaded",
+    anthropicStatus: 529,
+    ...(headers !== undefined ? { headers } : {}),
+  });
 }
 
 /** 504 `upstream_timeout`: the upstream did not answer in time. */

@@ -259,7 +259,8 @@ Deno.test("routing: /metrics counts each route moved past by its provider and er
   g.second.faults = [{ status: 500 }];
   assert.equal((await postChat(g.server, HELLO)).status, 502);
   assert.deepEqual(await scraped(g.server, "switchyard_route_fallbacks_total"), [
-    [{ model: "routed", provider: "one", kind: "upstream_error" }, 3],
+    [{ model: "routed", provider: "one", kind: "upstream_error" }, 2],
+    [{ model: "routed", provider: "one", kind: "upstream_overloaded" }, 1],
   ]);
   assert.deepEqual(await scraped(g.server, "switchyard_upstream_errors_total"), [
     [{ provider: "two", kind: "upstream_error" }, 1],

@@ -7,6 +7,7 @@
  * reaches stderr only with `logs.include_content`.
  */
 import assert from "node:assert/strict";
+import Anthropic, { APIError as AnthropicAPIError } from "npm:@anthropic-ai/sdk@1.12.0";
 import { SseDecoderStream } from "../src/http/sse.ts";
 import { logRecord, openaiClient, postChat } from "./support/client.ts";
 import { type Gateway, startGateway } from "./support/gateway.ts";
@@ -108,6 +109,17 @@ function fail(fake: FakeUpstream, fault: Fault): void {
   fake.faults = [fault];
 }
 
+/** The `@anthropic-ai/sdk` client's APIError that `run` throws. */
+async function anthropicError(run: () => Promise<unknown>): Promise<AnthropicAPIError> {
+  try {
+    await run();
+  } catch (e) {
+    if (e instanceof AnthropicAPIError) return e;
+    throw e;
+  }
+  throw new Error("expected the Anthropic client's APIError, got a result");
+}
+
 for (const target of TARGETS) {
   const t = (name: string, fn: () => Promise<void>) =>
     Deno.test(`${target.model} through the gateway: ${name}`, fn);
@@ -116,15 +128,38 @@ for (const target of TARGETS) {
     await using gateway = await startGateway({ provider: { max_retries: 0, timeout_ms: 300 } });
     const fake = target.fake(gateway);
     const client = openaiClient(gateway.server);
-    const rows: [Fault, number, string, RegExp][] = [
+    // The fault, then the status, code, message and retry-after the client gets.
+    const rows: [Fault, number, string, RegExp, string | null][] = [
       [
         { status: 429, errorType: "rate_limit_error", headers: { "retry-after": "3" } },
         429,
         "rate_limit_exceeded",
         /rate limiting/,
+        "3",
       ],
-      [{ status: 503, errorType: "api_error" }, 502, "upstream_error", /HTTP 503/],
-      [{ status: 529, errorType: "overloaded_error" }, 502, "upstream_error", /HTTP 529/],
+      // Without a retry-after: the rate limit's reset, else 1 s; never none.
+      [
+        {
+          status: 429,
+          errorType: "rate_limit_error",
+          headers: { "x-ratelimit-remaining-tokens": "0", "x-ratelimit-reset-tokens": "7.5s" },
+        },
+        429,
+        "rate_limit_exceeded",
+        /rate limiting/,
+        "8",
+      ],
+      [{ status: 429, errorType: "rate_limit_error" }, 429, "rate_limit_exceeded", /rate/, "1"],
+      [{ status: 503, errorType: "api_error" }, 502, "upstream_error", /HTTP 503/, null],
+      [
+        { status: 529, errorType: "overloaded_error" },
+        503,
+        "upstream_overloaded",
+        /overloaded \(HTTP 529/,
+        null,
+      ],
+      // The upstream's own gateway timeout, as the gateway's: the same for every style.
+      [{ status: 504, errorType: "timeout_error" }, 504, "upstream_timeout", /HTTP 504/, null],
       [
         {
           status: 400,
@@ -134,12 +169,13 @@ for (const target of TARGETS) {
         400,
         "invalid_request_error",
         new RegExp(`^${target.model} rejects this$`),
+        null,
       ],
-      [{ garbage: "<html>oops</html>" }, 502, "upstream_error", /not JSON|malformed/],
-      [{ delayMs: 5_000 }, 504, "upstream_timeout", /did not answer within 300 ms/],
+      [{ garbage: "<html>oops</html>" }, 502, "upstream_error", /not JSON|malformed/, null],
+      [{ delayMs: 5_000 }, 504, "upstream_timeout", /did not answer within 300 ms/, null],
     ];
     for (const stream of [false, true]) {
-      for (const [fault, status, code, message] of rows) {
+      for (const [fault, status, code, message, retryAfter] of rows) {
         fail(fake, fault);
         const error = await clientError(async () => {
           if (!stream) {
@@ -159,10 +195,138 @@ for (const target of TARGETS) {
         if (code === "invalid_request_error") assert.equal(body.type, code, what);
         else assert.equal(body.code, code, what);
         assert.match(body.message ?? "", message, what);
-        if (status === 429) assert.equal(error.headers?.get("retry-after"), "3");
+        assert.equal(error.headers?.get("retry-after") ?? null, retryAfter, what);
       }
     }
   });
+
+  t(
+    "an overloaded upstream (529): Anthropic's own 529 on /v1/messages, a 503 elsewhere",
+    async () => {
+      await using gateway = await startGateway({ provider: { max_retries: 1 } });
+      const fake = target.fake(gateway);
+      const overloaded = { status: 529, errorType: "overloaded_error", message: "Overloaded" };
+      const anthropic = new Anthropic({
+        baseURL: gateway.server.url,
+        apiKey: "anonymous",
+        maxRetries: 0,
+        // Anonymous: the client insists on a key, which is not sent.
+        fetch: (url: string | URL | Request, init?: RequestInit) => {
+          const headers = new Headers(init?.headers);
+          headers.delete("authorization");
+          headers.delete("x-api-key");
+          return fetch(url, { ...init, headers });
+        },
+      });
+      const openai = openaiClient(gateway.server);
+      for (const stream of [false, true]) {
+        const what = `stream=${stream}`;
+        // Retried once (max_retries 1), then answered.
+        fake.faults = [overloaded, overloaded];
+        const before = fake.received.length;
+        const raw = await fetch(`${gateway.server.url}/v1/messages`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "anthropic-version": "2023-06-01" },
+          body: JSON.stringify({ model: target.model, max_tokens: 50, messages: HELLO, stream }),
+        });
+        assert.equal(raw.status, 529, what);
+        const body = await raw.json();
+        assert.equal(body.type, "error", what);
+        assert.equal(body.error.type, "overloaded_error", what);
+        assert.match(body.error.message, /is overloaded \(HTTP 529/, what);
+        assert.equal(fake.received.length - before, 2, what);
+        const record = await logRecord(gateway.server, raw.headers.get("x-request-id"));
+        assert.equal(record.status, 529);
+
+        // The official SDK sees Anthropic's overload.
+        fake.faults = [overloaded, overloaded];
+        const error = await anthropicError(async () => {
+          const params = { model: target.model, max_tokens: 50, messages: HELLO };
+          if (!stream) return void await anthropic.messages.create(params);
+          for await (const _ of await anthropic.messages.create({ ...params, stream: true })) {
+            // the error comes before the first event
+          }
+        });
+        assert.equal(error.status, 529, what);
+        assert.equal(
+          (error.error as { error?: { type?: string } }).error?.type,
+          "overloaded_error",
+        );
+
+        // OpenAI's protocols answer an overload with a 503.
+        fake.faults = [overloaded, overloaded];
+        const chat = await clientError(async () => {
+          if (!stream) {
+            return void await openai.chat.completions.create({
+              model: target.model,
+              messages: HELLO,
+            });
+          }
+          const s = await openai.chat.completions.create({
+            model: target.model,
+            messages: HELLO,
+            stream: true,
+          });
+          for await (const _ of s) { /* the error comes before the first chunk */ }
+        });
+        assert.equal(chat.status, 503, what);
+        assert.equal((chat.error as { code?: string }).code, "upstream_overloaded", what);
+        fake.faults = [overloaded, overloaded];
+        const responses = await fetch(`${gateway.server.url}/v1/responses`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ model: target.model, input: "Hello there", stream }),
+        });
+        assert.equal(responses.status, 503, what);
+        assert.equal((await responses.json()).error.code, "upstream_overloaded", what);
+      }
+    },
+  );
+
+  t(
+    "a stream that ends without its finish: a 502 before any output, the error event after, as for every style",
+    async () => {
+      await using gateway = await startGateway();
+      const fake = target.fake(gateway);
+      const messages = (body: Record<string, unknown>) =>
+        fetch(`${gateway.server.url}/v1/messages`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "anthropic-version": "2023-06-01" },
+          body: JSON.stringify({ max_tokens: 50, ...body }),
+        });
+      const request = { model: target.model, messages: HELLO, stream: true };
+      // OpenAI-style: no finish_reason and no [DONE]; Anthropic: no message_stop; Gemini: no
+      // finishReason. Cut before any content: an HTTP error, as a failure before the stream.
+      fail(fake, { endAfterEvents: target.eventsBeforeContent });
+      const early = await postChat(gateway.server, request);
+      assert.equal(early.status, 502);
+      const error = (await early.json()).error;
+      assert.deepEqual([error.type, error.code], ["upstream_error", "upstream_error"]);
+      assert.match(error.message, /ended before/);
+      // (The Messages stream begins with its first event: an empty body is the cut before it.)
+      fail(fake, { endAfterEvents: 0 });
+      const earlyMessage = await messages(request);
+      assert.equal(earlyMessage.status, 502);
+      assert.equal((await earlyMessage.json()).error.type, "api_error");
+
+      // Cut after content: the 200 stream ends with the error event, logged as a 502.
+      fail(fake, { endAfterEvents: target.eventsBeforeContent + 2 });
+      const late = await postChat(gateway.server, request);
+      assert.equal(late.status, 200);
+      const data = await events(late);
+      assert.notEqual(data.at(-1), "[DONE]");
+      const last = JSON.parse(data.at(-1)!).error;
+      assert.deepEqual([last.type, last.code], ["upstream_error", "upstream_error"]);
+      assert.match(last.message, /ended before/);
+      assert.equal((await logRecord(gateway.server, late.headers.get("x-request-id"))).status, 502);
+      fail(fake, { endAfterEvents: target.eventsBeforeContent + 2 });
+      const lateMessage = await messages(request);
+      assert.equal(lateMessage.status, 200);
+      const text = await lateMessage.text();
+      assert.match(text, /event: error\ndata: \{"type":"error","error":\{"type":"api_error"/);
+      assert.ok(!text.includes("event: message_stop"));
+    },
+  );
 
   t("a 401 from the upstream is a 502 that shows the key nowhere", async () => {
     await using gateway = await startGateway({ provider: { max_retries: 0 } });

@@ -71,13 +71,14 @@ export function followed(abort: AbortController, signal: AbortSignal): AbortSign
 }
 
 /** Runs a provider call; a failure caused by the client leaving is reported as such (499),
- * not as a server error. */
+ * not as a server error, and a failure in the status of the front door's protocol (an
+ * overloaded upstream is a 529 on the Messages front door: `ApiError.inStyle`). */
 export async function untilClientLeaves<T>(ctx: RequestContext, run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (e) {
-    if (ctx.signal.aborted && !(e instanceof ApiError)) throw clientClosed();
-    throw e;
+    if (!(e instanceof ApiError)) throw ctx.signal.aborted ? clientClosed() : e;
+    throw ctx.endpoint?.errors === "anthropic" ? e.inStyle("anthropic") : e;
   }
 }
 

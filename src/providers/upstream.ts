@@ -1,9 +1,16 @@
-import { ApiError, clientClosed, upstreamError, upstreamTimeout } from "../errors.ts";
+import {
+  ApiError,
+  clientClosed,
+  upstreamError,
+  upstreamOverloaded,
+  upstreamTimeout,
+} from "../errors.ts";
 import { clip } from "../quote.ts";
 import type { TextPrefix } from "../http/byte_reader.ts";
 import type { ClientResponse } from "../http/client/types.ts";
 import { Expiries, type Expiry } from "../http/expiries.ts";
 import { SseDecoder, type SseEvent, SseEventTooLarge } from "../http/sse.ts";
+import { rateLimitRetryAfter, retryAfterMs, wholeSeconds } from "./retry_after.ts";
 import type { CallContext, ProviderDeps } from "./types.ts";
 
 /** What an upstream's error body said; fields it did not carry are `null`. */
@@ -117,17 +124,31 @@ function identifier(value: string | null, secret: string | null): string | null 
   return value !== null && IDENTIFIER.test(value) && value !== secret ? value : null;
 }
 
-/** Whether an upstream status may be retried before the first byte (DESIGN §6). */
+/** Whether an upstream status may be retried before the first byte (DESIGN §6): what the
+ * official OpenAI and Anthropic SDKs retry, a request timeout (408), a lock timeout (409), a
+ * rate limit (429) and every 5xx (Anthropic's 529 included). */
 export function isRetryableStatus(status: number): boolean {
-  return status === 429 || status >= 500;
+  return status === 408 || status === 409 || status === 429 || status >= 500;
+}
+
+/** Whether an upstream's error answer may be retried, as the official SDKs decide: as its
+ * `x-should-retry` says (`true` or `false`), else by {@link isRetryableStatus}. */
+export function shouldRetry(status: number, headers: Headers): boolean {
+  const asked = headers.get("x-should-retry");
+  if (asked === "true") return true;
+  if (asked === "false") return false;
+  return isRetryableStatus(status);
 }
 
 /**
- * Maps an upstream error response to the gateway's error (DESIGN §6, §7): 429 stays 429,
- * a request the upstream rejected stays 400 (413) with the upstream's message and a string
- * code (the upstream's code, else its error type, else `upstream_invalid_request`), the
- * upstream refusing our credentials or not knowing the model is our fault (502, no upstream
- * text), everything else is a 502 `upstream_error`.
+ * Maps an upstream error response to the gateway's error (DESIGN §6, §7), whatever the
+ * upstream's style: 429 stays 429, always with a `retry-after` (see `retry_after.ts`); a
+ * request the upstream rejected stays 400 (413) with the upstream's message and a string code
+ * (the upstream's code, else its error type, else `upstream_invalid_request`); the upstream
+ * refusing our credentials or not knowing the model is our fault (502, no upstream text); an
+ * overloaded upstream (529) is a 503 `upstream_overloaded` (529 `overloaded_error` on the
+ * Messages front door); the upstream's own gateway timeout (504) a 504 `upstream_timeout`;
+ * everything else is a 502 `upstream_error`.
  */
 export function mapUpstreamStatus(
   provider: string,
@@ -150,8 +171,6 @@ export function mapUpstreamStatus(
   }
   if (status === 429) {
     const quota = detail.code === "insufficient_quota" || detail.type === "insufficient_quota";
-    const wait = quota ? null : retryAfterMs(headers, now);
-    const retryAfter = wait === null ? null : Math.max(1, Math.ceil(wait / 1000));
     return new ApiError(
       429,
       "rate_limit_error",
@@ -160,7 +179,7 @@ export function mapUpstreamStatus(
         : `The upstream provider "${provider}" is rate limiting requests; retry after a short wait.`,
       {
         code: quota ? "insufficient_quota" : "rate_limit_exceeded",
-        ...(retryAfter !== null ? { headers: { "retry-after": String(retryAfter) } } : {}),
+        ...(quota ? {} : { headers: { "retry-after": rateLimitRetryAfter(headers, now) } }),
       },
     );
   }
@@ -175,9 +194,20 @@ export function mapUpstreamStatus(
     );
   }
   const kind = detail.type ?? detail.code;
-  return upstreamError(
-    `The upstream provider "${provider}" failed (HTTP ${status}${kind ? ` ${kind}` : ""}).`,
-  );
+  const what = `HTTP ${status}${kind ? ` ${kind}` : ""}`;
+  if (status === 529) {
+    const wait = retryAfterMs(headers, now);
+    return upstreamOverloaded(
+      `The upstream provider "${provider}" is overloaded (${what}); retry after a short wait.`,
+      wait === null ? undefined : { "retry-after": wholeSeconds(wait) },
+    );
+  }
+  if (status === 504) {
+    return upstreamTimeout(
+      `The upstream provider "${provider}" did not answer within its own deadline (${what}).`,
+    );
+  }
+  return upstreamError(`The upstream provider "${provider}" failed (${what}).`);
 }
 
 /** The error an upstream reported inside a stream that had already begun; the upstream's
@@ -205,20 +235,6 @@ export function mapStreamError(
 /** Removes a secret from text that came from outside (upstream messages, error reasons). */
 export function redact(text: string, secret: string | null): string {
   return secret ? text.replaceAll(secret, "[redacted]") : text;
-}
-
-/** Milliseconds to wait from `retry-after-ms` / `retry-after` (seconds or an HTTP date), if given. */
-export function retryAfterMs(headers: Headers, now: number): number | null {
-  const ms = headers.get("retry-after-ms");
-  if (ms !== null && ms.trim() !== "" && Number.isFinite(Number(ms)) && Number(ms) >= 0) {
-    return Number(ms);
-  }
-  const after = headers.get("retry-after");
-  if (after === null || after.trim() === "") return null;
-  const seconds = Number(after);
-  if (Number.isFinite(seconds)) return seconds >= 0 ? seconds * 1000 : null;
-  const date = Date.parse(after);
-  return Number.isNaN(date) ? null : Math.max(0, date - now);
 }
 
 /** `message` with the upstream model's name, where it stands as a name (not inside a word: an
@@ -329,9 +345,10 @@ export class Upstream {
   }
 
   /**
-   * Sends the request, retrying on 429, 5xx and connection errors while no answer has been
-   * accepted (bounded by `max_retries` and the deadline, honouring `retry-after`). Resolves
-   * with a 2xx answer whose body is still to be read; every failure is an ApiError.
+   * Sends the request, retrying on connection errors and what {@link shouldRetry} allows (408,
+   * 409, 429, 5xx, or as `x-should-retry` says) while no answer has been accepted (bounded by
+   * `max_retries` and the deadline, honouring `retry-after`). Resolves with a 2xx answer whose
+   * body is still to be read; every failure is an ApiError.
    */
   async call(request: UpstreamRequest): Promise<UpstreamResponse> {
     const { config } = this.#deps;
@@ -449,8 +466,7 @@ export class Upstream {
       request.model,
     );
     const quota = detail.code === "insufficient_quota" || detail.type === "insufficient_quota";
-    const retryable = isRetryableStatus(status) && !quota &&
-      response.headers.get("x-should-retry") !== "false";
+    const retryable = !quota && shouldRetry(status, response.headers);
     // The status and the upstream's own type and code; its message (which may quote the
     // caller's content) only when the operator logs content.
     const code = detail.code === detail.type ? null : detail.code;

@@ -97,10 +97,33 @@ for (const style of STYLES) {
     assert.equal(fake.received.length, 1);
   });
 
-  for (const status of [500, 503, 529]) {
+  t(
+    "an upstream 429 without retry-after → 429 whose retry-after is the rate limit's reset",
+    async () => {
+      await using fake = style.start();
+      const fault = {
+        status: 429,
+        errorType: "rate_limit_error",
+        headers: { "x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "19.2s" },
+      };
+      fake.faults = [fault, fault];
+      const { provider } = style.make(fake.url, fake.apiKey, { max_retries: 1 });
+      const reset = await gatewayError(() => provider.chat(chatRequest(), callContext()));
+      assert.equal(reset.status, 429);
+      assert.equal(new Headers(reset.headers).get("retry-after"), "20");
+      // Nothing to go by: a default of 1 s, never no retry-after.
+      const bareFault = { status: 429, errorType: "rate_limit_error" };
+      fake.faults = [bareFault, bareFault];
+      const bare = await gatewayError(() => provider.chat(chatRequest(), callContext()));
+      assert.equal(new Headers(bare.headers).get("retry-after"), "1");
+      assert.equal(fake.received.length, 4);
+    },
+  );
+
+  for (const status of [408, 409, 500, 503]) {
     t(`upstream ${status} → 502 upstream_error after the bounded retries`, async () => {
       await using fake = style.start();
-      const fault = { status, errorType: status === 529 ? "overloaded_error" : "api_error" };
+      const fault = { status, errorType: "api_error" };
       fake.faults = [fault, fault, fault];
       const { provider } = style.make(fake.url, fake.apiKey);
       const error = await gatewayError(() => provider.chat(chatRequest(), callContext()));
@@ -111,6 +134,62 @@ for (const style of STYLES) {
       assert.equal(fake.received.length, 3);
     });
   }
+
+  t("upstream 529 (overloaded) → 503 upstream_overloaded after the bounded retries", async () => {
+    await using fake = style.start();
+    const fault = { status: 529, errorType: "overloaded_error" };
+    fake.faults = [fault, fault, { ...fault, headers: { "retry-after": "0" } }];
+    const { provider } = style.make(fake.url, fake.apiKey);
+    const error = await gatewayError(() => provider.chat(chatRequest(), callContext()));
+    assert.deepEqual([error.status, error.type, error.code], [
+      503,
+      "upstream_error",
+      "upstream_overloaded",
+    ]);
+    assert.match(error.message, /overloaded \(HTTP 529/);
+    assert.equal(new Headers(error.headers).get("retry-after"), "1");
+    assert.equal(error.inStyle("anthropic").status, 529);
+    assert.equal(fake.received.length, 3);
+  });
+
+  t("upstream 504 → 504 upstream_timeout after the bounded retries", async () => {
+    await using fake = style.start();
+    const fault = { status: 504, errorType: "timeout_error" };
+    fake.faults = [fault, fault, fault];
+    const { provider } = style.make(fake.url, fake.apiKey);
+    const error = await gatewayError(() => provider.chat(chatRequest(), callContext()));
+    assert.deepEqual([error.status, error.type, error.code], [
+      504,
+      "upstream_error",
+      "upstream_timeout",
+    ]);
+    assert.match(error.message, /HTTP 504/);
+    assert.equal(fake.received.length, 3);
+  });
+
+  t("a 408 and a 409 are retried as the official SDKs retry them, then the answer", async () => {
+    await using fake = style.start();
+    fake.faults = [{ status: 408, errorType: "timeout_error" }, { status: 409 }];
+    const { provider, output } = style.make(fake.url, fake.apiKey);
+    const completion = await provider.chat(chatRequest(), callContext());
+    assert.equal(completion.finish, "stop");
+    assert.equal(fake.received.length, 3);
+    assert.match(output.err, /HTTP 408[^]*retrying[^]*HTTP 409[^]*retrying/);
+  });
+
+  t("x-should-retry decides, as for the official SDKs", async () => {
+    await using fake = style.start();
+    const { provider } = style.make(fake.url, fake.apiKey);
+    // `true` retries what the status alone would not (a 400 here).
+    fake.faults = [{ status: 400, headers: { "x-should-retry": "true" } }];
+    assert.equal((await provider.chat(chatRequest(), callContext())).finish, "stop");
+    assert.equal(fake.received.length, 2);
+    // `false` keeps a 503 from being retried.
+    fake.faults = [{ status: 503, headers: { "x-should-retry": "false" } }];
+    const error = await gatewayError(() => provider.chat(chatRequest(), callContext()));
+    assert.equal(error.status, 502);
+    assert.equal(fake.received.length, 3);
+  });
 
   t("a 529 before a stream's first byte is retried, then the stream flows", async () => {
     await using fake = style.start();

@@ -6,10 +6,10 @@ import {
   isRetryableStatus,
   mapStreamError,
   mapUpstreamStatus,
-  retryAfterMs,
   Upstream,
   type UpstreamErrorDetail,
 } from "../../src/providers/upstream.ts";
+import { retryAfterMs } from "../../src/providers/retry_after.ts";
 import { providerDeps } from "../support/provider_call.ts";
 import { gatewayError } from "../support/rejection.ts";
 import { waitFor } from "../support/wait.ts";
@@ -46,9 +46,43 @@ Deno.test("mapUpstreamStatus: the fault table of DESIGN §6", () => {
     "invalid_request_error",
   ]);
   assert.deepEqual(row(413), [413, "invalid_request_error", "request_too_large"]);
-  for (const status of [401, 403, 404, 408, 409, 500, 502, 503, 504, 529]) {
+  for (const status of [401, 403, 404, 408, 409, 500, 502, 503]) {
     assert.deepEqual(row(status), [502, "upstream_error", "upstream_error"], `HTTP ${status}`);
   }
+  // Whatever the upstream's style: an overload is a 503 (Anthropic's 529 on /v1/messages), the
+  // upstream's own gateway timeout a 504, as the gateway's own deadline is.
+  assert.deepEqual(row(529), [503, "upstream_error", "upstream_overloaded"]);
+  assert.deepEqual(row(504), [504, "upstream_error", "upstream_timeout"]);
+});
+
+Deno.test("mapUpstreamStatus: an overloaded upstream is Anthropic's own 529 on the Messages door", () => {
+  const busy = (headers: Record<string, string> = {}) =>
+    mapUpstreamStatus(
+      "p",
+      529,
+      said("Overloaded", { type: "overloaded_error" }),
+      new Headers(headers),
+      NOW,
+    );
+  const e = busy();
+  assert.match(e.message, /"p" is overloaded \(HTTP 529 overloaded_error\)/);
+  assert.equal(e.inStyle("openai"), e);
+  const anthropic = e.inStyle("anthropic");
+  assert.equal(anthropic.status, 529);
+  assert.deepEqual(anthropic.toAnthropicBody(), {
+    type: "error",
+    error: { type: "overloaded_error", message: e.message },
+  });
+  assert.equal(e.toAnthropicBody().error.type, "overloaded_error");
+  assert.equal(e.headers, undefined);
+  assert.equal(new Headers(busy({ "retry-after": "7" }).headers).get("retry-after"), "7");
+  assert.equal(
+    new Headers(busy({ "retry-after": "7" }).inStyle("anthropic").headers).get("retry-after"),
+    "7",
+  );
+  // Every other error keeps its status on the Messages door.
+  const other = mapUpstreamStatus("p", 500, said("x"), none, NOW);
+  assert.equal(other.inStyle("anthropic"), other);
 });
 
 Deno.test("mapUpstreamStatus: a 400 keeps the upstream's message, code and param, with our model id", () => {
@@ -107,7 +141,37 @@ Deno.test("mapUpstreamStatus: 429 passes a retry-after in whole seconds", () => 
   assert.equal(e({ "retry-after": "12" }), "12");
   assert.equal(e({ "retry-after-ms": "1500" }), "2");
   assert.equal(e({ "retry-after": new Date(NOW + 30_000).toUTCString() }), "30");
-  assert.equal(e({}), null);
+  // Without one: the rate-limit resets (OpenAI's durations, Anthropic's times), else 1 s.
+  assert.equal(e({}), "1");
+  assert.equal(e({ "x-ratelimit-reset-requests": "6m0s" }), "360");
+  assert.equal(
+    e({
+      "x-ratelimit-remaining-requests": "0",
+      "x-ratelimit-reset-requests": "1.5s",
+      "x-ratelimit-remaining-tokens": "8000",
+      "x-ratelimit-reset-tokens": "6m0s",
+    }),
+    "2",
+    "the window with nothing left",
+  );
+  assert.equal(
+    e({ "x-ratelimit-reset-requests": "20ms", "x-ratelimit-reset-tokens": "1m30.2s" }),
+    "91",
+    "none says which: the latest",
+  );
+  assert.equal(
+    e({
+      "anthropic-ratelimit-requests-remaining": "0",
+      "anthropic-ratelimit-requests-reset": new Date(NOW + 12_000).toISOString(),
+      "anthropic-ratelimit-tokens-remaining": "5000",
+      "anthropic-ratelimit-tokens-reset": new Date(NOW + 50_000).toISOString(),
+    }),
+    "12",
+  );
+  assert.equal(e({ "retry-after": "4", "x-ratelimit-reset-requests": "6m0s" }), "4");
+  // Quota is not a wait: no retry-after.
+  const quota = mapUpstreamStatus("p", 429, said("q", { code: "insufficient_quota" }), none, NOW);
+  assert.equal(quota.headers, undefined);
 });
 
 Deno.test("retryAfterMs reads retry-after-ms, seconds and HTTP dates; ignores nonsense", () => {
@@ -122,10 +186,12 @@ Deno.test("retryAfterMs reads retry-after-ms, seconds and HTTP dates; ignores no
   assert.equal(h({}), null);
 });
 
-Deno.test("isRetryableStatus: 429 and 5xx (529 included) only", () => {
+Deno.test("isRetryableStatus: what the official SDKs retry, 408, 409, 429 and 5xx (529 included)", () => {
   assert.deepEqual(
-    [400, 401, 403, 404, 408, 413, 429, 500, 502, 503, 529].filter(isRetryableStatus),
-    [429, 500, 502, 503, 529],
+    [400, 401, 403, 404, 408, 409, 413, 422, 429, 500, 502, 503, 504, 529].filter(
+      isRetryableStatus,
+    ),
+    [408, 409, 429, 500, 502, 503, 504, 529],
   );
 });
 

@@ -1,9 +1,10 @@
 /**
  * The upstream fault table of README "Timeouts, retries and upstream errors", run against one
- * gateway endpoint that calls the fake OpenAI upstream: 429 stays 429 (with its retry-after),
- * a 500 is retried and then a 502, a 401 is a 502 that shows the provider key nowhere, and an
- * upstream that does not answer in time is a 504. Also: a client that leaves closes the
- * upstream call.
+ * gateway endpoint that calls the fake OpenAI upstream: 429 stays 429 (with its retry-after,
+ * or a default one), a 500 is retried and then a 502, a 408 or 409 is retried as the official
+ * SDKs retry it, a 529 is a 503 `upstream_overloaded`, the upstream's own 504 and an upstream
+ * that does not answer in time are a 504, a 401 is a 502 that shows the provider key nowhere.
+ * Also: a client that leaves closes the upstream call.
  */
 import assert from "node:assert/strict";
 import { logRecord } from "./client.ts";
@@ -72,6 +73,36 @@ export async function assertFaultMapping(endpoint: Endpoint): Promise<void> {
   await expect(limited.response, 429, "rate_limit_exceeded", /rate limiting/);
   assert.equal(limited.response.headers.get("retry-after"), "3");
   assert.equal(limited.calls, 1);
+
+  // 429 without a retry-after (as often as the deadline lets the gateway retry): still one for
+  // the client (1 s by default).
+  const bare = { status: 429, errorType: "rate_limit_error" };
+  const unsaid = await call([bare, bare, bare]);
+  await expect(unsaid.response, 429, "rate_limit_exceeded", /rate limiting/);
+  assert.equal(unsaid.response.headers.get("retry-after"), "1");
+
+  // A 408 and a 409 (retried, as the official SDKs retry them), then the answer.
+  const timedOut = await call([{ status: 408, headers: { "retry-after-ms": "1" } }, {
+    status: 409,
+    headers: { "retry-after-ms": "1" },
+  }]);
+  assert.equal(timedOut.response.status, 200, await timedOut.response.clone().text());
+  await timedOut.response.body?.cancel();
+  assert.equal(timedOut.calls, 3);
+
+  // 529 (overloaded) three times: a 503; the upstream's 504 three times: a 504.
+  const fault529 = {
+    status: 529,
+    errorType: "overloaded_error",
+    headers: { "retry-after-ms": "1" },
+  };
+  const overloaded = await call([fault529, fault529, fault529]);
+  await expect(overloaded.response, 503, "upstream_overloaded", /overloaded \(HTTP 529/);
+  assert.equal(overloaded.calls, 3);
+  const fault504 = { status: 504, errorType: "timeout_error", headers: { "retry-after-ms": "1" } };
+  const gatewayTimeout = await call([fault504, fault504, fault504]);
+  await expect(gatewayTimeout.response, 504, "upstream_timeout", /HTTP 504/);
+  assert.equal(gatewayTimeout.calls, 3);
 
   // 500 three times (the first try and max_retries 2): a 502.
   const fault500 = { status: 500, errorType: "server_error", headers: { "retry-after-ms": "1" } };
