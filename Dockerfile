@@ -20,7 +20,8 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
 
 # SIGTERM (docker stop) drains open streams for server.shutdown_grace_seconds; give docker stop
 # a longer --stop-timeout than that. The flags are deno task start's (the V8 flag: see the
-# README's Deploying section).
+# README's Deploying section), with the KV file's directory, the /data volume, as the one place
+# it reads and writes beside its config and code (README, Security: Permissions).
 CMD ["run", "--v8-flags=--max-semi-space-size=16", \
-  "--allow-net", "--allow-env", "--allow-read", "--allow-write", \
-  "--allow-ffi=/lib/x86_64-linux-gnu/libc.so.6,/lib/aarch64-linux-gnu/libc.so.6", "main.ts"]
+  "--allow-net", "--allow-env", "--allow-read=switchyard.json,src,/data", "--allow-write=/data", \
+  "main.ts"]

@@ -162,7 +162,8 @@ async function prepareForDenoServe(
 }
 
 /** Whether this process is `deno serve` (which serves the default export itself). Deno has no
- * API for this (denoland/deno#25179), so read the command line where Linux shows it. */
+ * API for this (denoland/deno#25179): `SWITCHYARD_DENO_SERVE=1` says so, or the command line
+ * where Linux shows it and the permissions let it be read (only `--allow-all` does). */
 function underDenoServe(): boolean {
   if (Deno.env.get("SWITCHYARD_DENO_SERVE") === "1") return true;
   try {

@@ -1,3 +1,4 @@
+import { isNotGranted, outsideGrants } from "./serve/grants.ts";
 import { DEFAULT_KV_PATH } from "./kv/open.ts";
 import { quote } from "./quote.ts";
 import { ValidationError } from "./validation/error.ts";
@@ -891,6 +892,8 @@ export async function loadConfig(source: ConfigSource): Promise<Config> {
   } catch (e) {
     const reason = e instanceof Deno.errors.NotFound
       ? "file not found"
+      : isNotGranted(e)
+      ? outsideGrants(path, "read")
       : e instanceof Deno.errors.PermissionDenied
       ? "permission denied"
       : e instanceof Deno.errors.IsADirectory

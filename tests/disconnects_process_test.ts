@@ -5,7 +5,7 @@
  * 2 s of the client leaving, for a non-streamed chat, a moderation and a streamed chat.
  */
 import assert from "node:assert/strict";
-import { freePort, MAIN, ROOT, startFlags } from "./support/process.ts";
+import { dataTempDir, freePort, MAIN, ROOT, startFlags } from "./support/process.ts";
 
 /** An upstream that reads requests and never answers; it tells when each connection closed. */
 function silentUpstream() {
@@ -55,8 +55,7 @@ Deno.test({
   async fn() {
     const upstream = silentUpstream();
     // The start task reads and writes under data/ only: the test's files go there.
-    await Deno.mkdir(`${ROOT}data/tests`, { recursive: true });
-    const path = await Deno.makeTempDir({ dir: `${ROOT}data/tests` });
+    const path = await dataTempDir();
     const dir = {
       path,
       relative: path.slice(ROOT.length),

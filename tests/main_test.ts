@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
-
-const MAIN = new URL("../main.ts", import.meta.url).pathname;
+import { dataTempDir, MAIN, ROOT, startFlagsSync } from "./support/process.ts";
 
 function freePort(): number {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
@@ -11,7 +10,8 @@ function freePort(): number {
 
 function run(args: string[], env: Record<string, string> = {}) {
   return new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MAIN, ...args],
+    args: ["run", ...startFlagsSync(), MAIN, ...args],
+    cwd: ROOT,
     env: { NO_COLOR: "1", ...env },
     stdout: "piped",
     stderr: "piped",
@@ -19,7 +19,7 @@ function run(args: string[], env: Record<string, string> = {}) {
 }
 
 Deno.test("a bad config stops start-up with exit 1 and one line naming file and field", async () => {
-  const dir = await Deno.makeTempDir();
+  const dir = await dataTempDir();
   try {
     const path = `${dir}/bad.json`;
     await Deno.writeTextFile(
@@ -48,7 +48,7 @@ Deno.test("a bad config stops start-up with exit 1 and one line naming file and 
 });
 
 Deno.test("main.ts serves the repository's default config with no provider keys", async () => {
-  const dir = await Deno.makeTempDir();
+  const dir = await dataTempDir();
   const port = freePort();
   const child = run([], {
     PORT: String(port),

@@ -3,6 +3,7 @@
  * takes effect on the other process's next request.
  */
 import assert from "node:assert/strict";
+import { dataTempDir, startFlagsSync } from "./support/process.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const TOKEN = "multi-process-admin-token-3b8e1d";
@@ -33,7 +34,7 @@ interface ServerProcess {
 async function spawnServer(configPath: string, kvPath: string): Promise<ServerProcess> {
   const port = freePort();
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "main.ts", "--config", configPath],
+    args: ["run", ...startFlagsSync(), "main.ts", "--config", configPath],
     cwd: ROOT,
     env: {
       PORT: String(port),
@@ -111,7 +112,7 @@ async function adminCall(url: string, method: string, path: string, body?: unkno
 }
 
 Deno.test("two processes on one KV file: exact limits, instant revocation, shared catalogue", async () => {
-  const dir = await Deno.makeTempDir();
+  const dir = await dataTempDir();
   const configPath = `${dir}/switchyard.json`;
   await Deno.writeTextFile(configPath, JSON.stringify(CONFIG));
   const kvPath = `${dir}/kv.sqlite`;

@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { parseServeArgs } from "../src/serve/args.ts";
 import {
+  dataTempDir,
   freePort,
   ROOT,
   simConfig,
@@ -18,6 +19,33 @@ import {
 const repoConfig = JSON.parse(await Deno.readTextFile(`${ROOT}switchyard.json`));
 
 const START_FLAGS = await startFlags();
+
+/** A deployment's flags: the start task's, but for the paths it may read and write. */
+function deploymentGrants(flags: string[]): { read: string[]; write: string[] } {
+  const paths = (name: string) => {
+    const found = flags.filter((f) => f.startsWith(`--allow-${name}`));
+    assert.equal(found.length, 1, `one --allow-${name}`);
+    assert.match(found[0]!, new RegExp(`^--allow-${name}=.`), `--allow-${name} names paths`);
+    return found[0]!.slice(`--allow-${name}=`.length).split(",");
+  };
+  const others = (list: string[]) =>
+    list.filter((f) => !f.startsWith("--allow-read") && !f.startsWith("--allow-write"));
+  assert.deepEqual(others(flags), others(START_FLAGS), "otherwise deno task start's flags");
+  return { read: paths("read"), write: paths("write") };
+}
+
+/** `flags` with `from` in their paths replaced by `to` (a deployment's path, mapped to a
+ * temporary directory to run its command here). */
+function mapPath(flags: string[], from: string, to: string): string[] {
+  return flags.map((f) =>
+    f.startsWith("--allow-")
+      ? f.replace(
+        /=(.*)$/,
+        (_, list: string) => "=" + list.split(",").map((p) => (p === from ? to : p)).join(","),
+      )
+      : f
+  );
+}
 
 /** A Dockerfile's instructions (continuation lines joined, comments dropped). */
 function instructions(text: string): [string, string][] {
@@ -57,7 +85,10 @@ Deno.test("Dockerfile: the official Deno image of this Deno version, non-root, a
   assert.ok(get("RUN").some((r) => r.includes("chown deno:deno /data")));
   assert.deepEqual(get("EXPOSE"), [String(repoConfig.server.port)]);
   const cmd: string[] = JSON.parse(get("CMD")[0]!);
-  assert.deepEqual(cmd, ["run", ...START_FLAGS, "main.ts"], "deno task start's command");
+  assert.equal(cmd[0], "run");
+  assert.equal(cmd.at(-1), "main.ts");
+  const grants = deploymentGrants(cmd.slice(1, -1));
+  assert.deepEqual(grants, { read: ["switchyard.json", "src", "/data"], write: ["/data"] });
   const health = get("HEALTHCHECK")[0]!;
   const check: string[] = JSON.parse(health.slice(health.indexOf("CMD ") + 4));
   assert.match(
@@ -65,12 +96,13 @@ Deno.test("Dockerfile: the official Deno image of this Deno version, non-root, a
     new RegExp(`http://127\\.0\\.0\\.1:${repoConfig.server.port}/healthz`),
   );
 
-  // Run both commands as the image would (the port moved to a free one).
-  const dir = await Deno.makeTempDir();
+  // Run both commands as the image would (the port moved to a free one, /data to a directory
+  // of this checkout's data/).
+  const dir = await dataTempDir();
   const port = freePort();
   try {
     await using server = spawnSwitchyard({
-      command: cmd,
+      command: mapPath(cmd, "/data", dir),
       env: { ...env, SWITCHYARD_KV: `${dir}/switchyard.kv`, PORT: String(port) },
     });
     await server.url();
@@ -105,7 +137,11 @@ Deno.test("systemd unit: start's flags and a valid command line, the KV file in 
   assert.equal(deno, "/usr/local/bin/deno");
   assert.equal(run, "run");
   const main = rest.indexOf("main.ts");
-  assert.deepEqual(rest.slice(0, main), START_FLAGS);
+  const flags = rest.slice(0, main);
+  assert.deepEqual(deploymentGrants(flags), {
+    read: ["/etc/switchyard/switchyard.json", "src", "/var/lib/switchyard"],
+    write: ["/var/lib/switchyard"],
+  });
   const args = rest.slice(main + 1);
   assert.deepEqual(parseServeArgs(args), {
     help: false,
@@ -116,8 +152,13 @@ Deno.test("systemd unit: start's flags and a valid command line, the KV file in 
 
   // The same command, with this checkout for /opt/switchyard and temporary paths.
   await using config = await tempConfig(simConfig());
+  const mapped = mapPath(
+    mapPath(flags, "/etc/switchyard/switchyard.json", config.path),
+    "/var/lib/switchyard",
+    `${config.dir}/state`,
+  );
   await using proc = spawnSwitchyard({
-    args: ["--config", config.path],
+    command: ["run", ...mapped, "main.ts", "--config", config.path],
     env: { SWITCHYARD_KV: `${config.dir}/state/switchyard.kv`, DENO_DIR: `${config.dir}/cache` },
   });
   const health = await fetch(`${await proc.url()}/healthz`);

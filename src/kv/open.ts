@@ -5,6 +5,7 @@
  */
 import { dirname } from "node:path";
 import { isKvBusy, kvBackoff } from "./busy.ts";
+import { isNotGranted, outsideGrants } from "../serve/grants.ts";
 
 /** The KV file used when the config names none (relative to the working directory). */
 export const DEFAULT_KV_PATH = "data/switchyard.kv";
@@ -18,13 +19,24 @@ export function isLocalKvFile(path: string | null): path is string {
 /** Opens the store at `path` (`null`: Deno's default location), creating a local file's
  * directory first, and trying again while the file is busy (up to `attempts` times). */
 export async function openKv(path: string | null, attempts = 50): Promise<Deno.Kv> {
-  if (isLocalKvFile(path)) await Deno.mkdir(dirname(path), { recursive: true });
-  for (let attempt = 1;; attempt++) {
-    try {
-      return await Deno.openKv(path ?? undefined);
-    } catch (e) {
-      if (!isKvBusy(e) || attempt >= attempts) throw e;
-      await kvBackoff(attempt);
+  try {
+    if (isLocalKvFile(path)) await Deno.mkdir(dirname(path), { recursive: true });
+    for (let attempt = 1;; attempt++) {
+      try {
+        return await Deno.openKv(path ?? undefined);
+      } catch (e) {
+        if (!isKvBusy(e) || attempt >= attempts) throw e;
+        await kvBackoff(attempt);
+      }
     }
+  } catch (e) {
+    if (!isNotGranted(e)) throw e;
+    const where = path ?? "Deno's default KV location";
+    throw new Error(
+      `cannot open the KV store (kv.path): ${outsideGrants(where, "read and write")}`,
+      {
+        cause: e,
+      },
+    );
   }
 }

@@ -9,6 +9,7 @@
  */
 import type { LogRecord } from "../../src/log/record.ts";
 import assert from "node:assert/strict";
+import { dataTempDir, startFlagsSync } from "./process.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const MAIN = `${ROOT}main.ts`;
@@ -111,7 +112,7 @@ export interface GatewayOptions {
 
 /** Starts `main.ts` on a free port with its own KV file in a fresh temp dir. */
 export async function startGateway(options: GatewayOptions = {}): Promise<Gateway> {
-  const dir = await Deno.makeTempDir({ prefix: "switchyard-hardening-" });
+  const dir = await dataTempDir("switchyard-hardening-");
   const config = defaultLikeConfig();
   options.config?.(config);
   const configPath = `${dir}/switchyard.json`;
@@ -119,7 +120,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
   const kvPath = `${dir}/kv.sqlite`;
   const port = freePort();
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MAIN, "--config", configPath],
+    args: ["run", ...startFlagsSync(), MAIN, "--config", configPath],
     cwd: ROOT,
     env: {
       PORT: String(port),

@@ -4,8 +4,7 @@
  */
 import type { FakeUpstream } from "./fake_upstream.ts";
 import { FAKE_CHAT_MODELS, fakeProviders } from "./gateway.ts";
-
-const MAIN = new URL("../../main.ts", import.meta.url).pathname;
+import { dataTempDir, MAIN, ROOT, startFlagsSync } from "./process.ts";
 
 function freePort(): number {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
@@ -40,7 +39,7 @@ export async function startGatewayProcess(
   anthropic: FakeUpstream,
   options: GatewayProcessOptions = {},
 ): Promise<GatewayProcess> {
-  const dir = await Deno.makeTempDir();
+  const dir = await dataTempDir();
   const port = freePort();
   await Deno.writeTextFile(
     `${dir}/config.json`,
@@ -52,7 +51,8 @@ export async function startGatewayProcess(
     }),
   );
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MAIN, "--config", `${dir}/config.json`],
+    args: ["run", ...startFlagsSync(), MAIN, "--config", `${dir}/config.json`],
+    cwd: ROOT,
     env: { NO_COLOR: "1", OA_KEY: openai.apiKey, AN_KEY: anthropic.apiKey, ...options.env },
     stdout: "piped",
     stderr: "piped",

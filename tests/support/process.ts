@@ -34,10 +34,11 @@ export class SwitchyardProcess {
 
   constructor(options: SpawnOptions = {}) {
     const entry = options.entry ?? "run";
+    const flags = startFlagsSync();
     const args = options.command ??
-      (entry === "run" ? ["run", "-A", MAIN, ...options.args ?? []] : [
+      (entry === "run" ? ["run", ...flags, MAIN, ...options.args ?? []] : [
         "serve",
-        "-A",
+        ...flags,
         ...(entry === "serve-parallel" ? ["--parallel"] : []),
         ...options.args ?? [],
         MAIN,
@@ -45,7 +46,14 @@ export class SwitchyardProcess {
     this.child = new Deno.Command(Deno.execPath(), {
       args,
       cwd: options.cwd ?? ROOT,
-      env: { NO_COLOR: "1", DENO_JOBS: "2", ...options.env },
+      // Under deno serve, main.ts cannot read its command line with the start task's flags
+      // (/proc needs --allow-all), so deno serve is named by the environment (README, Scaling).
+      env: {
+        NO_COLOR: "1",
+        DENO_JOBS: "2",
+        ...(entry === "run" ? {} : { SWITCHYARD_DENO_SERVE: "1" }),
+        ...options.env,
+      },
       stdout: "piped",
       stderr: "piped",
     }).spawn();
@@ -134,11 +142,25 @@ export async function runGcProbe<T>(script: string, args: string[] = []): Promis
   return JSON.parse(new TextDecoder().decode(stdout).trim().split("\n").at(-1)!);
 }
 
-/** The flags of `deno task start` (permissions and V8's), between `deno run` and `main.ts`. */
-export async function startFlags(): Promise<string[]> {
-  const meta = JSON.parse(await Deno.readTextFile(`${ROOT}deno.json`));
+/** The flags of `deno task start` (permissions and V8's), between `deno run` and `main.ts`:
+ * every test that starts Switchyard as a process starts it with exactly these, from the
+ * repository root (the read and write grants are relative to it). */
+export function startFlagsSync(): string[] {
+  const meta = JSON.parse(Deno.readTextFileSync(`${ROOT}deno.json`));
   const words: string[] = meta.tasks.start.split(" ");
   return words.slice(2, words.indexOf("main.ts"));
+}
+
+/** {@link startFlagsSync}, for callers that await. */
+export function startFlags(): Promise<string[]> {
+  return Promise.resolve(startFlagsSync());
+}
+
+/** A new directory under `data/tests/` of the repository, where the start task lets the
+ * process read and write: for a spawned gateway's config and KV files. */
+export async function dataTempDir(prefix?: string): Promise<string> {
+  await Deno.mkdir(`${ROOT}data/tests`, { recursive: true });
+  return await Deno.makeTempDir({ dir: `${ROOT}data/tests`, ...(prefix ? { prefix } : {}) });
 }
 
 /** Runs `script` (TypeScript, from stdin) with `deno run` and `flags`; returns its stdout, or
@@ -170,7 +192,7 @@ export function freePort(): number {
 export async function tempConfig(
   config: Record<string, unknown>,
 ): Promise<{ dir: string; path: string; kv: string } & AsyncDisposable> {
-  const dir = await Deno.makeTempDir();
+  const dir = await dataTempDir();
   const path = `${dir}/switchyard.json`;
   await Deno.writeTextFile(path, JSON.stringify(config, null, 2));
   return {
