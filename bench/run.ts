@@ -432,12 +432,15 @@ async function benchSetup(
   pacedPort = upstreamPort,
   extra: Record<string, unknown> = {},
 ) {
-  const kvPath = `${OUT}/${name}.kv.sqlite`;
+  // Under the data/ of the Switchyard that reads them: the start task reads and writes there.
+  const dir = `${root}data/bench`;
+  await Deno.mkdir(dir, { recursive: true });
+  const kvPath = `${dir}/${name}.kv.sqlite`;
   for (const f of [kvPath, `${kvPath}-wal`, `${kvPath}-shm`]) await Deno.remove(f).catch(() => {});
   const key = await createBenchKey(root, kvPath);
   const configPath = root === ROOT && name === "bench"
-    ? `${OUT}/switchyard.bench.json`
-    : `${OUT}/${name}.bench.json`;
+    ? `${dir}/switchyard.bench.json`
+    : `${dir}/${name}.bench.json`;
   const dropped = await benchConfig(upstreamPort, kvPath, root, configPath, pacedPort, extra);
   return { key, configPath, dropped };
 }
