@@ -18,6 +18,8 @@
  *   deno task bench --rounds 2      interleaved rounds per row (default 2; medians reported)
  *   deno task bench --only clients  one part of the table: gateway, long, paced, anthropic,
  *                                   routing or clients
+ *   deno task bench --only slow     200 clients uploading a chunked body a byte every 2 s: RSS
+ *                                   per client (bench/slow_clients.ts)
  *   deno task bench --against main  also a Switchyard built from a git revision (a branch, a tag,
  *                                   a commit, HEAD~1), in the same run: see below
  *   deno task bench --metrics       the cost of metrics: this checkout with metrics on (a metrics
@@ -1219,7 +1221,21 @@ if (!(await has("wrk")) && !args.soak) {
   }
 }
 if (args.soak) await soak();
-else {
+else if (args.only === "slow") {
+  // 200 slow uploads' memory (bench/slow_clients.ts), as its own run: no wrk, no table.
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-all",
+      `${ROOT}bench/slow_clients.ts`,
+      "--seconds",
+      String(args.seconds * 4),
+    ],
+  }).output();
+  await Deno.stdout.write(out.stdout);
+  await Deno.stderr.write(out.stderr);
+  if (!out.success) Deno.exit(1);
+} else {
   await (args.metrics ? metricsOverhead() : table()).catch((e) => {
     console.error(`bench: ${e instanceof Error ? e.message : String(e)}`);
     Deno.exit(1);
