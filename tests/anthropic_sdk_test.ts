@@ -207,6 +207,29 @@ for (const style of STYLES) {
   });
 }
 
+Deno.test("anthropic-sdk: countTokens on an Anthropic-style upstream without count_tokens (404, 405) is the gateway's estimate", async () => {
+  await using gateway = await startSdkGateway();
+  const sdk = client(gateway);
+  const params = {
+    model: "an-chat",
+    messages: [{ role: "user" as const, content: "How many tokens are in this prompt?" }],
+  };
+  const estimate = (await sdk.messages.countTokens({ ...params, model: "sim-vision" }))
+    .input_tokens;
+  for (const status of [404, 405]) {
+    gateway.anthropic.faults = [{ status, errorType: "not_found_error", message: "no such path" }];
+    const counted = await sdk.messages.countTokens(params);
+    assert.equal(counted.input_tokens, estimate, `upstream ${status}`);
+    assert.equal(gateway.anthropic.faults.length, 0, "the upstream was asked first");
+  }
+  // Other failures keep their mapping: a 500 is still the gateway's 502.
+  gateway.anthropic.faults = [{ status: 500 }, { status: 500 }, { status: 500 }];
+  await assert.rejects(sdk.messages.countTokens(params), (e: unknown) => {
+    assert.equal((e as { status?: number }).status, 502);
+    return true;
+  });
+});
+
 Deno.test("anthropic-sdk: a tool call that max_tokens cuts short has the same input streamed or not", async () => {
   await using gateway = await startSdkGateway();
   const sdk = client(gateway);

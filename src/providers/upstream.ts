@@ -158,6 +158,19 @@ export function mapUpstreamStatus(
   now: number,
   model?: { id: string; upstream: string },
 ): ApiError {
+  const error = mappedStatus(provider, status, detail, headers, now, model);
+  error.upstreamStatus = status;
+  return error;
+}
+
+function mappedStatus(
+  provider: string,
+  status: number,
+  detail: UpstreamErrorDetail,
+  headers: Headers,
+  now: number,
+  model?: { id: string; upstream: string },
+): ApiError {
   const said = detail.message === null ? null : rewriteModel(detail.message, model);
   if (status === 400 || status === 422 || status === 413) {
     const message = said ?? `The upstream provider rejected the request (HTTP ${status}).`;

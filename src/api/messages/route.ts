@@ -6,7 +6,7 @@
  * events. Request fields the back end left out are named in `x-switchyard-dropped-params`.
  */
 import type { CanonicalRequest } from "../../canonical/conversation.ts";
-import { type ApiError, internalError } from "../../errors.ts";
+import { ApiError, internalError } from "../../errors.ts";
 import { json } from "../../http/response.ts";
 import type { Logger } from "../../log/logger.ts";
 import type { RequestContext } from "../../pipeline/context.ts";
@@ -120,7 +120,9 @@ async function streamMessage(
 }
 
 /** The count_tokens handler: `{"input_tokens": N}`, exact from an Anthropic upstream (its own
- * count_tokens) and the simulator, else the gateway's estimate (see {@link inputTokens}). */
+ * count_tokens) and the simulator, else the gateway's estimate (see {@link inputTokens}): also
+ * for an Anthropic-style upstream that has no count_tokens (404 or 405, as many compatible
+ * servers answer), since clients such as Claude Code call it before every turn. */
 export async function countMessageTokens(ctx: RequestContext): Promise<Response> {
   const { config } = ctx.services;
   const { req, uses } = parseMessagesRequest(ctx.body, config.limits, true);
@@ -129,14 +131,22 @@ export async function countMessageTokens(ctx: RequestContext): Promise<Response>
   checkCapabilities(req, uses, record, provider.forwardMessages !== undefined);
   if (provider.forwardMessages) {
     const forward = provider.forwardMessages.bind(provider);
-    const answer = await untilClientLeaves(
-      ctx,
-      () => forward(forwarded(ctx, "count_tokens"), call),
-    );
-    return json(answer.kind === "json" ? answer.body : {});
+    try {
+      const answer = await untilClientLeaves(
+        ctx,
+        () => forward(forwarded(ctx, "count_tokens"), call),
+      );
+      return json(answer.kind === "json" ? answer.body : {});
+    } catch (e) {
+      if (!(e instanceof ApiError) || !NO_COUNT_ENDPOINT.has(e.upstreamStatus ?? 0)) throw e;
+      return json({ input_tokens: promptTokens(req) });
+    }
   }
   return json({ input_tokens: await inputTokens(provider, req, call) });
 }
+
+/** What an upstream without a count_tokens endpoint answers it. */
+const NO_COUNT_ENDPOINT = new Set([404, 405]);
 
 /**
  * The input tokens of a request: the back end's own count when it has one, else the estimate
