@@ -139,6 +139,14 @@ Deno.test("fidelity/openai: system_fingerprint, service_tier, logprobs and usage
     cs.flatMap((c: JsonBody) => c.choices[0]?.logprobs?.content ?? []);
   assert.ok(logprobs(direct).length > 0);
   same("stream logprobs", logprobs(chunks), logprobs(direct));
+  // And each on the chunk of its text, as the upstream sent them (not all with the finish).
+  const perChunk = (cs: JsonBody[]) =>
+    cs.filter((c: JsonBody) => c.choices[0]?.delta?.content).map((c: JsonBody) => [
+      c.choices[0].delta.content,
+      (c.choices[0].logprobs?.content ?? []).map((l: JsonBody) => l.token).join(""),
+    ]);
+  assert.ok(perChunk(direct).length > 1);
+  same("stream logprobs per chunk", perChunk(chunks), perChunk(direct));
   const last = chunks.at(-1)!;
   same("the usage chunk's choices", last.choices, []);
   sameUsage("stream usage", last.usage, direct.at(-1).usage, same);

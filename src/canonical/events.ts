@@ -8,9 +8,11 @@ export type BlockKind =
   | { type: "tool_call"; id: string; name: string }
   | { type: "refusal" };
 
-/** A piece of a block's content. */
+/** A piece of a block's content. A text piece may carry the log probabilities of its tokens
+ * (asked for with `logprobs`), as OpenAI-style back ends write them: `{token, logprob, bytes,
+ * top_logprobs}` each. */
 export type BlockDelta =
-  | { type: "text"; text: string }
+  | { type: "text"; text: string; logprobs?: readonly unknown[] }
   | { type: "reasoning"; text: string }
   | { type: "signature"; signature: string }
   | { type: "arguments"; json: string }

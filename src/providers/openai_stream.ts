@@ -119,8 +119,23 @@ export class OpenAIStreamTranslator {
     for (const choice of data.choices) {
       if (!isObject(choice)) throw malformed("stream chunk (a choice that is not an object)");
       if (typeof choice.index === "number" && choice.index !== 0) continue;
-      if (isObject(choice.delta)) this.#delta(choice.delta, out);
-      if (isObject(choice.logprobs)) this.#addLogprobs(choice.logprobs);
+      let logprobs = isObject(choice.logprobs) ? choice.logprobs : null;
+      if (isObject(choice.delta)) {
+        const from = out.length;
+        this.#delta(choice.delta, out);
+        // The content's log probabilities go with the chunk's text (the client reads them on
+        // the chunk they came on); any others are given with the finish.
+        if (logprobs !== null && Array.isArray(logprobs.content)) {
+          const text = out.findLast((e, i) =>
+            i >= from && e.type === "block_delta" && e.delta.type === "text"
+          );
+          if (text?.type === "block_delta" && text.delta.type === "text") {
+            text.delta.logprobs = logprobs.content;
+            logprobs = Array.isArray(logprobs.refusal) ? { refusal: logprobs.refusal } : null;
+          }
+        }
+      }
+      if (logprobs !== null) this.#addLogprobs(logprobs);
       if (choice.finish_reason !== null && choice.finish_reason !== undefined) {
         this.#finishReason = choice.finish_reason;
         this.#finished = true;

@@ -130,11 +130,13 @@ Deno.test("OpenAIProvider: options and chat extras reach OpenAI; its extras come
   assert.ok(start.type === "start" && start.extras?.fields.service_tier === "flex");
   const finish = events.at(-1)!;
   assert.ok(finish.type === "finish");
-  assert.deepEqual(
-    (finish.extras?.fields.choices as { logprobs: unknown }[])[0]!.logprobs,
-    logprobs,
-    "the same logprobs streamed",
+  // Streamed, each text piece carries its own tokens' log probabilities, and the finish none.
+  const pieces = events.flatMap((e) =>
+    e.type === "block_delta" && e.delta.type === "text" ? [e.delta] : []
   );
+  assert.deepEqual(pieces.flatMap((p) => p.logprobs ?? []), logprobs.content);
+  assert.ok(pieces.every((p) => p.logprobs !== undefined), "every text piece has its own");
+  assert.equal(finish.extras?.fields.choices, undefined, "none left for the finish");
 });
 
 Deno.test("OpenAIProvider: what the upstream cannot take is left out and named in ctx.dropped", async () => {

@@ -157,7 +157,15 @@ export class ChatChunkRenderer implements StreamRenderer {
       case "text":
         if (delta.text === "") return;
         this.#sendRole(out);
-        out.push(this.#textChunk(delta.text));
+        if (delta.logprobs === undefined) out.push(this.#textChunk(delta.text));
+        else {
+          out.push(this.#chunk([{
+            index: 0,
+            delta: { content: delta.text },
+            logprobs: { content: delta.logprobs, refusal: null },
+            finish_reason: null,
+          }]));
+        }
         return;
       case "refusal":
         if (delta.text !== "") this.#emit({ refusal: delta.text }, out);
