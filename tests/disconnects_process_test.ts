@@ -5,7 +5,7 @@
  * 2 s of the client leaving, for a non-streamed chat, a moderation and a streamed chat.
  */
 import assert from "node:assert/strict";
-import { dataTempDir, freePort, MAIN, ROOT, startFlags } from "./support/process.ts";
+import { dataTempDir, freePort, ROOT, spawnSwitchyard, startFlags } from "./support/process.ts";
 
 /** An upstream that reads requests and never answers; it tells when each connection closed. */
 function silentUpstream() {
@@ -83,25 +83,10 @@ Deno.test({
     );
     const flags = await startFlags();
     assert.ok(!flags.some((f) => f === "-A" || f.startsWith("--allow-all")), flags.join(" "));
-    const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", ...flags, MAIN, "--config", `${dir.relative}/config.json`],
-      cwd: ROOT,
-      env: { NO_COLOR: "1" },
-      stdout: "null",
-      stderr: "piped",
-    }).spawn();
-    const stderr = new Response(child.stderr).text();
+    // Started as deno task start starts it: its flags, from the repository root.
+    await using gateway = spawnSwitchyard({ args: ["--config", `${dir.relative}/config.json`] });
     try {
-      const url = `http://127.0.0.1:${port}`;
-      for (let i = 0;; i++) {
-        try {
-          await (await fetch(`${url}/healthz`)).body?.cancel();
-          break;
-        } catch (e) {
-          if (i > 400) throw new Error(`the gateway did not start: ${await stderr}`, { cause: e });
-          await new Promise((r) => setTimeout(r, 25));
-        }
-      }
+      await gateway.url();
       const cases: [string, string, Record<string, unknown>][] = [
         ["/v1/chat/completions", "/v1/chat/completions", {
           model: "chat",
@@ -142,13 +127,7 @@ Deno.test({
         assert.ok(closed.closedAt - left < 2000, `closed after ${closed.closedAt - left} ms`);
       }
     } finally {
-      try {
-        child.kill("SIGKILL");
-      } catch {
-        // It ended already (its stderr is in the failure).
-      }
-      await child.status;
-      await stderr;
+      await gateway[Symbol.asyncDispose]();
       await upstream.close();
       await dir.remove();
     }
