@@ -48,8 +48,9 @@ export interface ConnectionContext {
 
 /** The largest request head. */
 export const MAX_HEAD = 64 * 1024;
-/** The read buffer of a connection, and of one that reads a large body. */
-const READ_SIZE = 16 * 1024;
+/** The read buffer of a connection (what an idle one holds: a head of some headers fits), and
+ * of one that reads a body larger than that. */
+const READ_SIZE = 4 * 1024;
 const BODY_READ_SIZE = 64 * 1024;
 /** Responses written as they come; any other body is written whole. */
 const EVENT_STREAM = /^text\/event-stream\b/i;
@@ -144,9 +145,10 @@ export class HttpConnection {
         this.#reading = false;
         if (n === null) this.#peerClosed();
         else this.#end += n;
-        this.#notify();
-        // While a request is served, keep a read in flight: that is what notices a leave.
-        if (this.#active !== null) this.#pump();
+        // While a request is served, keep a read in flight: that is what notices a leave. A
+        // reader that was waiting (the body) reads on when it wants more.
+        if (this.#wake !== null) this.#notify();
+        else if (this.#active !== null) this.#pump();
       },
       () => {
         this.#reading = false;
@@ -175,6 +177,15 @@ export class HttpConnection {
     }
   }
 
+  /** Gives back a buffer grown for a body once it is empty and no read holds it: an idle
+   * connection holds 4 KB (64 KB each cost 2,000 idle connections 80 MB). */
+  #shrink(): void {
+    if (!this.#reading && this.#start === this.#end && this.#buf.length > READ_SIZE) {
+      this.#buf = new Uint8Array(READ_SIZE);
+      this.#start = this.#end = 0;
+    }
+  }
+
   /** Resolves once more bytes arrived, the peer closed, or nothing more can be read. */
   #more(): Promise<void> {
     this.#pump();
@@ -197,6 +208,7 @@ export class HttpConnection {
   async #nextHead(): Promise<RequestHead | null> {
     this.#idle = true;
     this.#deadline.restart(this.#ctx.idleTimeoutMs);
+    this.#shrink();
     try {
       let scanned = 0;
       for (;;) {
@@ -361,6 +373,7 @@ export class HttpConnection {
             if (remaining === 0) {
               state.complete = true;
               controller.close();
+              this.#shrink();
               this.#pump();
             }
             return;
