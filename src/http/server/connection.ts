@@ -427,8 +427,9 @@ export class HttpConnection {
       }
       this.#active = null;
       const closing = close();
-      const head = this.#head(response, { kind: "length", length: body.length }, closing);
-      await this.#write(concat(head, body));
+      await this.#write(
+        this.#head(response, { kind: "length", length: body.length }, closing, body),
+      );
       return !closing;
     }
     // An event stream: chunked (close-delimited for an HTTP/1.0 client), each piece as it comes.
@@ -465,7 +466,13 @@ export class HttpConnection {
     }
   }
 
-  #head(response: Response, framing: ResponseFraming, close: boolean): Uint8Array {
+  /** The response's head (and `body`, whole, after it). */
+  #head(
+    response: Response,
+    framing: ResponseFraming,
+    close: boolean,
+    body?: Uint8Array,
+  ): Uint8Array {
     return responseHead(
       response.status,
       response.statusText,
@@ -473,6 +480,7 @@ export class HttpConnection {
       framing,
       close,
       this.#ctx.date.value(),
+      body,
     );
   }
 
@@ -494,9 +502,9 @@ export class HttpConnection {
   async #refuse(status: number, message: string): Promise<void> {
     const response = errorResponse(status, "invalid_request", message);
     const body = new Uint8Array(await response.arrayBuffer());
-    const head = this.#head(response, { kind: "length", length: body.length }, true);
+    const framed = this.#head(response, { kind: "length", length: body.length }, true, body);
     try {
-      await this.#write(concat(head, body));
+      await this.#write(framed);
     } catch {
       // The client is gone.
     }
@@ -514,11 +522,4 @@ function errorResponse(status: number, code: string, message: string): Response 
 function bytesOf(value: unknown): Uint8Array {
   if (value instanceof Uint8Array) return value;
   throw new TypeError("a response body gave a chunk that is not a Uint8Array");
-}
-
-function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  const out = new Uint8Array(a.length + b.length);
-  out.set(a);
-  out.set(b, a.length);
-  return out;
 }

@@ -82,7 +82,7 @@ export class DateField {
   }
 }
 
-/** The head's bytes. */
+/** The head's bytes, followed by `body` if given (one buffer: one write). */
 export function responseHead(
   status: number,
   statusText: string,
@@ -90,6 +90,7 @@ export function responseHead(
   framing: ResponseFraming,
   close: boolean,
   date: string,
+  body?: Uint8Array,
 ): Uint8Array {
   let head = `HTTP/1.1 ${status} ${statusText || reasonPhrase(status)}\r\n`;
   let hasDate = false;
@@ -103,7 +104,22 @@ export function responseHead(
   if (framing.kind === "length") head += `content-length: ${framing.length}\r\n`;
   else if (framing.kind === "chunked") head += "transfer-encoding: chunked\r\n";
   if (close) head += "connection: close\r\n";
-  return latin1Bytes(head + "\r\n");
+  head += "\r\n";
+  if (body === undefined) return latin1Bytes(head);
+  // deno-lint-ignore no-control-regex
+  if (!/^[\x00-\x7f]*$/.test(head)) return concat(latin1Bytes(head), body);
+  // Encoded straight into the buffer the body joins (a second buffer and copy cost ~1 µs).
+  const out = new Uint8Array(head.length + body.length);
+  encoder.encodeInto(head, out);
+  out.set(body, head.length);
+  return out;
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
 }
 
 const encoder = new TextEncoder();

@@ -61,3 +61,24 @@ Deno.test("DateField changes once a second", () => {
   assert.equal(date.value(999), "Thu, 01 Jan 1970 00:00:00 GMT");
   assert.equal(date.value(1000), "Thu, 01 Jan 1970 00:00:01 GMT");
 });
+
+Deno.test("responseHead with a body gives head and body in one buffer, Latin-1 values too", () => {
+  const body = new TextEncoder().encode("{}");
+  const ascii = text(
+    responseHead(200, "", new Headers({ a: "b" }), { kind: "length", length: 2 }, false, "D", body),
+  );
+  assert.equal(ascii, "HTTP/1.1 200 OK\r\na: b\r\ndate: D\r\ncontent-length: 2\r\n\r\n{}");
+  const latin = responseHead(
+    200,
+    "",
+    new Headers({ a: "caf\u00e9" }),
+    { kind: "length", length: 2 },
+    false,
+    "D",
+    body,
+  );
+  assert.equal(
+    text(latin),
+    "HTTP/1.1 200 OK\r\na: caf\u00e9\r\ndate: D\r\ncontent-length: 2\r\n\r\n{}",
+  );
+});
