@@ -191,6 +191,9 @@ export async function createApp(deps: AppDeps): Promise<App> {
   const { config, kv } = deps;
   const clock = deps.clock ?? systemClock;
   const env = deps.env ?? ((name: string) => Deno.env.get(name));
+  // Why upstream calls go through fetch, if they do (a bad SWITCHYARD_HTTP_CLIENT fails here,
+  // before anything starts).
+  const viaFetch = deps.http === undefined ? fetchReason(env) : null;
   const adminTokenValue = env("SWITCHYARD_ADMIN_TOKEN");
   // One count of wrong tokens per IP for the admin API and /metrics.
   const attempts = new TokenAttempts({ kv, clock });
@@ -271,7 +274,6 @@ export async function createApp(deps: AppDeps): Promise<App> {
   };
   const leases = new ConcurrencyLeases({ kv: kv, clock, commits });
   if (adminToken) logger.info("admin API enabled under /admin/");
-  const viaFetch = deps.http === undefined ? fetchReason(env) : null;
   if (viaFetch !== null) logger.info(`${viaFetch}: upstream calls go through fetch`);
   if (metrics) logger.info("metrics served at /metrics");
   const store = new StoreGuard(kvHealth, logger);

@@ -1,3 +1,4 @@
+import { ContentEncodingRefused } from "../http/client/content_encoding.ts";
 import {
   ApiError,
   clientClosed,
@@ -376,7 +377,10 @@ export class Upstream {
           response = await this.#deps.http.request(call);
         } catch (e) {
           const failure = this.#thrown(e, deadline, "connect", request.requestId);
-          if (failure.status === 502 && await this.#retry(attempt, null, deadline, request)) {
+          if (
+            failure.status === 502 && !(e instanceof ContentEncodingRefused) &&
+            await this.#retry(attempt, null, deadline, request)
+          ) {
             continue;
           }
           throw failure;
@@ -417,6 +421,17 @@ export class Upstream {
       );
     }
     const reason = redact(e instanceof Error ? e.message : String(e), this.#deps.apiKey);
+    if (e instanceof ContentEncodingRefused) {
+      // The upstream answered, in a form the gateway does not read: not a connection failure,
+      // and not retried (it would answer the same way).
+      this.#warn(`refused the answer: ${reason}`, requestId);
+      return new ApiError(
+        502,
+        "upstream_error",
+        `The upstream provider "${id}" answered with Content-Encoding ${e.encoding}, which the gateway does not read; the operator must check its configuration.`,
+        { code: "upstream_error" },
+      );
+    }
     if (phase === "connect") {
       this.#warn(`could not connect: ${reason}`, requestId);
       return upstreamError(`Could not reach the upstream provider "${id}".`);

@@ -528,3 +528,27 @@ Deno.test("a warning repeats what the upstream said about a request only with in
     assert.equal(deps.output.err.includes(prompt), includeContent);
   }
 });
+
+Deno.test("a compressed answer is a 502 that names the encoding, logged as such and not retried", async () => {
+  let calls = 0;
+  await using server = new RawServer(async (peer) => {
+    calls++;
+    await peer.request();
+    await peer.send(
+      answer("200 OK", ["content-type: application/json", "content-encoding: gzip"], "\x1f\x8b"),
+    );
+    await peer.clientClosed();
+  });
+  const deps = providerDeps("openai", server.url("/v1").replace(/\/$/, ""), null, {
+    max_retries: 2,
+  });
+  deps.http = new NativeHttpClient();
+  const upstream = new Upstream(deps, { headers: {}, parseError: () => said("x") });
+  const error = await gatewayError(() => upstream.json(chatRequest(false)));
+  assert.equal(error.status, 502);
+  assert.equal(error.code, "upstream_error");
+  assert.match(error.message, /Content-Encoding gzip/);
+  assert.equal(calls, 1, "not retried: it would answer the same way");
+  assert.match(deps.output.err, /refused the answer/);
+  assert.doesNotMatch(deps.output.err, /could not connect/);
+});

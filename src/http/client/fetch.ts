@@ -1,14 +1,19 @@
 /**
  * The {@link HttpClient} over a `fetch` function: for upstreams reached through an HTTP proxy
  * (which fetch honours from the environment), and for tests that answer with canned
- * `Response`s.
+ * `Response`s. It behaves as the native client does where fetch would differ: it follows no
+ * redirect (a 3xx is the answer, its `location` unfollowed: fetch would resend an `x-api-key`
+ * to wherever it points) and asks for uncompressed answers, refusing a compressed one.
  */
 import { ByteReader, readText, type TextPrefix } from "../byte_reader.ts";
+import { ACCEPT_ENCODING, IDENTITY, refuseEncoded } from "./content_encoding.ts";
 import type { ClientRequest, ClientResponse, HttpClient } from "./types.ts";
 
 /** Calls `fetch` for every request. */
 export class FetchHttpClient implements HttpClient {
   readonly #fetch: typeof fetch;
+  /** Each headers object seen (providers reuse theirs), with `accept-encoding: identity`. */
+  readonly #headers = new WeakMap<object, Record<string, string>>();
 
   constructor(fetchFn: typeof fetch = fetch) {
     this.#fetch = fetchFn;
@@ -17,14 +22,40 @@ export class FetchHttpClient implements HttpClient {
   async request(request: ClientRequest): Promise<ClientResponse> {
     const init: RequestInit = {
       method: request.method,
-      headers: request.headers,
+      headers: this.#identity(request.headers),
       signal: request.signal,
+      redirect: "manual",
     };
     if (request.body !== undefined) init.body = request.body;
-    return new FetchedResponse(await this.#fetch(request.url, init));
+    const response = await this.#fetch(request.url, init);
+    // Fetch inflates nothing once the request names its accept-encoding: a compressed answer
+    // would reach the parser as it came.
+    if (response.body !== null) {
+      try {
+        refuseEncoded(response.headers.get("content-encoding"));
+      } catch (e) {
+        response.body.cancel().catch(() => {});
+        throw e;
+      }
+    }
+    return new FetchedResponse(response);
   }
 
   close(): void {}
+
+  /** `headers` with `accept-encoding: identity` in place of any the caller gave. */
+  #identity(headers: Readonly<Record<string, string>>): Record<string, string> {
+    let out = this.#headers.get(headers);
+    if (out === undefined) {
+      out = {};
+      for (const [name, value] of Object.entries(headers)) {
+        if (name.toLowerCase() !== ACCEPT_ENCODING) out[name] = value;
+      }
+      out[ACCEPT_ENCODING] = IDENTITY;
+      this.#headers.set(headers, out);
+    }
+    return out;
+  }
 }
 
 /** A fetch `Response` read as a {@link ClientResponse}. */

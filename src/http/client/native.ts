@@ -9,11 +9,13 @@ import type { TextPrefix } from "../byte_reader.ts";
 import { concatBytes } from "../bytes.ts";
 import { BodyCut, type BodyReader, bodyReader, LengthBody } from "./body.ts";
 import type { Http1Connection } from "./connection.ts";
+import { ACCEPT_ENCODING, IDENTITY, refuseEncoded } from "./content_encoding.ts";
 import { ConnectionPool, type Connector, type Origin } from "./pool.ts";
 import {
   type BodyFraming,
   bodyFraming,
   FIELD_NAME,
+  joined,
   keepsAlive,
   type ResponseHead,
 } from "./response_head.ts";
@@ -32,11 +34,11 @@ export interface NativeHttpClientOptions {
 const encoder = new TextEncoder();
 /** A request field value must hold no CR, LF or NUL (they would inject fields). */
 const BAD_VALUE = /[\r\n\0]/;
-/** What every request says unless its headers say otherwise (as fetch does, but identity:
- * a compressed answer would need inflating in JavaScript). */
+/** What every request says unless its headers say otherwise (as fetch does), and identity,
+ * which they cannot change: a compressed answer would need inflating in JavaScript. */
 const DEFAULTS: Readonly<Record<string, string>> = {
   "accept": "*/*",
-  "accept-encoding": "identity",
+  [ACCEPT_ENCODING]: IDENTITY,
   "user-agent": `Deno/${Deno.version.deno}`,
 };
 
@@ -89,9 +91,12 @@ export class NativeHttpClient implements HttpClient {
       try {
         await connection.write(message);
         answer = await connection.readHead();
-        // A head whose body cannot be delimited (conflicting Content-Lengths) fails here, so
-        // that its connection is closed with it.
-        if (answer !== null) framing = bodyFraming(answer, method);
+        // A head whose body cannot be delimited (conflicting Content-Lengths) or is compressed
+        // fails here, so that its connection is closed with it.
+        if (answer !== null) {
+          framing = bodyFraming(answer, method);
+          if (framing.kind !== "none") refuseEncoded(joined(answer, "content-encoding"));
+        }
       } catch (e) {
         signal.removeEventListener("abort", abort);
         connection.close();
@@ -137,7 +142,10 @@ export class NativeHttpClient implements HttpClient {
     const given = new Set<string>();
     for (const [name, value] of Object.entries(headers)) {
       const lower = name.toLowerCase();
-      if (lower === "host" || lower === "content-length" || lower === "transfer-encoding") continue;
+      if (
+        lower === "host" || lower === "content-length" || lower === "transfer-encoding" ||
+        lower === ACCEPT_ENCODING
+      ) continue;
       if (!FIELD_NAME.test(name) || BAD_VALUE.test(value)) {
         throw new TypeError(`Header "${name}" has an invalid name or value.`);
       }

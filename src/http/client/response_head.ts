@@ -70,7 +70,7 @@ export function field(head: ResponseHead, name: string): string | null {
 }
 
 /** All values of field `name` (lower-case), comma-joined, or `null`. */
-function joined(head: ResponseHead, name: string): string | null {
+export function joined(head: ResponseHead, name: string): string | null {
   let out: string | null = null;
   for (const [n, v] of head.fields) if (n === name) out = out === null ? v : `${out}, ${v}`;
   return out;

@@ -53,8 +53,9 @@ Deno.test("FetchHttpClient sends the method, headers, body and signal it is give
   assert.equal(calls[0]?.url, "http://upstream.test/v1");
   assert.deepEqual(calls[0]?.init, {
     method: "POST",
-    headers: { "x-key": "k" },
+    headers: { "x-key": "k", "accept-encoding": "identity" },
     signal,
+    redirect: "manual",
     body: "héllo",
   });
   assert.equal("body" in calls[1]!.init, false, "no body given, none sent");
