@@ -20,8 +20,9 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
 
 # SIGTERM (docker stop) drains open streams for server.shutdown_grace_seconds; give docker stop
 # a longer --stop-timeout than that. The flags are deno task start's (the V8 flag: see the
-# README's Deploying section), with the KV file's directory, the /data volume, as the one place
-# it reads and writes beside its config and code (README, Security: Permissions).
-CMD ["run", "--v8-flags=--max-semi-space-size=16", \
-  "--allow-net", "--allow-env", "--allow-read=switchyard.json,src,/data", "--allow-write=/data", \
-  "main.ts"]
+# README's Deploying section), with the /data volume for data/: it reads its config, the volume
+# and the image worker's modules (relative to /app), and writes the volume only (README,
+# Security: Permissions).
+CMD ["run", "--v8-flags=--max-semi-space-size=16", "--allow-net", "--allow-env", \
+  "--allow-read=switchyard.json,/data,src/images/worker.ts,src/images/work.ts,src/images/transcode.ts,src/images/jpeg.ts,src/images/png.ts,src/http/bytes.ts,src/providers/simulator/painter.ts,src/providers/simulator/scene.ts", \
+  "--allow-write=/data", "main.ts"]

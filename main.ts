@@ -162,8 +162,11 @@ async function prepareForDenoServe(
 }
 
 /** Whether this process is `deno serve` (which serves the default export itself). Deno has no
- * API for this (denoland/deno#25179): `SWITCHYARD_DENO_SERVE=1` says so, or the command line
- * where Linux shows it and the permissions let it be read (only `--allow-all` does). */
+ * API for this (denoland/deno#25179; in 2.9 `Deno.args`, `Deno.mainModule`, `Deno.execPath()`
+ * and the environment are the same under `deno run`), so `SWITCHYARD_DENO_SERVE=1` says so, as
+ * the README's Scaling command sets it. Else the command line, where Linux shows it and the
+ * permissions let it be read: only `--allow-all` does (`/proc/self` is refused even when named
+ * in `--allow-read`), so under the start task's flags this is the variable alone. */
 function underDenoServe(): boolean {
   if (Deno.env.get("SWITCHYARD_DENO_SERVE") === "1") return true;
   try {

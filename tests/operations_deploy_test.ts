@@ -20,18 +20,12 @@ const repoConfig = JSON.parse(await Deno.readTextFile(`${ROOT}switchyard.json`))
 
 const START_FLAGS = await startFlags();
 
-/** A deployment's flags: the start task's, but for the paths it may read and write. */
-function deploymentGrants(flags: string[]): { read: string[]; write: string[] } {
-  const paths = (name: string) => {
-    const found = flags.filter((f) => f.startsWith(`--allow-${name}`));
-    assert.equal(found.length, 1, `one --allow-${name}`);
-    assert.match(found[0]!, new RegExp(`^--allow-${name}=.`), `--allow-${name} names paths`);
-    return found[0]!.slice(`--allow-${name}=`.length).split(",");
-  };
-  const others = (list: string[]) =>
-    list.filter((f) => !f.startsWith("--allow-read") && !f.startsWith("--allow-write"));
-  assert.deepEqual(others(flags), others(START_FLAGS), "otherwise deno task start's flags");
-  return { read: paths("read"), write: paths("write") };
+/** Checks that a deployment's flags are exactly the start task's, with its own config file and
+ * data directory for `switchyard.json` and `data` (the code it reads, the image worker's
+ * modules, at the same paths relative to its working directory). */
+function assertStartFlags(flags: string[], own: { config: string; data: string }): void {
+  const expected = mapPath(mapPath(START_FLAGS, "switchyard.json", own.config), "data", own.data);
+  assert.deepEqual(flags, expected, "deno task start's flags, with the deployment's own paths");
 }
 
 /** `flags` with `from` in their paths replaced by `to` (a deployment's path, mapped to a
@@ -87,8 +81,9 @@ Deno.test("Dockerfile: the official Deno image of this Deno version, non-root, a
   const cmd: string[] = JSON.parse(get("CMD")[0]!);
   assert.equal(cmd[0], "run");
   assert.equal(cmd.at(-1), "main.ts");
-  const grants = deploymentGrants(cmd.slice(1, -1));
-  assert.deepEqual(grants, { read: ["switchyard.json", "src", "/data"], write: ["/data"] });
+  assertStartFlags(cmd.slice(1, -1), { config: "switchyard.json", data: "/data" });
+  assert.deepEqual(get("WORKDIR"), ["/app"], "the relative grants resolve in the copied checkout");
+  assert.ok(get("COPY").some((c) => c === "src ./src"), "the image worker's modules are in ./src");
   const health = get("HEALTHCHECK")[0]!;
   const check: string[] = JSON.parse(health.slice(health.indexOf("CMD ") + 4));
   assert.match(
@@ -138,9 +133,9 @@ Deno.test("systemd unit: start's flags and a valid command line, the KV file in 
   assert.equal(run, "run");
   const main = rest.indexOf("main.ts");
   const flags = rest.slice(0, main);
-  assert.deepEqual(deploymentGrants(flags), {
-    read: ["/etc/switchyard/switchyard.json", "src", "/var/lib/switchyard"],
-    write: ["/var/lib/switchyard"],
+  assertStartFlags(flags, {
+    config: "/etc/switchyard/switchyard.json",
+    data: "/var/lib/switchyard",
   });
   const args = rest.slice(main + 1);
   assert.deepEqual(parseServeArgs(args), {

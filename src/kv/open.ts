@@ -20,7 +20,7 @@ export function isLocalKvFile(path: string | null): path is string {
  * directory first, and trying again while the file is busy (up to `attempts` times). */
 export async function openKv(path: string | null, attempts = 50): Promise<Deno.Kv> {
   try {
-    if (isLocalKvFile(path)) await Deno.mkdir(dirname(path), { recursive: true });
+    if (isLocalKvFile(path)) await makeParent(path);
     for (let attempt = 1;; attempt++) {
       try {
         return await Deno.openKv(path ?? undefined);
@@ -38,5 +38,16 @@ export async function openKv(path: string | null, attempts = 50): Promise<Deno.K
         cause: e,
       },
     );
+  }
+}
+
+/** Creates the directory of the KV file at `path`. A grant of the file alone (the fix the error
+ * above suggests) does not cover its directory: Deno then refuses the mkdir even when the
+ * directory exists, and the open itself says whether the file can be used. */
+async function makeParent(path: string): Promise<void> {
+  try {
+    await Deno.mkdir(dirname(path), { recursive: true });
+  } catch (e) {
+    if (!isNotGranted(e)) throw e;
   }
 }

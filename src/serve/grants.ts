@@ -3,8 +3,13 @@
  * process touch on disk, for the errors that name a path outside it.
  */
 
-/** The start task's `--allow-read` and `--allow-write` paths, relative to the working directory. */
-export const READ_GRANTS: readonly string[] = ["switchyard.json", "data/", "src/"];
+/** The start task's `--allow-read` and `--allow-write` paths, relative to the working directory
+ * (the code it reads is the image worker's modules, which an error names as such). */
+export const READ_GRANTS: readonly string[] = [
+  "switchyard.json",
+  "data/",
+  "the image worker's modules in src/",
+];
 export const WRITE_GRANTS: readonly string[] = ["data/"];
 
 /** Whether `error` is Deno refusing an operation that the permissions do not grant. */
