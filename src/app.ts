@@ -53,6 +53,7 @@ import type { OtelApi } from "./telemetry/otel.ts";
 import { tracedProvider } from "./telemetry/traced_provider.ts";
 import { Tracing } from "./telemetry/tracing.ts";
 import { health } from "./api/health/route.ts";
+import { createEmbeddings } from "./api/embeddings/route.ts";
 import { generateImages } from "./api/images/route.ts";
 import { listModels, retrieveModel } from "./api/models/route.ts";
 import { createModeration } from "./api/moderations/route.ts";
@@ -102,6 +103,7 @@ const ROUTES: readonly Route[] = [
     errors: "anthropic",
   },
   { path: "/v1/moderations", methods: { POST: createModeration }, scope: "other", json: true },
+  { path: "/v1/embeddings", methods: { POST: createEmbeddings }, scope: "other", json: true },
   {
     path: "/v1/images/generations",
     methods: { POST: generateImages },

@@ -44,7 +44,8 @@ export type Capability =
   | "moderation"
   | "image_input"
   | "function_calling"
-  | "image_generation";
+  | "image_generation"
+  | "embeddings";
 
 /** What each provider style can serve. Anthropic moderates through a guard prompt. */
 export const STYLE_CAPABILITIES: Record<ProviderStyle, ReadonlySet<Capability>> = {
@@ -54,6 +55,7 @@ export const STYLE_CAPABILITIES: Record<ProviderStyle, ReadonlySet<Capability>> 
     "image_input",
     "function_calling",
     "image_generation",
+    "embeddings",
   ]),
   openai: new Set([
     "chat_completions",
@@ -61,6 +63,7 @@ export const STYLE_CAPABILITIES: Record<ProviderStyle, ReadonlySet<Capability>> 
     "image_input",
     "function_calling",
     "image_generation",
+    "embeddings",
   ]),
   anthropic: new Set(["chat_completions", "moderation", "image_input", "function_calling"]),
   gemini: new Set(["chat_completions", "image_input", "function_calling"]),
@@ -127,6 +130,24 @@ export interface ImageGenerationConfig {
   num_inference_steps: boolean;
 }
 
+/** A model's `embeddings` (`true`, or an object of these fields): what `POST /v1/embeddings`
+ * checks before the call. */
+export interface EmbeddingsConfig {
+  /** The length of the model's vectors; `null`: not stated (the upstream's own). The
+   * simulator's default is {@link SIMULATOR_EMBEDDING_DIMENSIONS}. */
+  dimensions: number | null;
+  /** Whether a request may ask for shorter vectors (`dimensions`; default true). */
+  custom_dimensions: boolean;
+  /** Inputs in one request, at most (default 2048, OpenAI's). */
+  max_inputs: number;
+  /** Tokens of one input, at most (default 8192, OpenAI's): token-id arrays are counted
+   * exactly, text at four characters a token. */
+  max_input_tokens: number;
+}
+
+/** The vector length of a simulator embedding model that states none. */
+export const SIMULATOR_EMBEDDING_DIMENSIONS = 256;
+
 /** One way to reach a model (DESIGN §6.3): a provider and its name for the model. */
 export interface RouteConfig {
   provider: string;
@@ -156,6 +177,8 @@ export interface ModelConfig {
   image_input: boolean;
   function_calling: boolean;
   image_generation: ImageGenerationConfig | null;
+  /** Served on `POST /v1/embeddings`, with these settings; `null`: not an embedding model. */
+  embeddings: EmbeddingsConfig | null;
   access: Access;
   featured: boolean;
   labels: string[];
@@ -540,7 +563,13 @@ export const MODEL_ID = {
     "a model id of letters, digits and . _ : / - (at most 128, starting with a letter or digit)",
 } as const;
 const MODERATION_MODES = ["native", "guard"] as const;
-const CAPABILITIES = ["chat_completions", "moderation", "image_input", "function_calling"] as const;
+const CAPABILITIES = [
+  "chat_completions",
+  "moderation",
+  "image_input",
+  "function_calling",
+  "embeddings",
+] as const;
 
 /** The fields of a model entry. */
 const MODEL_FIELDS = [
@@ -554,6 +583,7 @@ const MODEL_FIELDS = [
   "image_input",
   "function_calling",
   "image_generation",
+  "embeddings",
   "access",
   "featured",
   "labels",
@@ -613,6 +643,22 @@ function editDistance(a: string, b: string): number {
   return row[b.length]!;
 }
 
+/** A model's `embeddings` object (`true` reads as `{}`: every default). */
+function readEmbeddings(r: Reader, provider: ProviderConfig): EmbeddingsConfig {
+  const f = r.object({ expected: "a boolean or an object" });
+  const dimensions = f.integer("dimensions", { optional: true, min: 1, max: 65_536 });
+  const embeddings: EmbeddingsConfig = {
+    dimensions: dimensions ??
+      (provider.style === "simulator" ? SIMULATOR_EMBEDDING_DIMENSIONS : null),
+    custom_dimensions: f.boolean("custom_dimensions", OPTIONAL) ?? true,
+    max_inputs: f.integer("max_inputs", { optional: true, min: 1, max: 100_000 }) ?? 2048,
+    max_input_tokens: f.integer("max_input_tokens", { optional: true, min: 1, max: 10_000_000 }) ??
+      8192,
+  };
+  f.done();
+  return embeddings;
+}
+
 /** Validates one model entry; `providers` resolves its provider id. */
 export function readModel(
   r: Reader,
@@ -625,6 +671,7 @@ export function readModel(
   const provider = providers.get(providerId);
   if (!provider) throw unknownProvider(f.get("provider"), providerId, providers);
   const image = f.get("image_generation");
+  const embeddings = f.get("embeddings");
   const model: ModelConfig = {
     id,
     provider: providerId,
@@ -640,6 +687,10 @@ export function readModel(
     image_generation: image.value === undefined || image.value === null || image.value === false
       ? null
       : readImageGeneration(image.value === true ? image.with({}) : image),
+    embeddings: embeddings.value === undefined || embeddings.value === null ||
+        embeddings.value === false
+      ? null
+      : readEmbeddings(embeddings.value === true ? embeddings.with({}) : embeddings, provider),
     access: f.oneOf("access", ACCESS_LEVELS, OPTIONAL) ?? "public",
     featured: f.boolean("featured", OPTIONAL) ?? false,
     labels: readStrings(f.get("labels")) ?? [],
@@ -686,9 +737,11 @@ export function readModel(
     );
   }
   doneWithSuggestion(f, MODEL_FIELDS);
-  if (!model.chat_completions && !model.moderation && !model.image_generation) {
+  if (
+    !model.chat_completions && !model.moderation && !model.image_generation && !model.embeddings
+  ) {
     throw r.invalid(
-      `model "${id}" serves nothing: set chat_completions, moderation or image_generation`,
+      `model "${id}" serves nothing: set chat_completions, moderation, image_generation or embeddings`,
     );
   }
   return model;

@@ -102,6 +102,7 @@ Deno.test("discovered models are listed under their prefix with their access; th
     moderation: false,
     image_input: false,
     function_calling: false,
+    embeddings: false,
     featured: false,
     labels: [],
     access: "key",

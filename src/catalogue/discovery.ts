@@ -157,6 +157,7 @@ export class ModelDiscovery {
         image_input: model.imageInput ?? false,
         function_calling: model.functionCalling ?? false,
         image_generation: null,
+        embeddings: null,
         access,
         featured: false,
         labels: [],

@@ -1,9 +1,13 @@
-import type { Access, ModelConfig, RouteConfig } from "../config.ts";
+import type { Access, EmbeddingsConfig, ModelConfig, RouteConfig } from "../config.ts";
 import type { Model } from "../types/openai.ts";
 
 /** A catalogue entry as stored in KV: the model's config plus its registration time. */
-export interface ModelRecord extends Omit<ModelConfig, "created" | "default_max_tokens"> {
+export interface ModelRecord
+  extends Omit<ModelConfig, "created" | "default_max_tokens" | "embeddings"> {
   created: number;
+  /** The config's `embeddings`; absent from records stored before the field existed (read as
+   * `null`). */
+  embeddings?: EmbeddingsConfig | null;
   /** The config's `default_max_tokens`; absent from records stored before the field existed
    * (read as `null`). */
   default_max_tokens?: number | null;
@@ -32,6 +36,7 @@ export function toApiModel(record: ModelRecord): Model {
     moderation: record.moderation,
     image_input: record.image_input,
     function_calling: record.function_calling,
+    embeddings: Boolean(record.embeddings),
     featured: record.featured,
     labels: record.labels,
     access: record.access,
@@ -39,6 +44,7 @@ export function toApiModel(record: ModelRecord): Model {
   if (record.context_length !== null) model.context_length = record.context_length;
   if (record.default_moderation) model.default_moderation = true;
   if (record.image_generation) model.image_generation = { ...record.image_generation };
+  if (record.embeddings?.dimensions) model.embedding_dimensions = record.embeddings.dimensions;
   return model;
 }
 

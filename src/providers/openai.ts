@@ -2,8 +2,15 @@ import type { CanonicalRequest } from "../canonical/conversation.ts";
 import type { CanonicalEvent } from "../canonical/events.ts";
 import type { CanonicalResult } from "../canonical/result.ts";
 import type { SseEvent } from "../http/sse.ts";
-import type { ImageRequest, ModerationRequest, ModerationResult } from "../types/openai.ts";
+import type {
+  EmbeddingRequest,
+  EmbeddingResult,
+  ImageRequest,
+  ModerationRequest,
+  ModerationResult,
+} from "../types/openai.ts";
 import { EventBatches, type EventTranslation } from "./event_batches.ts";
+import { openAIEmbed } from "./openai_embeddings.ts";
 import { openAIGenerateImages } from "./openai_images.ts";
 import { listOpenAIModels } from "./model_lists.ts";
 import { openAIModerate } from "./openai_moderation.ts";
@@ -133,6 +140,11 @@ export class OpenAIProvider implements Provider {
   /** `POST /moderations`; see openai_moderation.ts. */
   moderate(req: ModerationRequest, ctx: CallContext): Promise<ModerationResult[]> {
     return openAIModerate(this.#upstream, req, ctx);
+  }
+
+  /** `POST /embeddings`; see openai_embeddings.ts. */
+  embed(req: EmbeddingRequest, ctx: CallContext): Promise<EmbeddingResult> {
+    return openAIEmbed(this.#upstream, req, ctx);
   }
 
   /** `POST /images/generations`; see openai_images.ts. */

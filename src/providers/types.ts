@@ -8,7 +8,13 @@ import type { Logger } from "../log/logger.ts";
 import type { CanonicalRequest } from "../canonical/conversation.ts";
 import type { CanonicalEvent } from "../canonical/events.ts";
 import type { CanonicalResult, Usage } from "../canonical/result.ts";
-import type { ImageRequest, ModerationRequest, ModerationResult } from "../types/openai.ts";
+import type {
+  EmbeddingRequest,
+  EmbeddingResult,
+  ImageRequest,
+  ModerationRequest,
+  ModerationResult,
+} from "../types/openai.ts";
 import type { ResponsesAnswer } from "./openai_responses.ts";
 
 /** What a provider adapter is built from. */
@@ -63,6 +69,8 @@ export interface Provider {
    */
   chatStream(req: CanonicalRequest, ctx: CallContext): AsyncIterable<CanonicalEvent[]>;
   moderate?(req: ModerationRequest, ctx: CallContext): Promise<ModerationResult[]>;
+  /** One vector per input, in the encoding asked for. */
+  embed?(req: EmbeddingRequest, ctx: CallContext): Promise<EmbeddingResult>;
   /** One JPEG data URL per requested image. */
   generateImages?(req: ImageRequest, ctx: CallContext): Promise<string[]>;
   /** OpenAI's Responses API passed through (`responses_api: true`): the body as the client

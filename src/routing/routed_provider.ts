@@ -62,6 +62,8 @@ export class RoutedProvider implements Provider {
    * shape with the route. */
   readonly forwardMessages?: NonNullable<Provider["forwardMessages"]>;
   readonly responses?: NonNullable<Provider["responses"]>;
+  /** Embeddings, with fallback, when every route has them. */
+  readonly embed?: NonNullable<Provider["embed"]>;
 
   constructor(model: string, targets: readonly RouteTarget[], deps: RoutingDeps) {
     this.id = `routes:${model}`;
@@ -76,6 +78,10 @@ export class RoutedProvider implements Provider {
       this.forwardMessages = async (call, ctx) =>
         (await this.#first(this.#order(), ctx, (t, c) => t.provider.forwardMessages!(call, c)))
           .value;
+    }
+    if (targets.every((t) => t.provider.embed)) {
+      this.embed = async (req, ctx) =>
+        (await this.#first(this.#order(), ctx, (t, c) => t.provider.embed!(req, c))).value;
     }
     if (targets.every((t) => t.provider.responses)) {
       this.responses = async (body, ctx) =>

@@ -45,6 +45,7 @@ export function tracedProvider(
   // Every optional call is kept: a wrapper that dropped one would silently turn a
   // pass-through (Responses, Messages) into a translation whenever tracing is on.
   if (provider.moderate) traced.moderate = provider.moderate.bind(provider);
+  if (provider.embed) traced.embed = provider.embed.bind(provider);
   if (provider.generateImages) traced.generateImages = provider.generateImages.bind(provider);
   if (provider.responses) traced.responses = provider.responses.bind(provider);
   if (provider.countTokens) traced.countTokens = provider.countTokens.bind(provider);

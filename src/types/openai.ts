@@ -14,11 +14,15 @@ export interface Model {
   moderation: boolean;
   image_input: boolean;
   function_calling: boolean;
+  /** Served on `POST /v1/embeddings`. */
+  embeddings: boolean;
   featured: boolean;
   labels: string[];
   access: "public" | "key" | "preview";
   context_length?: number;
   default_moderation?: true;
+  /** An embedding model's vector length, when its config states it. */
+  embedding_dimensions?: number;
   image_generation?: {
     sizes: string[];
     max_n: number;
@@ -71,4 +75,38 @@ export interface ImageRequest {
 export interface ImageResponse {
   created: number;
   data: ({ url: string } | { b64_json: string })[];
+}
+
+/** A validated embeddings request (`POST /v1/embeddings`): one or more texts, or one or more
+ * arrays of token ids. */
+export interface EmbeddingRequest {
+  model: string;
+  input: string[] | number[][];
+  encoding_format: "float" | "base64";
+  /** The vector length asked for; `null`: the model's own. */
+  dimensions: number | null;
+  user: string | null;
+}
+
+/** A back end's embeddings, one per input in order: floats, or (when `base64` was asked for)
+ * little-endian float32 bytes in base64, as OpenAI writes them. */
+export interface EmbeddingResult {
+  embeddings: (number[] | string)[];
+  /** Input tokens, as the back end counted them. */
+  promptTokens: number;
+}
+
+/** One vector of the embeddings response. */
+export interface Embedding {
+  object: "embedding";
+  index: number;
+  embedding: number[] | string;
+}
+
+/** The embeddings response, OpenAI's shape. */
+export interface EmbeddingResponse {
+  object: "list";
+  data: Embedding[];
+  model: string;
+  usage: { prompt_tokens: number; total_tokens: number };
 }

@@ -176,6 +176,7 @@ Deno.test("the models listed are offered under the prefix with the access given;
     image_input: false,
     function_calling: false,
     image_generation: null,
+    embeddings: null,
     access: "preview",
     featured: false,
     labels: [],

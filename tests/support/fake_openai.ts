@@ -6,8 +6,8 @@
  * with `system_fingerprint`, `service_tier`, token details, `logprobs` when asked, and (per
  * its {@link OpenAIFlavour}) reasoning the way DeepSeek or OpenRouter send it, a refusal, or
  * cached prompt tokens. What it received is in `received` (`last.body`).
- * It also serves `/v1/moderations` (fake_openai_moderation.ts) and `/v1/images/generations`
- * (fake_openai_images.ts).
+ * It also serves `/v1/moderations` (fake_openai_moderation.ts), `/v1/embeddings`
+ * (fake_openai_embeddings.ts) and `/v1/images/generations` (fake_openai_images.ts).
  */
 import {
   type Conversation,
@@ -21,6 +21,7 @@ import {
   type Turn,
 } from "./fake_model.ts";
 import { FAKE_API_KEY, type FakeOptions, type FakeStyle, FakeUpstream } from "./fake_upstream.ts";
+import { embeddingsRoute } from "./fake_openai_embeddings.ts";
 import { imagesRoute } from "./fake_openai_images.ts";
 import { moderationRoute } from "./fake_openai_moderation.ts";
 import { OPENAI_LISTING, openAIListRoute } from "./fake_model_lists.ts";
@@ -669,6 +670,7 @@ export function startFakeOpenAI(options: FakeOpenAIOptions = {}): FakeOpenAI {
     errorBody,
     routes: {
       "/v1/moderations": moderationRoute(apiKey, errorBody),
+      "/v1/embeddings": embeddingsRoute(apiKey, errorBody),
       "/v1/images/generations": imagesRoute(apiKey),
       "/v1/models": openAIListRoute(apiKey, () => fake),
     },

@@ -87,6 +87,7 @@ function capabilities(m: ModelRecord): string[] {
   if (m.image_input) caps.push("image input");
   if (m.moderation) caps.push(m.default_moderation ? "moderation (default)" : "moderation");
   if (m.image_generation) caps.push("image generation");
+  if (m.embeddings) caps.push("embeddings");
   if (m.access !== "public") caps.push(m.access === "key" ? "needs a key" : "preview");
   return caps;
 }

@@ -2,9 +2,16 @@ import type { CanonicalRequest } from "../../canonical/conversation.ts";
 import type { CanonicalEvent } from "../../canonical/events.ts";
 import type { CanonicalResult } from "../../canonical/result.ts";
 import type { ImageWork } from "../../images/work.ts";
-import type { ImageRequest, ModerationRequest, ModerationResult } from "../../types/openai.ts";
+import type {
+  EmbeddingRequest,
+  EmbeddingResult,
+  ImageRequest,
+  ModerationRequest,
+  ModerationResult,
+} from "../../types/openai.ts";
 import type { CallContext, Provider, ProviderDeps } from "../types.ts";
 import { simulateChat, simulateChatStream } from "./chat.ts";
+import { simulateEmbeddings } from "./embeddings.ts";
 import { renderImages } from "./images.ts";
 import { classify, type CompiledLexicon, compileSimulatorLexicon } from "./moderation.ts";
 import { promptTokens } from "./prompt_tokens.ts";
@@ -17,7 +24,8 @@ export interface SimulatorOptions {
   images: ImageWork;
 }
 
-/** The built-in simulator: deterministic chat, moderation and images with no network. */
+/** The built-in simulator: deterministic chat, moderation, embeddings and images with no
+ * network. */
 export class SimulatorProvider implements Provider {
   readonly id: string;
   readonly #options: SimulatorOptions;
@@ -45,6 +53,10 @@ export class SimulatorProvider implements Provider {
   moderate(req: ModerationRequest, ctx: CallContext): Promise<ModerationResult[]> {
     this.#lexicon ??= compileSimulatorLexicon();
     return classify(this.#lexicon, req, ctx);
+  }
+
+  embed(req: EmbeddingRequest, ctx: CallContext): Promise<EmbeddingResult> {
+    return simulateEmbeddings(req, ctx);
   }
 
   generateImages(req: ImageRequest, ctx: CallContext): Promise<string[]> {

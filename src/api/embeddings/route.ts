@@ -1,0 +1,53 @@
+import { unsupportedCapability, upstreamError } from "../../errors.ts";
+import { json } from "../../http/response.ts";
+import type { RequestContext } from "../../pipeline/context.ts";
+import { resolve } from "../../pipeline/resolve.ts";
+import type { EmbeddingResponse } from "../../types/openai.ts";
+import { modelCall, untilClientLeaves } from "../model_call.ts";
+import { embeddingModelId, readEmbeddingRequest } from "./request.ts";
+
+/**
+ * `POST /v1/embeddings`, OpenAI's shape: the model is resolved first (404, 401/403), then it
+ * must have `embeddings` (400 `unsupported_capability`), then the request is checked against
+ * its settings. One vector per input, in the encoding asked for, with the gateway's model id.
+ */
+export async function createEmbeddings(ctx: RequestContext): Promise<Response> {
+  const { config } = ctx.services;
+  const body = ctx.body;
+  const record = resolve(ctx, embeddingModelId(body));
+  const { provider, call } = modelCall(ctx, record);
+  const settings = record.embeddings;
+  if (!settings) {
+    throw unsupportedCapability(
+      `The model \`${record.id}\` does not serve embeddings; use a model with embeddings: true (GET /v1/models lists them).`,
+      "model",
+    );
+  }
+  const request = readEmbeddingRequest(body, record.id, settings);
+  const embed = provider.embed?.bind(provider);
+  if (!embed) {
+    throw unsupportedCapability(
+      `The provider of \`${record.id}\` cannot serve embeddings (only OpenAI-style providers and the simulator can so far).`,
+      "model",
+    );
+  }
+  if (config.logs.include_content) ctx.content = request.input;
+  const result = await untilClientLeaves(ctx, () => embed(request, call));
+  if (result.embeddings.length !== request.input.length) {
+    throw upstreamError(
+      `The embedding model \`${record.id}\` returned ${result.embeddings.length} vectors for ${request.input.length} inputs.`,
+    );
+  }
+  ctx.usage = { input: result.promptTokens, output: 0 };
+  const response: EmbeddingResponse = {
+    object: "list",
+    data: result.embeddings.map((embedding, index) => ({
+      object: "embedding",
+      index,
+      embedding,
+    })),
+    model: record.id,
+    usage: { prompt_tokens: result.promptTokens, total_tokens: result.promptTokens },
+  };
+  return json(response);
+}
