@@ -59,8 +59,6 @@ export class ApiError extends Error {
   readonly headers: HeadersInit | undefined;
   /** The status in Anthropic's protocol (the Messages front door's): `status` unless told. */
   readonly anthropicStatus: number;
-  /** The upstream's HTTP status, when this error maps one (`providers/upstream.ts`). */
-  upstreamStatus: number | null = null;
 
   constructor(status: number, type: string, message: string, options: ApiErrorOptions = {}) {
     super(clip(message, MESSAGE_CHARS));

@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { checkTranscript, parseTranscript } from "./support/messages_stream.ts";
+import { admin } from "./support/admin.ts";
 import { askDirectly, type SdkGateway, startSdkGateway, STYLES } from "./support/sdk_gateway.ts";
 import { waitFor } from "./support/wait.ts";
 
@@ -245,6 +246,113 @@ Deno.test("messages: Claude Code's way in: Authorization Bearer, count_tokens?be
     headers: { authorization: `Bearer ${gateway.apiKey}` },
   })).json();
   assert.equal(openai.object, "list", "without anthropic-version: OpenAI's shape");
+});
+
+/** `POST /v1/messages/count_tokens` of one user message: the status, body and content type. */
+async function countTokens(gateway: SdkGateway, model: string, content = "How many tokens?") {
+  const res = await post(
+    gateway,
+    { model, messages: [{ role: "user", content }] },
+    {},
+    "/v1/messages/count_tokens",
+  );
+  return { status: res.status, type: res.headers.get("content-type"), body: await res.json() };
+}
+
+Deno.test("messages/anthropic: count_tokens on an upstream without it (404, 405) is the gateway's estimate; other failures keep their mapping", async () => {
+  await using gateway = await startSdkGateway({ provider: { timeout_ms: 1_000 } });
+  const fake = gateway.anthropic;
+  // The estimate: what an OpenAI-style upstream, which has no count_tokens, is answered with.
+  const estimate = await countTokens(gateway, "oa-chat");
+  assert.equal(estimate.status, 200);
+  assert.equal(typeof estimate.body.input_tokens, "number");
+  const exact = await countTokens(gateway, "an-chat");
+  assert.equal(exact.status, 200);
+  assert.notEqual(exact.body.input_tokens, estimate.body.input_tokens, "the fake counts its own");
+  for (const status of [404, 405] as const) {
+    fake.countTokens = status;
+    const asked = fake.received.length;
+    const counted = await countTokens(gateway, "an-chat");
+    assert.equal(counted.status, 200, `upstream ${status}: ${JSON.stringify(counted.body)}`);
+    assert.equal(counted.type, "application/json");
+    assert.deepEqual(counted.body, estimate.body, `upstream ${status}: the estimate`);
+    assert.deepEqual(
+      fake.received.slice(asked).map((r) => r.path),
+      ["/v1/messages/count_tokens"],
+      "the upstream was asked first, once",
+    );
+  }
+  assert.deepEqual(fake.violations, []);
+
+  // Whatever else fails keeps the mapping of every upstream call, in Anthropic's shape.
+  fake.countTokens = "count";
+  const failures = [
+    { fault: { status: 500 }, status: 502, type: "api_error" },
+    { fault: { status: 401, errorType: "authentication_error" }, status: 502, type: "api_error" },
+    { fault: { status: 400, errorType: "invalid_request_error" }, status: 400 },
+    { fault: { delayMs: 5_000 }, status: 504, type: "timeout_error" },
+  ];
+  for (const { fault, status, type } of failures) {
+    fake.faults = [fault];
+    const failed = await countTokens(gateway, "an-chat");
+    assert.equal(failed.status, status, `${JSON.stringify(fault)}: ${JSON.stringify(failed.body)}`);
+    assert.equal(failed.body.type, "error");
+    assert.equal(failed.body.error.type, type ?? "invalid_request_error");
+  }
+
+  // Logged as the estimate is: a 200 without an error or input tokens; the others as failures.
+  const counts = () =>
+    gateway.server.output.records().filter((r) => r.path === "/v1/messages/count_tokens");
+  await waitFor(() => counts().length === 8, "eight log records");
+  const logged = counts().map((r) => [r.model, r.provider, r.status, r.error, r.prompt_tokens]);
+  assert.deepEqual(logged, [
+    ["oa-chat", "oa", 200, null, null],
+    ["an-chat", "an", 200, null, null],
+    ["an-chat", "an", 200, null, null],
+    ["an-chat", "an", 200, null, null],
+    ["an-chat", "an", 502, "upstream_error", null],
+    ["an-chat", "an", 502, "upstream_error", null],
+    ["an-chat", "an", 400, "invalid_request_error", null],
+    ["an-chat", "an", 504, "upstream_timeout", null],
+  ]);
+});
+
+Deno.test("messages/anthropic: count_tokens without the endpoint is no route failure: no fallback, breakers closed", async () => {
+  await using gateway = await startSdkGateway({
+    models: [{
+      id: "an-routed",
+      chat_completions: true,
+      routes: [
+        { provider: "an", upstream_model: "claude-a" },
+        { provider: "an", upstream_model: "claude-b" },
+      ],
+    }],
+  });
+  const fake = gateway.anthropic;
+  fake.countTokens = 404;
+  const estimate = (await countTokens(gateway, "oa-chat")).body;
+  // More calls than it takes to open a breaker (5 failures in a row).
+  for (let i = 0; i < 6; i++) {
+    const counted = await countTokens(gateway, "an-routed");
+    assert.equal(counted.status, 200, JSON.stringify(counted.body));
+    assert.deepEqual(counted.body, estimate);
+  }
+  const asked = fake.received.filter((r) => r.path === "/v1/messages/count_tokens");
+  assert.equal(asked.length, 6, "one route asked per call: no fallback to the next");
+  const routes = await admin(gateway.server, "GET", "/admin/routes");
+  assert.equal(routes.status, 200);
+  const health = routes.body.data.filter((r: { model: string }) => r.model === "an-routed");
+  assert.equal(health.length, 2);
+  for (const route of health) {
+    assert.equal(route.state, "closed", JSON.stringify(route));
+    assert.equal(route.failures, 0, JSON.stringify(route));
+  }
+  const message = await post(gateway, {
+    model: "an-routed",
+    max_tokens: 20,
+    messages: [{ role: "user", content: "Hello" }],
+  });
+  assert.equal(message.status, 200, await message.text());
 });
 
 Deno.test("messages: 404 for an unknown model and 401 for a bad key come in Anthropic's shape", async () => {

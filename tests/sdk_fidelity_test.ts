@@ -204,6 +204,34 @@ Deno.test("fidelity/openai: a refusal comes back as message.refusal and delta.re
   assert.deepEqual(gateway.openai.violations, []);
 });
 
+Deno.test("fidelity/openai: streamed logprobs come, raw, on the chunk of their text or refusal, as the upstream sent them", async () => {
+  // Small slices: chunks split across reads, as on a slow network.
+  await using gateway = await startSdkGateway({ sliceBytes: 7 });
+  const ask = { model: "oa-chat", messages: HELLO, logprobs: true, top_logprobs: 2 };
+  /** The chunks of a stream that carry a piece of text or refusal: the piece and its logprobs
+   * (every chunk's, the finish's included, is compared apart). */
+  const pieces = (chunks: JsonBody[]) =>
+    chunks.filter((c) => c.choices[0]?.delta?.content || c.choices[0]?.delta?.refusal).map((
+      c,
+    ) => [c.choices[0].delta.content ?? c.choices[0].delta.refusal, c.choices[0].logprobs]);
+  for (const flavour of [{}, { refusal: "I can't help with that." }]) {
+    gateway.openai.flavour = flavour;
+    const { events } = await streamChat(gateway, ask);
+    const chunks = chunksOf(events);
+    const direct = chunksOf(await askDirectly(gateway.openai));
+    const what = flavour.refusal === undefined ? "text" : "refusal";
+    assert.ok(pieces(direct).length > 1, `${what}: the fake streamed pieces`);
+    assert.ok(
+      pieces(direct).every(([, lp]) => lp?.[what === "text" ? "content" : "refusal"]?.length > 0),
+      `${what}: each with its logprobs`,
+    );
+    assert.deepEqual(pieces(chunks), pieces(direct), `${what}: each piece with its own`);
+    const rest = chunks.filter((c) => !pieces([c]).length && c.choices.length > 0);
+    assert.deepEqual(rest.map((c) => c.choices[0].logprobs), rest.map(() => null), what);
+  }
+  assert.deepEqual(gateway.openai.violations, []);
+});
+
 for (const field of ["reasoning_content", "reasoning"] as const) {
   Deno.test(`fidelity/openai: reasoning sent as ${field} comes back as reasoning_content`, async () => {
     const reasoning = "The user greets me. A short, friendly greeting fits.";

@@ -8,15 +8,15 @@ export type BlockKind =
   | { type: "tool_call"; id: string; name: string }
   | { type: "refusal" };
 
-/** A piece of a block's content. A text piece may carry the log probabilities of its tokens
- * (asked for with `logprobs`), as OpenAI-style back ends write them: `{token, logprob, bytes,
- * top_logprobs}` each. */
+/** A piece of a block's content. A text or refusal piece may carry the log probabilities of
+ * its tokens (asked for with `logprobs`), as OpenAI-style back ends write them: `{token,
+ * logprob, bytes, top_logprobs}` each. */
 export type BlockDelta =
   | { type: "text"; text: string; logprobs?: readonly unknown[] }
   | { type: "reasoning"; text: string }
   | { type: "signature"; signature: string }
   | { type: "arguments"; json: string }
-  | { type: "refusal"; text: string };
+  | { type: "refusal"; text: string; logprobs?: readonly unknown[] };
 
 /**
  * One event of a streamed answer (DESIGN §6.1), close to Anthropic's event model: `start`;

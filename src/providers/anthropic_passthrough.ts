@@ -8,9 +8,12 @@
  * Headers: the client's `anthropic-version` wins over the provider's configured one (the body
  * and the answer are the client's, in the version it speaks); its `anthropic-beta` is
  * forwarded. The provider's own `headers` (the operator's) win over both.
+ *
+ * An upstream without count_tokens (a 404 or 405 there) is not failing: see
+ * {@link lacksCountTokens}.
  */
 import type { Usage } from "../canonical/result.ts";
-import type { ApiError } from "../errors.ts";
+import { ApiError } from "../errors.ts";
 import type { SseEvent } from "../http/sse.ts";
 import { fromAnthropicUsage } from "./anthropic_usage.ts";
 import type {
@@ -37,6 +40,33 @@ const PATHS: Record<ForwardedCall["endpoint"], string> = {
   count_tokens: "/v1/messages/count_tokens",
 };
 
+/** What an upstream without a count_tokens endpoint answers it, as many Anthropic-compatible
+ * servers do: no such path (404), or a path of another method (405). */
+const NO_COUNT_TOKENS: ReadonlySet<number> = new Set([404, 405]);
+
+/** The code of {@link noCountTokens}'s error. */
+const NO_COUNT_TOKENS_CODE = "count_tokens_unsupported";
+
+/**
+ * Whether `error` says that the upstream has no count_tokens endpoint (it answered 404 or 405),
+ * so that the caller answers its own estimate. It is a 404, not the 502 of a failing upstream:
+ * a routed model neither moves to its next route nor counts it against the route's breaker
+ * (clients such as Claude Code count tokens before every turn; the route is well).
+ */
+export function lacksCountTokens(error: unknown): boolean {
+  return error instanceof ApiError && error.code === NO_COUNT_TOKENS_CODE;
+}
+
+/** The error for a count_tokens call that `provider`'s upstream answered with `status`. */
+function noCountTokens(provider: string, status: number): ApiError {
+  return new ApiError(
+    404,
+    "not_found_error",
+    `The upstream provider "${provider}" has no count_tokens endpoint (HTTP ${status}).`,
+    { code: NO_COUNT_TOKENS_CODE },
+  );
+}
+
 /** Forwards Messages API calls to one Anthropic provider. */
 export class AnthropicForwarder {
   readonly #deps: ProviderDeps;
@@ -59,7 +89,7 @@ export class AnthropicForwarder {
   }
 
   async forward(call: ForwardedCall, ctx: CallContext): Promise<ForwardedAnswer> {
-    const upstream = this.#upstream(call.headers);
+    const upstream = this.#upstream(call);
     const body: Record<string, unknown> = { ...call.body, model: ctx.upstreamModel };
     const path = PATHS[call.endpoint];
     if (call.endpoint === "count_tokens" || body.stream !== true) {
@@ -79,14 +109,23 @@ export class AnthropicForwarder {
   }
 
   /** An upstream client with the client's version and betas (one per call: the headers are
-   * the call's). */
-  #upstream(client: Record<string, string>): Upstream {
+   * the call's); for count_tokens, one that knows an upstream without it. */
+  #upstream(call: ForwardedCall): Upstream {
     const headers = { ...this.#style.headers };
     for (const name of FORWARDED_HEADERS) {
-      const value = client[name];
+      const value = call.headers[name];
       if (value !== undefined) headers[name] = value;
     }
-    return new Upstream(this.#deps, { ...this.#style, headers }, this.#timing);
+    const style: UpstreamStyle = { ...this.#style, headers };
+    if (call.endpoint === "count_tokens") {
+      const provider = this.#deps.config.id;
+      const mapError = this.#style.mapError?.bind(this.#style);
+      style.mapError = (status, detail) =>
+        NO_COUNT_TOKENS.has(status)
+          ? noCountTokens(provider, status)
+          : mapError?.(status, detail) ?? null;
+    }
+    return new Upstream(this.#deps, style, this.#timing);
   }
 }
 

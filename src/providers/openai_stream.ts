@@ -52,8 +52,9 @@ interface ToolBlock {
  * `finish` are held for {@link end}, where the usage chunk that follows the finish has
  * arrived. The extras are partial chunks in the wire's own shape: the start's, the first
  * chunk's top-level fields; the finish's, what came later or piecemeal, for the finish chunk
- * (top-level fields first seen late; `choices[0].logprobs` and `choices[0].delta.annotations`
- * gathered over the stream) and the usage chunk (`usage` details beyond the modelled ones).
+ * (top-level fields first seen late; `choices[0].logprobs` that came without their piece, and
+ * `choices[0].delta.annotations`, gathered over the stream) and the usage chunk (`usage` details
+ * beyond the modelled ones). A piece of text or refusal carries its own chunk's logprobs.
  * Only the first choice is read: the gateway asks for one.
  */
 export class OpenAIStreamTranslator {
@@ -119,23 +120,9 @@ export class OpenAIStreamTranslator {
     for (const choice of data.choices) {
       if (!isObject(choice)) throw malformed("stream chunk (a choice that is not an object)");
       if (typeof choice.index === "number" && choice.index !== 0) continue;
-      let logprobs = isObject(choice.logprobs) ? choice.logprobs : null;
-      if (isObject(choice.delta)) {
-        const from = out.length;
-        this.#delta(choice.delta, out);
-        // The content's log probabilities go with the chunk's text (the client reads them on
-        // the chunk they came on); any others are given with the finish.
-        if (logprobs !== null && Array.isArray(logprobs.content)) {
-          const text = out.findLast((e, i) =>
-            i >= from && e.type === "block_delta" && e.delta.type === "text"
-          );
-          if (text?.type === "block_delta" && text.delta.type === "text") {
-            text.delta.logprobs = logprobs.content;
-            logprobs = Array.isArray(logprobs.refusal) ? { refusal: logprobs.refusal } : null;
-          }
-        }
-      }
-      if (logprobs !== null) this.#addLogprobs(logprobs);
+      const from = out.length;
+      if (isObject(choice.delta)) this.#delta(choice.delta, out);
+      if (isObject(choice.logprobs)) this.#logprobsOf(choice.logprobs, out, from);
       if (choice.finish_reason !== null && choice.finish_reason !== undefined) {
         this.#finishReason = choice.finish_reason;
         this.#finished = true;
@@ -231,10 +218,28 @@ export class OpenAIStreamTranslator {
     out.push({ type: "block_delta", index: tool.index, delta: { type: "arguments", json } });
   }
 
-  #addLogprobs(logprobs: JsonObject): void {
+  /**
+   * A chunk's log probabilities: the content's go with the chunk's text, the refusal's with its
+   * refusal (the client reads them on the chunk they came on: `out` from `from` holds the
+   * chunk's events); those of a chunk without that piece are given with the finish, and empty
+   * lists (on a chunk without text) are nothing to give.
+   */
+  #logprobsOf(logprobs: JsonObject, out: CanonicalEvent[], from: number): void {
+    const left: { content?: unknown[]; refusal?: unknown[] } = {};
+    for (const [field, kind] of [["content", "text"], ["refusal", "refusal"]] as const) {
+      const entries = logprobs[field];
+      if (!Array.isArray(entries)) continue;
+      const piece = out.findLast((e, i) =>
+        i >= from && e.type === "block_delta" && e.delta.type === kind
+      );
+      if (piece?.type === "block_delta" && piece.delta.type === kind) {
+        piece.delta.logprobs = entries;
+      } else if (entries.length > 0) left[field] = entries;
+    }
+    if (left.content === undefined && left.refusal === undefined) return;
     const acc = this.#logprobs ??= { content: null, refusal: null };
-    if (Array.isArray(logprobs.content)) (acc.content ??= []).push(...logprobs.content);
-    if (Array.isArray(logprobs.refusal)) (acc.refusal ??= []).push(...logprobs.refusal);
+    if (left.content) (acc.content ??= []).push(...left.content);
+    if (left.refusal) (acc.refusal ??= []).push(...left.refusal);
   }
 
   #closeText(out: CanonicalEvent[]): void {

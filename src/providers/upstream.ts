@@ -151,14 +151,7 @@ export function shouldRetry(status: number, headers: Headers): boolean {
  * Messages front door); the upstream's own gateway timeout (504) a 504 `upstream_timeout`;
  * everything else is a 502 `upstream_error`.
  */
-export function mapUpstreamStatus(...args: Parameters<typeof statusError>): ApiError {
-  const error = statusError(...args);
-  error.upstreamStatus = args[1];
-  return error;
-}
-
-/** {@link mapUpstreamStatus}'s error, before it notes the upstream's status. */
-function statusError(
+export function mapUpstreamStatus(
   provider: string,
   status: number,
   detail: UpstreamErrorDetail,

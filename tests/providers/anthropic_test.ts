@@ -5,6 +5,8 @@ import assert from "node:assert/strict";
 import type { Message, Options, Part, ToolSpec } from "../../src/canonical/conversation.ts";
 import type { CanonicalResult } from "../../src/canonical/result.ts";
 import { AnthropicProvider, parseAnthropicError } from "../../src/providers/anthropic.ts";
+import { lacksCountTokens } from "../../src/providers/anthropic_passthrough.ts";
+import { ApiError } from "../../src/errors.ts";
 import {
   type FakeAnthropic,
   REDACTED_THINKING_TRIGGER,
@@ -350,3 +352,76 @@ for (const stream of [false, true]) {
     assert.deepEqual(fake.violations, []);
   });
 }
+
+/** A server that answers each request with the next of `answers` (the last one repeated), and
+ * the paths it was asked. */
+function scriptedServer(answers: (() => Response)[]) {
+  const paths: string[] = [];
+  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, async (r) => {
+    paths.push(new URL(r.url).pathname);
+    await r.body?.cancel();
+    return (answers[paths.length - 1] ?? answers.at(-1)!)();
+  });
+  return {
+    url: `http://127.0.0.1:${server.addr.port}`,
+    paths,
+    [Symbol.asyncDispose]: () => server.shutdown(),
+  };
+}
+
+Deno.test("AnthropicProvider: count_tokens answered 404 or 405, whatever the body, is an upstream without it; not retried", async () => {
+  const servers = {
+    // Go's net/http (Ollama and other Go servers): plain text.
+    404: () =>
+      new Response("404 page not found\n", {
+        status: 404,
+        headers: { "content-type": "text/plain; charset=utf-8" },
+      }),
+    // Starlette, with the methods the path has.
+    405: () =>
+      new Response(JSON.stringify({ detail: "Method Not Allowed" }), {
+        status: 405,
+        headers: { "content-type": "application/json", allow: "GET" },
+      }),
+  };
+  for (const [status, answer] of Object.entries(servers)) {
+    await using server = scriptedServer([answer]);
+    const provider = new AnthropicProvider(
+      providerDeps("anthropic", server.url, "sk-test", { max_retries: 2 }),
+      { initialBackoffMs: 1, maxBackoffMs: 4 },
+    );
+    const call = { endpoint: "count_tokens" as const, body: { messages: [] }, headers: {} };
+    await assert.rejects(provider.forwardMessages(call, context()), (e: unknown) => {
+      assert.ok(lacksCountTokens(e), `${status}: ${e}`);
+      // Not a 5xx: a routed model neither falls back on it nor counts it against the route.
+      assert.equal((e as ApiError).status, 404);
+      return true;
+    });
+    assert.deepEqual(server.paths, ["/v1/messages/count_tokens"], `${status}: asked once`);
+    // The same answer to a Messages call is the upstream failing (the model or path unknown).
+    await assert.rejects(
+      provider.forwardMessages({ ...call, endpoint: "messages" }, context()),
+      (e: unknown) => {
+        assert.ok(e instanceof ApiError && !lacksCountTokens(e));
+        assert.equal(e.status, 502);
+        return true;
+      },
+    );
+  }
+});
+
+Deno.test("AnthropicProvider: count_tokens that fails otherwise keeps the mapping of every call", async () => {
+  const failing = () => new Response("{}", { status: 500 });
+  await using server = scriptedServer([failing]);
+  const provider = new AnthropicProvider(
+    providerDeps("anthropic", server.url, "sk-test", { max_retries: 2 }),
+    { initialBackoffMs: 1, maxBackoffMs: 4 },
+  );
+  const call = { endpoint: "count_tokens" as const, body: { messages: [] }, headers: {} };
+  await assert.rejects(provider.forwardMessages(call, context()), (e: unknown) => {
+    assert.ok(e instanceof ApiError && !lacksCountTokens(e));
+    assert.equal(e.status, 502);
+    return true;
+  });
+  assert.equal(server.paths.length, 3, "retried as any call");
+});

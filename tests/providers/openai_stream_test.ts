@@ -243,7 +243,7 @@ Deno.test("OpenAIStreamTranslator: reasoning (OpenRouter, Ollama), then a tool c
   ]);
 });
 
-Deno.test("OpenAIStreamTranslator: a refusal streams as a refusal block; logprobs gathered for the finish", () => {
+Deno.test("OpenAIStreamTranslator: a refusal streams as a refusal block, each piece with its logprobs", () => {
   const lp = (token: string) => ({ token, logprob: -1, bytes: [], top_logprobs: [] });
   const events = translate([
     delta({ role: "assistant", content: null, refusal: "" }),
@@ -263,16 +263,56 @@ Deno.test("OpenAIStreamTranslator: a refusal streams as a refusal block; logprob
   ]);
   const got = assembleEvents(events);
   assert.deepEqual(got.parts, [{ type: "refusal", text: "I can't help." }]);
+  assert.deepEqual(
+    events.flatMap((e) => e.type === "block_delta" ? [e.delta] : []),
+    [
+      { type: "refusal", text: "I can't", logprobs: [lp("I"), lp(" can't")] },
+      { type: "refusal", text: " help.", logprobs: [lp(" help.")] },
+    ],
+  );
+  assert.deepEqual(events.at(-1), { type: "finish", reason: "stop" }, "none left for the finish");
+});
+
+Deno.test("OpenAIStreamTranslator: text pieces carry their chunk's logprobs; what no piece took goes with the finish", () => {
+  const lp = (token: string) => ({ token, logprob: -0.5, bytes: [1], top_logprobs: [] });
+  const events = translate([
+    // vLLM's first chunk: no text, empty lists (nothing to give).
+    c([{
+      index: 0,
+      delta: { role: "assistant", content: "" },
+      logprobs: { content: [], refusal: null },
+      finish_reason: null,
+    }]),
+    // Reasoning and text in one chunk: the logprobs are the text's.
+    c([{
+      index: 0,
+      delta: { reasoning_content: "Hm.", content: "Hi" },
+      logprobs: { content: [lp("Hi")], refusal: null },
+      finish_reason: null,
+    }]),
+    c([{
+      index: 0,
+      delta: { content: " there" },
+      logprobs: { content: [lp(" there")], refusal: null },
+      finish_reason: null,
+    }]),
+    // A server that gives the last token's logprobs with the finish, without text.
+    c([{ index: 0, delta: {}, logprobs: { content: [lp("!")] }, finish_reason: "stop" }]),
+  ]);
+  assert.deepEqual(
+    events.flatMap((e) => e.type === "block_delta" ? [e.delta] : []),
+    [
+      { type: "reasoning", text: "Hm." },
+      { type: "text", text: "Hi", logprobs: [lp("Hi")] },
+      { type: "text", text: " there", logprobs: [lp(" there")] },
+    ],
+  );
   assert.deepEqual(events.at(-1), {
     type: "finish",
     reason: "stop",
     extras: {
       protocol: "openai_chat",
-      fields: {
-        choices: [{
-          logprobs: { content: null, refusal: [lp("I"), lp(" can't"), lp(" help.")] },
-        }],
-      },
+      fields: { choices: [{ logprobs: { content: [lp("!")], refusal: null } }] },
     },
   });
 });

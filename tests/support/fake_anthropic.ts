@@ -785,7 +785,20 @@ export interface FakeAnthropicOptions extends FakeOptions {
   signingKey?: string;
   /** Prefixes shorter than this many tokens are not cached (default 0: any). */
   cacheMinTokens?: number;
+  /** How it answers count_tokens at first (see {@link FakeAnthropic.countTokens}). */
+  countTokens?: CountTokensEndpoint;
 }
+
+/**
+ * How a fake answers `POST /v1/messages/count_tokens`: with its count (`"count"`, Anthropic's
+ * answer), or as an Anthropic-compatible server without the endpoint does: 404 (no such path)
+ * or 405 (a path of other methods), in FastAPI's bytes (vLLM, and most Python servers):
+ * `{"detail":"Not Found"}`, `{"detail":"Method Not Allowed"}`.
+ */
+export type CountTokensEndpoint = "count" | 404 | 405;
+
+/** FastAPI's error details, by status. */
+const FASTAPI_DETAIL = { 404: "Not Found", 405: "Method Not Allowed" } as const;
 
 /** A running fake Anthropic upstream. */
 export interface FakeAnthropic extends FakeUpstream {
@@ -794,6 +807,8 @@ export interface FakeAnthropic extends FakeUpstream {
   turns: AnthropicTurn[];
   /** The key its thinking signatures are made with. */
   readonly signingKey: string;
+  /** How it answers count_tokens from now on (default `"count"`). */
+  countTokens: CountTokensEndpoint;
 }
 
 /** The thinking text of an answer: the turn's, or one about the last user turn. */
@@ -898,13 +913,21 @@ export function startFakeAnthropic(options: FakeAnthropicOptions = {}): FakeAnth
         () => fake,
       ),
       "/v1/messages/count_tokens": {
+        // Checked in every mode: what the gateway sends is right whatever the server does.
         check: (headers, body) =>
           checkCountTokensRequest(headers, body, apiKey, version, signingKey),
-        answer: (body) => ({
-          kind: "json",
-          status: 200,
-          body: { input_tokens: promptTokens(anthropicConversation(body)) },
-        }),
+        answer: (body) =>
+          fake.countTokens === "count"
+            ? {
+              kind: "json",
+              status: 200,
+              body: { input_tokens: promptTokens(anthropicConversation(body)) },
+            }
+            : {
+              kind: "json",
+              status: fake.countTokens,
+              body: { detail: FASTAPI_DETAIL[fake.countTokens] },
+            },
       },
     },
     errorBody: (_status, type, message) => ({
@@ -918,6 +941,7 @@ export function startFakeAnthropic(options: FakeAnthropicOptions = {}): FakeAnth
   const fake = Object.assign(new FakeUpstream(style, { ...options, apiKey }), {
     turns: [] as AnthropicTurn[],
     signingKey,
+    countTokens: options.countTokens ?? "count",
   });
   fake.listing = structuredClone([...ANTHROPIC_LISTING]);
   return fake;

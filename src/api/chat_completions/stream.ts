@@ -159,16 +159,17 @@ export class ChatChunkRenderer implements StreamRenderer {
         this.#sendRole(out);
         if (delta.logprobs === undefined) out.push(this.#textChunk(delta.text));
         else {
-          out.push(this.#chunk([{
-            index: 0,
-            delta: { content: delta.text },
-            logprobs: { content: delta.logprobs, refusal: null },
-            finish_reason: null,
-          }]));
+          const logprobs = { content: delta.logprobs, refusal: null };
+          out.push(this.#deltaChunk({ content: delta.text }, logprobs));
         }
         return;
       case "refusal":
-        if (delta.text !== "") this.#emit({ refusal: delta.text }, out);
+        if (delta.text === "") return;
+        this.#sendRole(out);
+        out.push(this.#deltaChunk(
+          { refusal: delta.text },
+          delta.logprobs === undefined ? null : { content: null, refusal: delta.logprobs },
+        ));
         return;
       case "arguments": {
         const call = this.#toolIndex.get(index);
@@ -272,8 +273,9 @@ export class ChatChunkRenderer implements StreamRenderer {
     return [json.slice(0, at), json.slice(at + TEMPLATE_MARK_JSON.length)];
   }
 
-  #deltaChunk(delta: WireDelta): ChatChunk {
-    return this.#chunk([{ index: 0, delta, logprobs: null, finish_reason: null }]);
+  /** A chunk of one choice's delta, with the log probabilities of its tokens when it has them. */
+  #deltaChunk(delta: WireDelta, logprobs: ChunkChoice["logprobs"] = null): ChatChunk {
+    return this.#chunk([{ index: 0, delta, logprobs, finish_reason: null }]);
   }
 
   #chunk(choices: ChunkChoice[]): ChatChunk {

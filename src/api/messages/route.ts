@@ -6,11 +6,12 @@
  * events. Request fields the back end left out are named in `x-switchyard-dropped-params`.
  */
 import type { CanonicalRequest } from "../../canonical/conversation.ts";
-import { ApiError, internalError } from "../../errors.ts";
+import { type ApiError, internalError } from "../../errors.ts";
 import { json } from "../../http/response.ts";
 import type { Logger } from "../../log/logger.ts";
 import type { RequestContext } from "../../pipeline/context.ts";
 import { resolve } from "../../pipeline/resolve.ts";
+import { lacksCountTokens } from "../../providers/anthropic_passthrough.ts";
 import { promptTokens } from "../../providers/simulator/prompt_tokens.ts";
 import type { CallContext, Provider } from "../../providers/types.ts";
 import { loggedMessages, StreamedParts } from "../chat_completions/log_content.ts";
@@ -122,7 +123,8 @@ async function streamMessage(
 /** The count_tokens handler: `{"input_tokens": N}`, exact from an Anthropic upstream (its own
  * count_tokens) and the simulator, else the gateway's estimate (see {@link inputTokens}): also
  * for an Anthropic-style upstream that has no count_tokens (404 or 405, as many compatible
- * servers answer), since clients such as Claude Code call it before every turn. */
+ * servers answer; see `lacksCountTokens`), since clients such as Claude Code call it before
+ * every turn. */
 export async function countMessageTokens(ctx: RequestContext): Promise<Response> {
   const { config } = ctx.services;
   const { req, uses } = parseMessagesRequest(ctx.body, config.limits, true);
@@ -131,22 +133,18 @@ export async function countMessageTokens(ctx: RequestContext): Promise<Response>
   checkCapabilities(req, uses, record, provider.forwardMessages !== undefined);
   if (provider.forwardMessages) {
     const forward = provider.forwardMessages.bind(provider);
-    try {
-      const answer = await untilClientLeaves(
-        ctx,
-        () => forward(forwarded(ctx, "count_tokens"), call),
-      );
-      return json(answer.kind === "json" ? answer.body : {});
-    } catch (e) {
-      if (!(e instanceof ApiError) || !NO_COUNT_ENDPOINT.has(e.upstreamStatus ?? 0)) throw e;
-      return json({ input_tokens: promptTokens(req) });
-    }
+    const answer = await untilClientLeaves(
+      ctx,
+      () =>
+        forward(forwarded(ctx, "count_tokens"), call).catch((e: unknown) => {
+          if (lacksCountTokens(e)) return null;
+          throw e;
+        }),
+    );
+    if (answer !== null) return json(answer.kind === "json" ? answer.body : {});
   }
   return json({ input_tokens: await inputTokens(provider, req, call) });
 }
-
-/** What an upstream without a count_tokens endpoint answers it. */
-const NO_COUNT_ENDPOINT = new Set([404, 405]);
 
 /**
  * The input tokens of a request: the back end's own count when it has one, else the estimate

@@ -187,6 +187,36 @@ Deno.test("refusals stream as delta.refusal; content_filter finishes", () => {
   });
 });
 
+Deno.test("logprobs come on the chunk of their text or refusal, as OpenAI streams them", () => {
+  const lp = (token: string) => ({ token, logprob: -0.25, bytes: [104], top_logprobs: [] });
+  const events: CanonicalEvent[] = [
+    { type: "start", extras: { protocol: "openai_chat", fields: { system_fingerprint: "fp_1" } } },
+    { type: "block_start", index: 0, block: { type: "text" } },
+    { type: "block_delta", index: 0, delta: { type: "text", text: "Hi", logprobs: [lp("Hi")] } },
+    { type: "block_delta", index: 0, delta: { type: "text", text: " you" } },
+    { type: "block_stop", index: 0 },
+    { type: "block_start", index: 1, block: { type: "refusal" } },
+    {
+      type: "block_delta",
+      index: 1,
+      delta: { type: "refusal", text: "No.", logprobs: [lp("No"), lp(".")] },
+    },
+    { type: "block_stop", index: 1 },
+    { type: "finish", reason: "stop" },
+  ];
+  const { chunks } = render([events]);
+  assertStreamContract(chunks, "gw-model");
+  assert.deepEqual(chunks.slice(0, -1).map((c) => [c.choices[0].delta, c.choices[0].logprobs]), [
+    [{ role: "assistant", content: "" }, null],
+    [{ content: "Hi" }, { content: [lp("Hi")], refusal: null }],
+    [{ content: " you" }, null],
+    [{ refusal: "No." }, { content: null, refusal: [lp("No"), lp(".")] }],
+    [{}, null],
+  ]);
+  assert.ok(chunks.every((c) => c.system_fingerprint === "fp_1"), "the extras on every chunk");
+  assert.ok(chunks.slice(0, -1).every((c) => c.usage === null));
+});
+
 Deno.test("a paused turn finishes with length and stop_reason pause_turn", () => {
   const { chunks } = render([textEvents(["partial"], { input: 1, output: 1 }, "pause")]);
   assert.deepEqual(chunks.at(-2).choices[0], {
