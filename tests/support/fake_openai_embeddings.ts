@@ -11,6 +11,7 @@
  * function of its input's text (not meaningful: the gateway must only carry it).
  */
 import { checkOpenAIHeaders, isObj } from "./fake_openai.ts";
+import { modelNotFound } from "./fake_openai_moderation.ts";
 import type { Answer, FakeRoute } from "./fake_upstream.ts";
 
 const FIELDS = new Set(["model", "input", "encoding_format", "dimensions", "user"]);
@@ -78,18 +79,7 @@ export function embeddingsRoute(
     answer(body): Answer {
       const name = body.model as string;
       const model = MODELS[name];
-      if (!model) {
-        return {
-          kind: "json",
-          status: 404,
-          body: errorBody(
-            404,
-            "invalid_request_error",
-            `The model \`${name}\` does not exist or you do not have access to it.`,
-            "model_not_found",
-          ),
-        };
-      }
+      if (!model) return modelNotFound(name, errorBody);
       if (body.dimensions !== undefined && !model.dimensions) {
         return {
           kind: "json",

@@ -197,6 +197,23 @@ function result(item: Item, model: ModerationModel): Obj {
   return r;
 }
 
+/** OpenAI's 404 for a model it does not have, as its endpoints answer it. */
+export function modelNotFound(
+  name: string,
+  errorBody: (status: number, type: string, message: string, code?: string) => unknown,
+): Answer {
+  return {
+    kind: "json",
+    status: 404,
+    body: errorBody(
+      404,
+      "invalid_request_error",
+      `The model \`${name}\` does not exist or you do not have access to it.`,
+      "model_not_found",
+    ),
+  };
+}
+
 /** The `/v1/moderations` route of the fake OpenAI upstream. */
 export function moderationRoute(
   apiKey: string,
@@ -208,18 +225,7 @@ export function moderationRoute(
     answer(body): Answer {
       const name = (body.model as string | undefined) ?? "omni-moderation-latest";
       const model = MODELS[name];
-      if (!model) {
-        return {
-          kind: "json",
-          status: 404,
-          body: errorBody(
-            404,
-            "invalid_request_error",
-            `The model \`${name}\` does not exist or you do not have access to it.`,
-            "model_not_found",
-          ),
-        };
-      }
+      if (!model) return modelNotFound(name, errorBody);
       const results = [];
       for (const item of items(body.input)) results.push(result(item, model));
       const id = `modr-${(++count).toString(16).padStart(32, "0")}`;

@@ -12,6 +12,7 @@
  *
  * Seeded (`FUZZ_SEED` picks another seed; a failure names the seed and the call).
  */
+import { random as seeded } from "../../../src/providers/simulator/scene.ts";
 import assert from "node:assert/strict";
 import { NativeHttpClient } from "../../../src/http/client/native.ts";
 import type { ClientResponse } from "../../../src/http/client/types.ts";
@@ -25,18 +26,6 @@ const LANES = 8;
 const SETTLE_MS = 5000;
 
 const encoder = new TextEncoder();
-
-/** A small seeded PRNG (mulberry32): numbers in [0, 1). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Random = () => number;
 const int = (random: Random, min: number, max: number) =>
@@ -268,7 +257,7 @@ function split(random: Random, all: Uint8Array, end: number): Uint8Array[] {
 /** What the server does for call `id` (the same every time it is asked: a retried call gets
  * the same plan). */
 function planFor(id: number): Plan {
-  const random = prng(SEED ^ Math.imul(id + 1, 0x9e3779b1));
+  const random = seeded(SEED ^ Math.imul(id + 1, 0x9e3779b1));
   if (chance(random, 0.55)) {
     const { text, body, close } = wellFormed(random, id);
     const all = latin1Bytes(text);
@@ -317,7 +306,7 @@ Deno.test(`NativeHttpClient fuzz: hostile answers on pooled connections never re
   globalThis.addEventListener("unhandledrejection", onUnhandled);
   const kinds = new Map<string, { calls: number; resolved: number }>();
   await using server = new RawServer(async (peer, index) => {
-    const random = prng(SEED + index);
+    const random = seeded(SEED + index);
     for (let request = await peer.request(); request !== null; request = await peer.request()) {
       const plan = planFor(Number(request.target.slice("/c/".length)));
       if (!(await perform(peer, plan, random)) || plan.close) return peer.close();
@@ -327,7 +316,7 @@ Deno.test(`NativeHttpClient fuzz: hostile answers on pooled connections never re
   const failures: string[] = [];
   let next = 0;
   const lane = async (n: number) => {
-    const random = prng(SEED * 31 + n);
+    const random = seeded(SEED * 31 + n);
     for (let id = next++; id < CALLS; id = next++) {
       const plan = planFor(id);
       const stats = kinds.get(plan.kind) ?? { calls: 0, resolved: 0 };
