@@ -164,8 +164,8 @@ Deno.test("systemd unit: start's flags and a valid command line, the KV file in 
   assert.ok((await Deno.stat(`${config.dir}/state/switchyard.kv`)).isFile);
 });
 
-Deno.test("the README's Caddy example is deploy/Caddyfile", async () => {
-  const readme = await Deno.readTextFile(`${ROOT}README.md`);
+Deno.test("the deploying page's Caddy example is deploy/Caddyfile", async () => {
+  const readme = await Deno.readTextFile(`${ROOT}docs/deploying.md`);
   const block = readme.match(/```caddyfile\n([\s\S]*?)```/)![1]!;
   const lines = (await Deno.readTextFile(`${ROOT}deploy/Caddyfile`)).split("\n")
     .filter((line) => line.trim() !== "" && !line.trim().startsWith("#"));

@@ -112,8 +112,9 @@ Deno.test("the code the start task lets Switchyard read is exactly the image wor
   assert.equal(WORKER_MODULES[0], "src/images/worker.ts");
 });
 
-Deno.test("the README's command lines grant what the start task grants", async () => {
-  const readme = await Deno.readTextFile(`${ROOT}README.md`);
+Deno.test("the docs' command lines grant what the start task grants", async () => {
+  const readme = await Deno.readTextFile(`${ROOT}docs/security.md`) +
+    await Deno.readTextFile(`${ROOT}docs/deploying.md`);
   const commands = [...readme.matchAll(/```sh\n([\s\S]*?)```/g)]
     .map(([, block]) => block!.replace(/\\\n\s*/g, " "))
     .filter((block) => block.includes("--allow-read=switchyard.json"));
@@ -182,7 +183,7 @@ Deno.test("a config file outside the grants stops the start with one line naming
       line,
       `switchyard: ${outside}: cannot read config: ${outside} is outside what deno task start ` +
         `lets Switchyard read (switchyard.json, data/, the image worker's modules in src/; ` +
-        `README, Security: Permissions): ` +
+        `docs/security.md, Permissions): ` +
         `put it under data/, or add --allow-read=${outside} to the deno command`,
     );
     // The fix it names works.

@@ -1,4 +1,4 @@
-/** The README's provider examples are valid configs that enable what they say. */
+/** The provider page's examples (docs/providers.md) are valid configs that enable what they say. */
 import assert from "node:assert/strict";
 import { parseConfig } from "../src/config.ts";
 import { Logger } from "../src/log/logger.ts";
@@ -6,14 +6,13 @@ import { createProviders } from "../src/providers/registry.ts";
 import { FetchHttpClient } from "../src/http/client/fetch.ts";
 import { CapturedOutput, FakeClock } from "./support/server.ts";
 
-const readme = await Deno.readTextFile(new URL("../README.md", import.meta.url));
-const section = readme.slice(readme.indexOf("## Providers"), readme.indexOf("## The simulator"));
+const section = await Deno.readTextFile(new URL("../docs/providers.md", import.meta.url));
 const examples = [...section.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => JSON.parse(m[1]!));
 
 Deno.test("the README's provider examples are valid configs", () => {
   assert.equal(examples.length, 6);
   for (const example of examples) {
-    const config = parseConfig(example, "README.md");
+    const config = parseConfig(example, "docs/providers.md");
     const output = new CapturedOutput();
     const clock = new FakeClock();
     const providers = createProviders(config, {

@@ -59,7 +59,7 @@ async function run(args: readonly string[], io: CliIo): Promise<void> {
   if (!isLocalKvFile(from)) {
     throw new ConfigError(
       `kv.path is ${from === null ? "null (Deno's default location)" : JSON.stringify(from)}: ` +
-        "deno task backup copies a local KV file; see the README for KV Connect and Deno Deploy",
+        "deno task backup copies a local KV file; see docs/backup-and-upgrade.md for KV Connect and Deno Deploy",
     );
   }
   await Deno.stat(from).catch(() => {

@@ -26,5 +26,5 @@ export function outsideGrants(path: string, access: "read" | "read and write"): 
     : `--allow-read=${path} --allow-write=${path}`;
   return `${path} is outside what deno task start lets Switchyard ${access} (${
     granted.join(", ")
-  }; README, Security: Permissions): put it under data/, or add ${flags} to the deno command`;
+  }; docs/security.md, Permissions): put it under data/, or add ${flags} to the deno command`;
 }

@@ -285,12 +285,12 @@ Deno.test("a provider disabled for want of its key is not listed", async () => {
   assert.equal(t.catalogue.all().length, 1);
 });
 
-Deno.test("the README's discovery example is a valid config", async () => {
-  const readme = await Deno.readTextFile(new URL("../../README.md", import.meta.url));
-  const start = readme.indexOf("### Model discovery");
+Deno.test("the docs' discovery example is a valid config", async () => {
+  const readme = await Deno.readTextFile(new URL("../../docs/configuration.md", import.meta.url));
+  const start = readme.indexOf("## Model discovery");
   const section = readme.slice(start, readme.indexOf("\n## ", start));
   const example = /```json\n([\s\S]*?)```/.exec(section)![1]!;
-  const config = parseConfig(JSON.parse(example), "README.md");
+  const config = parseConfig(JSON.parse(example), "docs/configuration.md");
   assert.deepEqual(config.providers.map((p) => p.discovery), [
     { prefix: "or/", access: "preview", interval_seconds: 21600 },
     { prefix: "gemini/", access: "key", interval_seconds: 3600 },
