@@ -10,6 +10,11 @@
  * info), then an optional port. */
 const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[\w.~!$&'()*+,;=%-]*)(?::\d*)?$/;
 
+/** Whether a `Host` value has the form of a host (a name or IP literal, then an optional port). */
+export function isHostValue(host: string): boolean {
+  return HOST.test(host);
+}
+
 /** The host under which a request with a bad `Host` is put: by the server, or by
  * {@link targetUrl}. */
 export const PLACEHOLDER = "http://host.invalid";
@@ -18,7 +23,7 @@ const PLACEHOLDER_HOST = "host.invalid";
 /** The request's URL, or `null` when its `Host` header is not a host. */
 export function requestUrl(request: Request): URL | null {
   const host = request.headers.get("host");
-  if (host !== null && !HOST.test(host)) return null;
+  if (host !== null && !isHostValue(host)) return null;
   // Switchyard's server put a Host it could not use under the placeholder.
   if (host !== PLACEHOLDER_HOST && request.url.startsWith(PLACEHOLDER + "/")) return null;
   try {

@@ -9,7 +9,7 @@
  * so a client leaving a non-streamed call went unnoticed until the upstream answered.
  */
 import type { Expiries, Expiry } from "../expiries.ts";
-import { PLACEHOLDER } from "../request_url.ts";
+import { isHostValue, PLACEHOLDER } from "../request_url.ts";
 import { ChunkedDecoder } from "./chunked.ts";
 import { headEnd, HeadError, parseHead, type RequestHead } from "./head.ts";
 import {
@@ -54,7 +54,6 @@ const READ_SIZE = 4 * 1024;
 const BODY_READ_SIZE = 64 * 1024;
 /** Responses written as they come; any other body is written whole. */
 const EVENT_STREAM = /^text\/event-stream\b/i;
-const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[\w.~!$&'()*+,;=%-]+)(?::\d{1,5})?$/;
 
 /** The state of one request's body, as the response writer needs it. */
 interface BodyState {
@@ -334,10 +333,8 @@ export class HttpConnection {
     const { target, host } = head;
     if (target[0] !== "/") return target;
     if (host === null || host === "") return this.#ctx.origin + target;
-    if (!HOST.test(host) || Number(host.slice(host.lastIndexOf(":") + 1)) > 65535) {
-      return PLACEHOLDER + target;
-    }
-    return "http://" + host + target;
+    // One that has the form but makes no URL (`x:99999`, `a%20b`) gets it in #exchange.
+    return isHostValue(host) ? "http://" + host + target : PLACEHOLDER + target;
   }
 
   /** The request's body as a stream that reads the socket as it is pulled. */
