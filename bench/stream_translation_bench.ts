@@ -5,8 +5,8 @@
  * delta.
  */
 import type { CanonicalEvent } from "../src/canonical/events.ts";
-import { AnthropicStreamTranslator } from "../src/providers/anthropic_stream.ts";
-import { OpenAIStreamTranslator } from "../src/providers/openai_stream.ts";
+import { AnthropicStreamTranslator } from "../src/providers/anthropic/stream.ts";
+import { OpenAIStreamTranslator } from "../src/providers/openai/stream.ts";
 import { parseEventData } from "../src/providers/wire.ts";
 import { anthropicEvents, openaiEvents } from "./fixtures.ts";
 

@@ -7,9 +7,9 @@ import assert from "node:assert/strict";
 import { parseChatRequest } from "../src/api/chat_completions/request.ts";
 import { parseResponsesRequest } from "../src/api/responses/request.ts";
 import { ApiError } from "../src/errors.ts";
-import { toAnthropicRequest } from "../src/providers/anthropic_request.ts";
-import { toGeminiRequest } from "../src/providers/gemini_request.ts";
-import { toOpenAIRequest } from "../src/providers/openai_request.ts";
+import { toAnthropicRequest } from "../src/providers/anthropic/request.ts";
+import { toGeminiRequest } from "../src/providers/gemini/request.ts";
+import { toOpenAIRequest } from "../src/providers/openai/request.ts";
 import { chatRequest } from "./support/provider_call.ts";
 
 const MESSAGES = [{ role: "user", content: "hi" }];

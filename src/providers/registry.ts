@@ -4,9 +4,9 @@ import type { Config, ProviderConfig, ProviderStyle } from "../config.ts";
 import { type ImageWork, ImageWorkers } from "../images/work.ts";
 import type { HttpClient } from "../http/client/types.ts";
 import type { Logger } from "../log/logger.ts";
-import { AnthropicProvider } from "./anthropic.ts";
-import { GeminiProvider } from "./gemini.ts";
-import { OpenAIProvider } from "./openai.ts";
+import { AnthropicProvider } from "./anthropic/provider.ts";
+import { GeminiProvider } from "./gemini/provider.ts";
+import { OpenAIProvider } from "./openai/provider.ts";
 import { SimulatorProvider } from "./simulator/provider.ts";
 import type { Provider, ProviderDeps } from "./types.ts";
 

@@ -15,7 +15,7 @@ import type {
   ModerationRequest,
   ModerationResult,
 } from "../types/openai.ts";
-import type { ResponsesAnswer } from "./openai_responses.ts";
+import type { ResponsesAnswer } from "./openai/responses.ts";
 
 /** What a provider adapter is built from. */
 export interface ProviderDeps {

@@ -11,7 +11,7 @@ import type { TextPrefix } from "../http/byte_reader.ts";
 import type { ClientResponse } from "../http/client/types.ts";
 import { Expiries, type Expiry } from "../http/expiries.ts";
 import { SseDecoder, type SseEvent, SseEventTooLarge } from "../http/sse.ts";
-import { rateLimitRetryAfter, retryAfterMs, wholeSeconds } from "./retry_after.ts";
+import { rateLimitRetryAfter, retryAfterMs, wholeSeconds } from "./upstream/retry_after.ts";
 import type { CallContext, ProviderDeps } from "./types.ts";
 
 /** What an upstream's error body said; fields it did not carry are `null`. */

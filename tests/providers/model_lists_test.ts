@@ -1,13 +1,13 @@
 import assert from "node:assert/strict";
-import { AnthropicProvider } from "../../src/providers/anthropic.ts";
-import { GeminiProvider } from "../../src/providers/gemini.ts";
+import { AnthropicProvider } from "../../src/providers/anthropic/provider.ts";
+import { GeminiProvider } from "../../src/providers/gemini/provider.ts";
 import {
   looksLikeChat,
   readAnthropicModels,
   readGeminiModels,
   readOpenAIModels,
 } from "../../src/providers/model_lists.ts";
-import { OpenAIProvider } from "../../src/providers/openai.ts";
+import { OpenAIProvider } from "../../src/providers/openai/provider.ts";
 import type { ListedModel } from "../../src/providers/types.ts";
 import { startFakeAnthropic } from "../support/fake_anthropic.ts";
 import { startFakeGemini } from "../support/fake_gemini.ts";

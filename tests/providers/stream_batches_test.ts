@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { AnthropicProvider } from "../../src/providers/anthropic.ts";
-import { OpenAIProvider } from "../../src/providers/openai.ts";
+import { AnthropicProvider } from "../../src/providers/anthropic/provider.ts";
+import { OpenAIProvider } from "../../src/providers/openai/provider.ts";
 import type { Provider } from "../../src/providers/types.ts";
 import type { CanonicalEvent } from "../../src/canonical/events.ts";
 import { callContext, chatRequest, collect, providerDeps } from "../support/provider_call.ts";

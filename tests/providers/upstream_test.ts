@@ -9,7 +9,7 @@ import {
   Upstream,
   type UpstreamErrorDetail,
 } from "../../src/providers/upstream.ts";
-import { retryAfterMs } from "../../src/providers/retry_after.ts";
+import { retryAfterMs } from "../../src/providers/upstream/retry_after.ts";
 import { providerDeps } from "../support/provider_call.ts";
 import { gatewayError } from "../support/rejection.ts";
 import { waitFor } from "../support/wait.ts";

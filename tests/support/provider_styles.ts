@@ -1,8 +1,8 @@
 /** The upstream styles side by side: each one's fake and an adapter pointed at it. */
 import type { ProviderConfig } from "../../src/config.ts";
-import { AnthropicProvider } from "../../src/providers/anthropic.ts";
-import { GeminiProvider } from "../../src/providers/gemini.ts";
-import { OpenAIProvider } from "../../src/providers/openai.ts";
+import { AnthropicProvider } from "../../src/providers/anthropic/provider.ts";
+import { GeminiProvider } from "../../src/providers/gemini/provider.ts";
+import { OpenAIProvider } from "../../src/providers/openai/provider.ts";
 import type { Provider, ProviderDeps } from "../../src/providers/types.ts";
 import type { RetryTiming } from "../../src/providers/upstream.ts";
 import { startFakeAnthropic } from "./fake_anthropic.ts";

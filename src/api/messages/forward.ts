@@ -1,6 +1,6 @@
 /**
  * The answer of a Messages call forwarded to an Anthropic upstream (see
- * `providers/anthropic_passthrough.ts`), as the client's response: the upstream's JSON, or its
+ * `providers/anthropic/passthrough.ts`), as the client's response: the upstream's JSON, or its
  * SSE bytes pulled batch by batch as the client reads (the usage they report kept for the
  * log), the upstream call aborted when the client goes away, and a failure of the gateway's
  * own after the stream began (a broken connection, a deadline) as an `error` event.

@@ -11,7 +11,7 @@ import { json } from "../../http/response.ts";
 import type { Logger } from "../../log/logger.ts";
 import type { RequestContext } from "../../pipeline/context.ts";
 import { resolve } from "../../pipeline/resolve.ts";
-import { lacksCountTokens } from "../../providers/anthropic_passthrough.ts";
+import { lacksCountTokens } from "../../providers/anthropic/passthrough.ts";
 import { promptTokens } from "../../providers/simulator/prompt_tokens.ts";
 import type { CallContext, Provider } from "../../providers/types.ts";
 import { loggedMessages, StreamedParts } from "../chat_completions/log_content.ts";

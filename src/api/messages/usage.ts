@@ -11,7 +11,7 @@ export interface MessagesUsage {
 
 /** Anthropic's usage for canonical usage: the canonical input counts every input token, so
  * the tokens read from and written to the cache come off `input_tokens` (the inverse of
- * `providers/anthropic_usage.ts`). */
+ * `providers/anthropic/usage.ts`). */
 export function toMessagesUsage(usage: Usage): MessagesUsage {
   const read = usage.cachedInput ?? 0;
   const written = usage.cacheWrite ?? 0;

@@ -11,7 +11,7 @@
 import { ApiError, unsupportedCapability, upstreamError } from "../../errors.ts";
 import { json } from "../../http/response.ts";
 import { sseResponse } from "../../http/sse.ts";
-import type { ResponsesAnswer, ResponsesEvents } from "../../providers/openai_responses.ts";
+import type { ResponsesAnswer, ResponsesEvents } from "../../providers/openai/responses.ts";
 import type { CallContext } from "../../providers/types.ts";
 import { isObject } from "../../validation/reader.ts";
 import { followed, untilClientLeaves, withDropped } from "../model_call.ts";

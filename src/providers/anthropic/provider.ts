@@ -1,0 +1,111 @@
+import type { CanonicalRequest } from "../../canonical/conversation.ts";
+import type { CanonicalEvent } from "../../canonical/events.ts";
+import type { CanonicalResult } from "../../canonical/result.ts";
+import type { SseEvent } from "../../http/sse.ts";
+import { AnthropicForwarder } from "./passthrough.ts";
+import { toAnthropicRequest } from "./request.ts";
+import { fromAnthropicMessage } from "./response.ts";
+import { AnthropicStreamTranslator } from "./stream.ts";
+import { EventBatches, type EventTranslation } from "../event_batches.ts";
+import { listAnthropicModels } from "../model_lists.ts";
+import type {
+  CallContext,
+  ForwardedAnswer,
+  ForwardedCall,
+  ListedModel,
+  Provider,
+  ProviderDeps,
+} from "../types.ts";
+import {
+  chatPost,
+  mapStreamError,
+  type RetryTiming,
+  Upstream,
+  type UpstreamErrorDetail,
+} from "../upstream.ts";
+import { isObject, malformed, parseEventData } from "../wire.ts";
+
+/** Reads an Anthropic error body (`{"type":"error","error":{"type","message"}}`). Anthropic
+ * has no error codes beside the type, which is its machine-readable kind: it is the code too,
+ * so that an upstream 400 passed on to the caller has one (DESIGN §7). */
+export function parseAnthropicError(body: unknown): UpstreamErrorDetail {
+  const detail: UpstreamErrorDetail = { message: null, type: null, code: null, param: null };
+  if (!isObject(body) || !isObject(body.error)) return detail;
+  if (typeof body.error.message === "string") detail.message = body.error.message;
+  if (typeof body.error.type === "string") detail.type = detail.code = body.error.type;
+  return detail;
+}
+
+/**
+ * The adapter for Anthropic's Messages API (`x-api-key` + `anthropic-version`). The request is
+ * translated before the upstream call (a 400 for what cannot be sent, `ctx.dropped` filled):
+ * for a stream, when its first batch is asked for.
+ */
+export class AnthropicProvider implements Provider {
+  readonly id: string;
+  readonly #deps: ProviderDeps;
+  readonly #upstream: Upstream;
+  readonly #forwarder: AnthropicForwarder;
+
+  constructor(deps: ProviderDeps, timing: RetryTiming = {}) {
+    this.id = deps.config.id;
+    this.#deps = deps;
+    const headers: Record<string, string> = {
+      "anthropic-version": deps.config.anthropic_version,
+    };
+    if (deps.apiKey) headers["x-api-key"] = deps.apiKey;
+    const style = { headers, parseError: parseAnthropicError };
+    this.#upstream = new Upstream(deps, style, timing);
+    this.#forwarder = new AnthropicForwarder(
+      deps,
+      style,
+      (data) => mapStreamError(this.id, parseAnthropicError(data), deps.apiKey),
+      timing,
+    );
+  }
+
+  forwardMessages(call: ForwardedCall, ctx: CallContext): Promise<ForwardedAnswer> {
+    return this.#forwarder.forward(call, ctx);
+  }
+
+  /** `GET /v1/models`, every page; see model_lists.ts. */
+  listModels(signal: AbortSignal): Promise<ListedModel[]> {
+    return listAnthropicModels(this.#upstream, signal);
+  }
+
+  async chat(req: CanonicalRequest, ctx: CallContext): Promise<CanonicalResult> {
+    const call = toAnthropicRequest(req, ctx.upstreamModel, false, ctx.dropped);
+    const data = await this.#upstream.json(chatPost(ctx, "/v1/messages", call.body, false));
+    return fromAnthropicMessage(data, call.jsonTool);
+  }
+
+  chatStream(req: CanonicalRequest, ctx: CallContext): AsyncIterable<CanonicalEvent[]> {
+    // Made with the request, which says whether the forced JSON tool answers.
+    const made: { translator: AnthropicStreamTranslator | null } = { translator: null };
+    return new EventBatches<SseEvent>(() => {
+      const call = toAnthropicRequest(req, ctx.upstreamModel, true, ctx.dropped);
+      made.translator = new AnthropicStreamTranslator(call.jsonTool);
+      return this.#upstream.call(chatPost(ctx, "/v1/messages", call.body, true));
+    }, this.#translation(made));
+  }
+
+  /** What a stream's batches do with its events. (Made apart from {@link chatStream}, so that
+   * they do not keep the request, the whole prompt, as long as the stream: V8 keeps the
+   * variables that a function's closures use together.) */
+  #translation(
+    made: { translator: AnthropicStreamTranslator | null },
+  ): EventTranslation<SseEvent> {
+    return {
+      push: (event, out) => {
+        const data = parseEventData(event.data);
+        if (event.event === "error" || data.type === "error") {
+          throw mapStreamError(this.id, parseAnthropicError(data), this.#deps.apiKey);
+        }
+        return made.translator!.push(data, out);
+      },
+      end: () => {
+        throw malformed("stream: it ended before message_stop");
+      },
+    };
+  }
+}

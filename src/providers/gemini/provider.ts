@@ -1,0 +1,147 @@
+import type { CanonicalRequest } from "../../canonical/conversation.ts";
+import type { CanonicalEvent } from "../../canonical/events.ts";
+import type { CanonicalResult } from "../../canonical/result.ts";
+import { type ApiError, upstreamError, upstreamTimeout } from "../../errors.ts";
+import type { SseEvent } from "../../http/sse.ts";
+import { EventBatches, type EventTranslation } from "../event_batches.ts";
+import { toGeminiRequest } from "./request.ts";
+import { fromGeminiResponse } from "./response.ts";
+import { GeminiStreamTranslator } from "./stream.ts";
+import { listGeminiModels } from "../model_lists.ts";
+import type { CallContext, ListedModel, Provider, ProviderDeps } from "../types.ts";
+import {
+  chatPost,
+  mapStreamError,
+  type RetryTiming,
+  Upstream,
+  type UpstreamErrorDetail,
+} from "../upstream.ts";
+import { isObject, parseEventData } from "../wire.ts";
+
+/** The version of Gemini's API the paths are under. */
+const API_VERSION = "v1beta";
+
+/**
+ * Reads a Gemini error body (`{"error": {"code", "message", "status", "details"}}`): the
+ * message; `status` (`INVALID_ARGUMENT`, `RESOURCE_EXHAUSTED`...) as the type; the `reason` of
+ * an `ErrorInfo` detail (`API_KEY_INVALID`...) as the code, else the status, so that an
+ * upstream 400 passed on has one (DESIGN §7).
+ */
+export function parseGeminiError(body: unknown): UpstreamErrorDetail {
+  const detail: UpstreamErrorDetail = { message: null, type: null, code: null, param: null };
+  if (!isObject(body) || !isObject(body.error)) return detail;
+  const error = body.error;
+  if (typeof error.message === "string") detail.message = error.message;
+  if (typeof error.status === "string") detail.type = detail.code = error.status;
+  const info = Array.isArray(error.details)
+    ? error.details.find((d) => isObject(d) && typeof d.reason === "string")
+    : undefined;
+  if (isObject(info)) detail.code = info.reason as string;
+  return detail;
+}
+
+/**
+ * The errors Gemini's status alone does not say (the rest follow the common table): a bad key
+ * is a 400 `API_KEY_INVALID` and a region or billing problem a 400 `FAILED_PRECONDITION`,
+ * both the operator's to fix (502, no upstream text); Gemini's own deadline
+ * (`DEADLINE_EXCEEDED`) is a 504.
+ */
+export function mapGeminiError(
+  provider: string,
+  status: number,
+  detail: UpstreamErrorDetail,
+): ApiError | null {
+  if (
+    detail.code === "API_KEY_INVALID" ||
+    (status === 400 && /API key not valid/i.test(detail.message ?? ""))
+  ) {
+    return upstreamError(
+      `The upstream provider "${provider}" refused the gateway's credentials (HTTP ${status} API_KEY_INVALID); the operator must check its API key.`,
+    );
+  }
+  if (detail.type === "FAILED_PRECONDITION") {
+    return upstreamError(
+      `The upstream provider "${provider}" cannot serve the gateway (HTTP ${status} FAILED_PRECONDITION); the operator must check its account.`,
+    );
+  }
+  if (status === 504 || detail.type === "DEADLINE_EXCEEDED") {
+    return upstreamTimeout(
+      `The upstream provider "${provider}" did not answer within its own deadline (HTTP ${status} DEADLINE_EXCEEDED).`,
+    );
+  }
+  return null;
+}
+
+/** The path of a model's method: `/v1beta/models/{model}:{method}` (a `models/` prefix in the
+ * configured id is allowed). */
+export function modelPath(upstreamModel: string, method: string): string {
+  const name = upstreamModel.replace(/^models\//, "");
+  return `/${API_VERSION}/models/${encodeURIComponent(name)}:${method}`;
+}
+
+/**
+ * The adapter for Google's Gemini API (`generateContent`, `streamGenerateContent?alt=sse`,
+ * `x-goog-api-key`). The request is translated before the upstream call (a 400 for what
+ * cannot be sent, `ctx.dropped` filled): for a stream, when its first batch is asked for.
+ */
+export class GeminiProvider implements Provider {
+  readonly id: string;
+  readonly #deps: ProviderDeps;
+  readonly #upstream: Upstream;
+
+  constructor(deps: ProviderDeps, timing: RetryTiming = {}) {
+    this.id = deps.config.id;
+    this.#deps = deps;
+    const headers: Record<string, string> = {};
+    if (deps.apiKey) headers["x-goog-api-key"] = deps.apiKey;
+    this.#upstream = new Upstream(deps, {
+      headers,
+      parseError: parseGeminiError,
+      mapError: (status, detail) => mapGeminiError(this.id, status, detail),
+    }, timing);
+  }
+
+  async chat(req: CanonicalRequest, ctx: CallContext): Promise<CanonicalResult> {
+    const body = toGeminiRequest(req, ctx.dropped);
+    const path = modelPath(ctx.upstreamModel, "generateContent");
+    const data = await this.#upstream.json(chatPost(ctx, path, body, false));
+    return fromGeminiResponse(data, ctx.requestId);
+  }
+
+  /** `GET /v1beta/models`, every page; see model_lists.ts. */
+  listModels(signal: AbortSignal): Promise<ListedModel[]> {
+    return listGeminiModels(this.#upstream, signal);
+  }
+
+  chatStream(req: CanonicalRequest, ctx: CallContext): AsyncIterable<CanonicalEvent[]> {
+    const translator = new GeminiStreamTranslator(ctx.requestId);
+    return new EventBatches<SseEvent>(() => {
+      const body = toGeminiRequest(req, ctx.dropped);
+      const path = modelPath(ctx.upstreamModel, "streamGenerateContent?alt=sse");
+      return this.#upstream.call(chatPost(ctx, path, body, true));
+    }, this.#translation(translator));
+  }
+
+  /** What a stream's batches do with its events. (Made apart from {@link chatStream}, so that
+   * they do not keep the request, the whole prompt, as long as the stream: V8 keeps the
+   * variables that a function's closures use together.) */
+  #translation(translator: GeminiStreamTranslator): EventTranslation<SseEvent> {
+    return {
+      push: (event, out) => {
+        const data = parseEventData(event.data);
+        if (data.error !== undefined) {
+          throw mapStreamError(this.id, streamErrorDetail(data), this.#deps.apiKey);
+        }
+        translator.push(data, out);
+        return false;
+      },
+      end: () => translator.end(),
+    };
+  }
+}
+
+/** A mid-stream error's detail, `RESOURCE_EXHAUSTED` read as the rate limit it is. */
+function streamErrorDetail(data: unknown): UpstreamErrorDetail {
+  const detail = parseGeminiError(data);
+  return detail.type === "RESOURCE_EXHAUSTED" ? { ...detail, code: "rate_limit_exceeded" } : detail;
+}
