@@ -7,8 +7,8 @@ import type { Message, Part, ReasoningPart, ToolCallPart } from "../../canonical
 import { quote } from "../../quote.ts";
 import { type Fields, OPTIONAL, type Reader } from "../../validation/reader.ts";
 import { parseContent } from "./content.ts";
-import type { PendingImages } from "./images.ts";
-import { FUNCTION_NAME } from "../tool_names.ts";
+import type { PendingImages } from "../shared/images.ts";
+import { FUNCTION_NAME } from "../shared/tool_names.ts";
 import { FUNCTION_TYPE } from "./tools.ts";
 
 /** The style of reasoning parts that carry Anthropic signatures (`thinking_blocks`). */

@@ -1,7 +1,7 @@
 import type { ImagePart, RefusalPart, TextPart } from "../../canonical/conversation.ts";
 import { type Fields, OPTIONAL, type Reader } from "../../validation/reader.ts";
-import { parseCacheControl } from "./cache_control.ts";
-import { parseImagePart, type PendingImages } from "./images.ts";
+import { parseCacheControl } from "../shared/cache_control.ts";
+import { parseImagePart, type PendingImages } from "../shared/images.ts";
 
 /** The content part types a role may send: `image_url` only from users, `refusal` only from
  * the assistant (OpenAI's rules). */

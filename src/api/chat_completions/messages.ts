@@ -1,9 +1,9 @@
 import type { CacheMarker, Message, Part, Role } from "../../canonical/conversation.ts";
 import { type Fields, OPTIONAL } from "../../validation/reader.ts";
 import { parseAssistant } from "./assistant.ts";
-import { parseCacheControl } from "./cache_control.ts";
+import { parseCacheControl } from "../shared/cache_control.ts";
 import { parseContent } from "./content.ts";
-import type { PendingImages } from "./images.ts";
+import type { PendingImages } from "../shared/images.ts";
 import { ToolCallPairing } from "./tool_pairing.ts";
 
 const ROLES: readonly Role[] = ["system", "developer", "user", "assistant", "tool"];

@@ -17,7 +17,7 @@ import { quote } from "../../quote.ts";
 import { invalidValue } from "../../validation/error.ts";
 import { type Fields, OPTIONAL, type Reader, readRequest } from "../../validation/reader.ts";
 import { count } from "../../validation/wording.ts";
-import { decodeImages, type PendingImages } from "./images.ts";
+import { decodeImages, type PendingImages } from "../shared/images.ts";
 import { parseMessages } from "./messages.ts";
 import { parseReasoning } from "./reasoning.ts";
 import { parseResponseFormat } from "./response_format.ts";

@@ -16,8 +16,8 @@ import {
   streamAnswer,
   untilClientLeaves,
   withDropped,
-} from "../model_call.ts";
-import { loggedMessages, StreamedParts } from "./log_content.ts";
+} from "../shared/model_call.ts";
+import { loggedMessages, StreamedParts } from "../shared/log_content.ts";
 import { reasoningExcluded } from "./reasoning.ts";
 import { parseChatRequest } from "./request.ts";
 import { DEFAULT_MAX_TOKENS } from "../../canonical/conversation.ts";

@@ -1,8 +1,8 @@
 import type { ToolChoice, ToolSpec } from "../../canonical/conversation.ts";
 import { quote } from "../../quote.ts";
 import { type Fields, OPTIONAL, type Reader } from "../../validation/reader.ts";
-import { FUNCTION_NAME, uniqueToolName } from "../tool_names.ts";
-import { parseCacheControl } from "./cache_control.ts";
+import { FUNCTION_NAME, uniqueToolName } from "../shared/tool_names.ts";
+import { parseCacheControl } from "../shared/cache_control.ts";
 
 /** The `type` of tools, tool calls and a named tool choice. */
 export const FUNCTION_TYPE = ["function"] as const;

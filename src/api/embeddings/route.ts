@@ -3,7 +3,7 @@ import { json } from "../../http/response.ts";
 import type { RequestContext } from "../../pipeline/context.ts";
 import { resolve } from "../../pipeline/resolve.ts";
 import type { EmbeddingResponse } from "../../types/openai.ts";
-import { modelCall, untilClientLeaves } from "../model_call.ts";
+import { modelCall, untilClientLeaves } from "../shared/model_call.ts";
 import { embeddingModelId, readEmbeddingRequest } from "./request.ts";
 
 /**

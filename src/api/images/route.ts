@@ -4,7 +4,7 @@ import type { RequestContext } from "../../pipeline/context.ts";
 import { resolve } from "../../pipeline/resolve.ts";
 import type { ImageResponse } from "../../types/openai.ts";
 import { imageModelId, readImageRequest } from "./request.ts";
-import { modelCall } from "../model_call.ts";
+import { modelCall } from "../shared/model_call.ts";
 
 const JPEG_DATA_URL = "data:image/jpeg;base64,";
 

@@ -1,7 +1,7 @@
 import type { CanonicalRequest } from "../../canonical/conversation.ts";
 import type { ModelRecord } from "../../catalogue/model.ts";
 import { unsupportedCapability } from "../../errors.ts";
-import type { Uses } from "./uses.ts";
+import type { Uses } from "../../canonical/uses.ts";
 
 /**
  * The model's capabilities against what a Messages request uses (as the chat endpoint checks

@@ -19,11 +19,11 @@ import type {
 } from "../../canonical/conversation.ts";
 import { quote } from "../../quote.ts";
 import { type Fields, OPTIONAL, type Reader } from "../../validation/reader.ts";
-import { parseCacheControl } from "../chat_completions/cache_control.ts";
-import type { PendingImages } from "../chat_completions/images.ts";
+import { parseCacheControl } from "../shared/cache_control.ts";
+import type { PendingImages } from "../shared/images.ts";
 import { signatureStyle } from "./signature.ts";
 import { ToolUsePairing } from "./tool_pairing.ts";
-import type { Uses } from "./uses.ts";
+import type { Uses } from "../../canonical/uses.ts";
 
 const ROLES = ["user", "assistant", "system"] as const;
 const NON_EMPTY = { nonEmpty: true } as const;

@@ -15,11 +15,11 @@ import type {
 import { DEFAULT_IMAGE_CAPS } from "../../config.ts";
 import type { ImageCaps } from "../../http/image_data_url.ts";
 import { type Fields, OPTIONAL, readRequest } from "../../validation/reader.ts";
-import { decodeImages, type PendingImages } from "../chat_completions/images.ts";
-import { parseCacheControl } from "../chat_completions/cache_control.ts";
+import { decodeImages, type PendingImages } from "../shared/images.ts";
+import { parseCacheControl } from "../shared/cache_control.ts";
 import { parseMessages, parseSystem } from "./content.ts";
 import { parseToolChoice, parseTools } from "./tools.ts";
-import { noUses, type Uses } from "./uses.ts";
+import { noUses, type Uses } from "../../canonical/uses.ts";
 
 /** A parsed Messages request and what it uses. */
 export interface ParsedMessages {

@@ -12,16 +12,16 @@ import type { Logger } from "../../log/logger.ts";
 import type { RequestContext } from "../../pipeline/context.ts";
 import { resolve } from "../../pipeline/resolve.ts";
 import { lacksCountTokens } from "../../providers/anthropic/passthrough.ts";
-import { promptTokens } from "../../providers/simulator/prompt_tokens.ts";
+import { promptTokens } from "../../canonical/prompt_tokens.ts";
 import type { CallContext, Provider } from "../../providers/types.ts";
-import { loggedMessages, StreamedParts } from "../chat_completions/log_content.ts";
+import { loggedMessages, StreamedParts } from "../shared/log_content.ts";
 import {
   followed,
   modelCall,
   streamAnswer,
   untilClientLeaves,
   withDropped,
-} from "../model_call.ts";
+} from "../shared/model_call.ts";
 import { checkCapabilities } from "./capabilities.ts";
 import { forwardedResponse } from "./forward.ts";
 import { parseMessagesRequest } from "./request.ts";

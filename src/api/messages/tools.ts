@@ -6,9 +6,9 @@
 import type { ToolChoice, ToolSpec } from "../../canonical/conversation.ts";
 import { quote } from "../../quote.ts";
 import { type Fields, OPTIONAL } from "../../validation/reader.ts";
-import { parseCacheControl } from "../chat_completions/cache_control.ts";
-import { uniqueToolName } from "../tool_names.ts";
-import type { Uses } from "./uses.ts";
+import { parseCacheControl } from "../shared/cache_control.ts";
+import { uniqueToolName } from "../shared/tool_names.ts";
+import type { Uses } from "../../canonical/uses.ts";
 
 const TOOLS = { optional: true } as const;
 const SCHEMA = { expected: "a JSON schema object" } as const;

@@ -7,7 +7,7 @@ import { finalizeResult } from "../../moderation/result.ts";
 import type { RequestContext } from "../../pipeline/context.ts";
 import { resolve } from "../../pipeline/resolve.ts";
 import type { ModerationRequest, ModerationResponse } from "../../types/openai.ts";
-import { modelCall } from "../model_call.ts";
+import { modelCall } from "../shared/model_call.ts";
 import { moderationModelId, readModerationInput } from "./request.ts";
 
 /**

@@ -18,7 +18,7 @@ import type {
 import { quote } from "../../quote.ts";
 import { invalidValue, type ValidationError } from "../../validation/error.ts";
 import { type Fields, OPTIONAL, type Reader } from "../../validation/reader.ts";
-import type { PendingImages } from "../chat_completions/images.ts";
+import type { PendingImages } from "../shared/images.ts";
 import { decodeReasoning } from "./reasoning_envelope.ts";
 
 /** Where the request uses what a model may lack, for the capability checks. */

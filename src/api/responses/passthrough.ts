@@ -14,7 +14,7 @@ import { sseResponse } from "../../http/sse.ts";
 import type { ResponsesAnswer, ResponsesEvents } from "../../providers/openai/responses.ts";
 import type { CallContext } from "../../providers/types.ts";
 import { isObject } from "../../validation/reader.ts";
-import { followed, untilClientLeaves, withDropped } from "../model_call.ts";
+import { followed, untilClientLeaves, withDropped } from "../shared/model_call.ts";
 import type { WireObject } from "./output.ts";
 import { isEnvelope } from "./reasoning_envelope.ts";
 import { encodeResponseEvent } from "./stream.ts";

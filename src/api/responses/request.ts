@@ -16,7 +16,7 @@ import {
 import { quote } from "../../quote.ts";
 import { type Fields, OPTIONAL, type Reader, readRequest } from "../../validation/reader.ts";
 import { count } from "../../validation/wording.ts";
-import { FUNCTION_NAME, uniqueToolName } from "../tool_names.ts";
+import { FUNCTION_NAME, uniqueToolName } from "../shared/tool_names.ts";
 
 /** The `include` values OpenAI documents. */
 export const INCLUDES = [

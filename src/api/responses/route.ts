@@ -10,7 +10,7 @@ import { ApiError, unsupportedCapability } from "../../errors.ts";
 import { json } from "../../http/response.ts";
 import type { RequestContext } from "../../pipeline/context.ts";
 import { resolve } from "../../pipeline/resolve.ts";
-import { modelCall } from "../model_call.ts";
+import { modelCall } from "../shared/model_call.ts";
 import { answerCanonically } from "./canonical.ts";
 import { itemsPage, readItemsQuery } from "./input_items.ts";
 import { passThrough } from "./passthrough.ts";

@@ -11,7 +11,7 @@ import { vectorToBase64 } from "../embedding_encoding.ts";
 import type { CallContext } from "../types.ts";
 import { stopIfAborted } from "./abort.ts";
 import { fnv1a } from "./hash.ts";
-import { countTokens } from "./tokens.ts";
+import { countTokens } from "../../canonical/tokens.ts";
 
 const WORD = /[\p{L}\p{N}_]+/gu;
 /** The seeds of the two places a word adds to. */

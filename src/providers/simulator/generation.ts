@@ -7,10 +7,10 @@ import type { CanonicalRequest } from "../../canonical/conversation.ts";
 import type { FinishReason, Usage } from "../../canonical/result.ts";
 import type { CallContext } from "../types.ts";
 import { readConversation } from "./conversation_facts.ts";
-import { promptTokens } from "./prompt_tokens.ts";
+import { promptTokens } from "../../canonical/prompt_tokens.ts";
 import { reasoningText, thinks } from "./reasoning.ts";
 import { planReply } from "./reply.ts";
-import { takeTokens } from "./tokens.ts";
+import { takeTokens } from "../../canonical/tokens.ts";
 
 /** One block of the answer and its tokens: for a tool call, the pieces of its arguments (its
  * start costs one more token). */

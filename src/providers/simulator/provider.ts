@@ -14,7 +14,7 @@ import { simulateChat, simulateChatStream } from "./chat.ts";
 import { simulateEmbeddings } from "./embeddings.ts";
 import { renderImages } from "./images.ts";
 import { classify, type CompiledLexicon, compileSimulatorLexicon } from "./moderation.ts";
-import { promptTokens } from "./prompt_tokens.ts";
+import { promptTokens } from "../../canonical/prompt_tokens.ts";
 
 /** Settings the simulator's parts share. */
 export interface SimulatorOptions {

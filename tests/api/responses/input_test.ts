@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import type { Message } from "../../../src/canonical/conversation.ts";
 import { parseHistory, parseInput } from "../../../src/api/responses/input.ts";
 import { encodeReasoning } from "../../../src/api/responses/reasoning_envelope.ts";
-import type { PendingImages } from "../../../src/api/chat_completions/images.ts";
+import type { PendingImages } from "../../../src/api/shared/images.ts";
 import { ApiError } from "../../../src/errors.ts";
 import { readJson, readRequest } from "../../../src/validation/reader.ts";
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { countTokens, takeTokens } from "../../../src/providers/simulator/tokens.ts";
+import { countTokens, takeTokens } from "../../src/canonical/tokens.ts";
 
 Deno.test("tokens are words or single other characters, with the whitespace before them", () => {
   const text = "Hello, wörld!  640 × 480\tpx 😀👍 ";

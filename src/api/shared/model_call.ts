@@ -1,10 +1,10 @@
-import type { CanonicalEvent } from "../canonical/events.ts";
-import type { ModelRecord } from "../catalogue/model.ts";
-import { ApiError, clientClosed, internalError } from "../errors.ts";
-import { eventStreamResponse, type StreamRenderer } from "../http/sse_response.ts";
-import type { RequestContext } from "../pipeline/context.ts";
-import type { CallContext, Provider } from "../providers/types.ts";
-import { RoutedProvider } from "../routing/routed_provider.ts";
+import type { CanonicalEvent } from "../../canonical/events.ts";
+import type { ModelRecord } from "../../catalogue/model.ts";
+import { ApiError, clientClosed, internalError } from "../../errors.ts";
+import { eventStreamResponse, type StreamRenderer } from "../../http/sse_response.ts";
+import type { RequestContext } from "../../pipeline/context.ts";
+import type { CallContext, Provider } from "../../providers/types.ts";
+import { RoutedProvider } from "../../routing/routed_provider.ts";
 
 /** The adapter and call context for a resolved model (see `pipeline/resolve.ts`): its
  * provider's, or for a model with several routes one that tries them (DESIGN §6.3). */

@@ -1,4 +1,4 @@
-import type { CanonicalRequest, Part } from "../../canonical/conversation.ts";
+import type { CanonicalRequest, Part } from "./conversation.ts";
 import { countTokens } from "./tokens.ts";
 
 /** Tokens a message costs beyond its parts, and a whole prompt beyond its messages (OpenAI's

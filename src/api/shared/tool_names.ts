@@ -1,6 +1,6 @@
 /** Tool names as every front door reads them: their form, and one tool per name. */
-import { quote } from "../quote.ts";
-import type { Fields } from "../validation/reader.ts";
+import { quote } from "../../quote.ts";
+import type { Fields } from "../../validation/reader.ts";
 
 /** What a function (tool) name may be: OpenAI's rule, which the other protocols' fit. */
 export const FUNCTION_NAME = {

@@ -1,5 +1,6 @@
 /**
- * The simulator's tokenizer: a token is a run of letters and digits or one other character,
+ * The gateway's own tokenizer (the simulator's, and the estimate of back ends that cannot count
+ * tokens): a token is a run of letters and digits or one other character,
  * with the whitespace before it. Tokens concatenate back to the text exactly, so a stream of
  * them reproduces the reply, and the same count serves prompt and completion usage.
  */
