@@ -1,17 +1,21 @@
-/** Where a Messages request uses what only some models or back ends serve: recorded while it
- * is parsed, each by the path of the block or tool (`messages[2].content[0]`), for the
- * capability checks made once the model is known. */
+/**
+ * Where a request uses what only some models or back ends serve, recorded by the front door as
+ * it parses the request, each use by its path in the door's wire format
+ * (`messages[2].content[0]`), for the one capability check made once the model is known
+ * (`api/shared/capabilities.ts`).
+ */
 export interface Uses {
-  /** Image blocks, in messages or in tool results. */
+  /** Image inputs (in messages, or in tool results). */
   images: string[];
-  /** `tool_use` and `tool_result` blocks. */
-  toolBlocks: string[];
-  /** Blocks and tools that only Anthropic's own API understands (documents, server tools...):
-   * the path of their `type`, and the type. */
-  anthropicOnly: { path: string; type: string }[];
+  /** Tool calls and tool results in the conversation. */
+  toolUses: string[];
+  /** What only the door's own protocol carries (documents, server or hosted tools...): a model
+   * takes it only from a back end that speaks that protocol. The path of its `type`, and the
+   * type. */
+  protocolOnly: { path: string; type: string }[];
 }
 
 /** Nothing used yet. */
 export function noUses(): Uses {
-  return { images: [], toolBlocks: [], anthropicOnly: [] };
+  return { images: [], toolUses: [], protocolOnly: [] };
 }

@@ -1,9 +1,8 @@
 import { unsupportedCapability, upstreamError } from "../../errors.ts";
 import { json } from "../../http/response.ts";
 import type { RequestContext } from "../../pipeline/context.ts";
-import { resolve } from "../../pipeline/resolve.ts";
 import type { EmbeddingResponse } from "../../types/openai.ts";
-import { modelCall, untilClientLeaves } from "../shared/model_call.ts";
+import { openModel, untilClientLeaves } from "../shared/model_call.ts";
 import { embeddingModelId, readEmbeddingRequest } from "./request.ts";
 
 /**
@@ -14,8 +13,7 @@ import { embeddingModelId, readEmbeddingRequest } from "./request.ts";
 export async function createEmbeddings(ctx: RequestContext): Promise<Response> {
   const { config } = ctx.services;
   const body = ctx.body;
-  const record = resolve(ctx, embeddingModelId(body));
-  const { provider, call } = modelCall(ctx, record);
+  const { record, provider, call } = openModel(ctx, embeddingModelId(body));
   const settings = record.embeddings;
   if (!settings) {
     throw unsupportedCapability(

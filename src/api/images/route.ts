@@ -1,10 +1,9 @@
 import { ApiError, unsupportedCapability, upstreamError } from "../../errors.ts";
 import { json } from "../../http/response.ts";
 import type { RequestContext } from "../../pipeline/context.ts";
-import { resolve } from "../../pipeline/resolve.ts";
 import type { ImageResponse } from "../../types/openai.ts";
 import { imageModelId, readImageRequest } from "./request.ts";
-import { modelCall } from "../shared/model_call.ts";
+import { openModel } from "../shared/model_call.ts";
 
 const JPEG_DATA_URL = "data:image/jpeg;base64,";
 
@@ -15,8 +14,7 @@ const JPEG_DATA_URL = "data:image/jpeg;base64,";
 export async function generateImages(ctx: RequestContext): Promise<Response> {
   const { config, clock } = ctx.services;
   const body = ctx.body;
-  const record = resolve(ctx, imageModelId(body));
-  const { provider, call } = modelCall(ctx, record);
+  const { record, provider, call } = openModel(ctx, imageModelId(body));
   if (!record.image_generation) {
     throw unsupportedCapability(`The model \`${record.id}\` does not generate images.`, "model");
   }

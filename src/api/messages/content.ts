@@ -110,7 +110,7 @@ function blockPart(r: Reader, role: "user" | "assistant" | "system", ctx: Contex
   const name = type.string(NON_EMPTY);
   const owner = OWNER[name];
   if (owner === undefined) {
-    ctx.uses.anthropicOnly.push({ path: type.path, type: name });
+    ctx.uses.protocolOnly.push({ path: type.path, type: name });
     return null;
   }
   if (!ROLE_BLOCKS[role].includes(name)) {
@@ -124,7 +124,7 @@ function blockPart(r: Reader, role: "user" | "assistant" | "system", ctx: Contex
     case "image":
       return imageBlock(b, ctx);
     case "tool_use":
-      ctx.uses.toolBlocks.push(r.path);
+      ctx.uses.toolUses.push(r.path);
       return cached(b, {
         type: "tool_call",
         id: b.string("id", NON_EMPTY),
@@ -132,7 +132,7 @@ function blockPart(r: Reader, role: "user" | "assistant" | "system", ctx: Contex
         arguments: JSON.stringify(b.object("input").value),
       });
     case "tool_result":
-      ctx.uses.toolBlocks.push(r.path);
+      ctx.uses.toolUses.push(r.path);
       return toolResult(b, ctx);
     case "thinking":
       return thinking(b);
@@ -192,7 +192,7 @@ function toolResult(b: Fields, ctx: Context): ToolResultPart {
       const name = type.string(NON_EMPTY);
       if (name === "text") part.content.push(textBlock(inner));
       else if (name === "image") part.content.push(imageBlock(inner, ctx));
-      else ctx.uses.anthropicOnly.push({ path: type.path, type: name });
+      else ctx.uses.protocolOnly.push({ path: type.path, type: name });
     }
   }
   return cached(b, part);

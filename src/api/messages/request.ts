@@ -69,7 +69,7 @@ export function parseMessagesRequest(
   markLast(messages, f);
   decodeImages(pending, caps);
   const tools = parseTools(f, uses);
-  const serverTools = uses.anthropicOnly.some((u) => u.path.startsWith("tools"));
+  const serverTools = uses.protocolOnly.some((u) => u.path.startsWith("tools"));
   const choice = parseToolChoice(f.object("tool_choice", OPTIONAL), tools, serverTools);
   const options: Options = {
     maxTokens: maxTokens ?? 1,

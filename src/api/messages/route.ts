@@ -5,24 +5,26 @@
  * any other, call its provider through the canonical model and answer a message or its SSE
  * events. Request fields the back end left out are named in `x-switchyard-dropped-params`.
  */
-import type { CanonicalRequest } from "../../canonical/conversation.ts";
+import type { CanonicalRequest, Part } from "../../canonical/conversation.ts";
+import { promptTokens } from "../../canonical/prompt_tokens.ts";
+import type { CanonicalResult } from "../../canonical/result.ts";
+import type { Uses } from "../../canonical/uses.ts";
 import { type ApiError, internalError } from "../../errors.ts";
 import { json } from "../../http/response.ts";
 import type { Logger } from "../../log/logger.ts";
 import type { RequestContext } from "../../pipeline/context.ts";
-import { resolve } from "../../pipeline/resolve.ts";
 import { lacksCountTokens } from "../../providers/anthropic/passthrough.ts";
-import { promptTokens } from "../../canonical/prompt_tokens.ts";
 import type { CallContext, Provider } from "../../providers/types.ts";
-import { loggedMessages, StreamedParts } from "../shared/log_content.ts";
+import { checkChat } from "../shared/capabilities.ts";
+import { loggedMessages } from "../shared/log_content.ts";
 import {
+  callChat,
+  type ChatDoor,
   followed,
-  modelCall,
-  streamAnswer,
+  type ModelTarget,
+  openModel,
   untilClientLeaves,
-  withDropped,
 } from "../shared/model_call.ts";
-import { checkCapabilities } from "./capabilities.ts";
 import { forwardedResponse } from "./forward.ts";
 import { parseMessagesRequest } from "./request.ts";
 import { contentBlocks, messageId, renderMessage } from "./response.ts";
@@ -32,92 +34,100 @@ import { MessagesStreamRenderer } from "./stream.ts";
 /** Client headers an Anthropic upstream gets. */
 const FORWARDED_HEADERS = ["anthropic-version", "anthropic-beta"] as const;
 
-/** What the log keeps of a Messages call's content (with `logs.include_content`). */
-interface LoggedContent {
-  messages: { role: string; content: string }[];
-  output: unknown;
+/** The Messages handler. */
+export function createMessage(ctx: RequestContext): Promise<Response> {
+  const { config } = ctx.services;
+  const { req, uses } = parseMessagesRequest(ctx.body, config.limits);
+  return callChat(ctx, openModel(ctx, req.model), new MessagesDoor(ctx, req, uses));
 }
 
-/** The Messages handler. */
-export async function createMessage(ctx: RequestContext): Promise<Response> {
-  const { config, logger } = ctx.services;
-  const { req, uses } = parseMessagesRequest(ctx.body, config.limits);
-  const record = resolve(ctx, req.model);
-  const { provider, call } = modelCall(ctx, record);
-  checkCapabilities(req, uses, record, provider.forwardMessages !== undefined);
-  const content: LoggedContent | null = config.logs.include_content
-    ? { messages: loggedMessages(req.messages), output: null }
-    : null;
-  if (content) ctx.content = content;
-  // A stream's call also stops when its response body is cancelled (`abort`).
-  const abort = new AbortController();
-  if (req.stream) call.signal = followed(abort, ctx.signal);
-  const onUnexpected = streamFailure(ctx, logger);
+/** The Messages protocol's side of a chat call. */
+class MessagesDoor implements ChatDoor {
+  readonly name = "messages";
+  readonly stream: boolean;
+  readonly needs;
+  readonly passthrough;
+  readonly #ctx: RequestContext;
+  #req: CanonicalRequest | null;
 
-  if (provider.forwardMessages) {
-    const forward = provider.forwardMessages.bind(provider);
-    return await untilClientLeaves(ctx, async () => {
+  constructor(ctx: RequestContext, req: CanonicalRequest, uses: Uses) {
+    this.#ctx = ctx;
+    this.#req = req;
+    this.stream = req.stream;
+    this.needs = { tools: req.options.tools.length, uses, protocol: PROTOCOL };
+    this.passthrough = {
+      speaks: (provider: Provider) => provider.forwardMessages !== undefined,
+      answer: (target: ModelTarget) => this.#forward(target),
+    };
+  }
+
+  /** The call forwarded as written to a back end that speaks the Messages API. */
+  #forward({ provider, call }: ModelTarget): Promise<Response> {
+    const ctx = this.#ctx;
+    const req = this.#take();
+    const content = ctx.services.config.logs.include_content
+      ? { messages: loggedMessages(req.messages), output: null as unknown }
+      : null;
+    if (content) ctx.content = content;
+    // A stream's call also stops when its response body is cancelled (`abort`).
+    const abort = new AbortController();
+    if (req.stream) call.signal = followed(abort, ctx.signal);
+    const onUnexpected = streamFailure(ctx, ctx.services.logger);
+    const forward = provider.forwardMessages!.bind(provider);
+    return untilClientLeaves(ctx, async () => {
       const answer = await forward(forwarded(ctx, "messages"), call);
       if (content && answer.kind === "json") content.output = answer.body.content;
       return forwardedResponse(ctx, answer, abort, onUnexpected);
     });
   }
 
-  for (const name of Object.keys(req.extras.fields)) call.dropped.add(name);
-  // The canonical request holds what the body held: a stream need not keep the body as well.
-  ctx.takeBody();
-  if (!req.stream) {
-    const result = await untilClientLeaves(ctx, () => provider.chat(req, call));
-    ctx.usage = result.usage;
-    const message = renderMessage(result, {
-      id: messageId(result.id, ctx.requestId),
-      model: record.id,
-    });
-    if (content) content.output = message.content;
-    return withDropped(json(message), call);
+  canonical({ call }: ModelTarget): CanonicalRequest {
+    const req = this.#take();
+    for (const name of Object.keys(req.extras.fields)) call.dropped.add(name);
+    // The canonical request holds what the body held: a stream need not keep the body as well.
+    this.#ctx.takeBody();
+    return req;
   }
 
-  ctx.stream = true;
-  return await streamMessage(ctx, provider, req, call, abort, content, record.id);
+  /** The request, which the door then lets go of (it lives as long as a stream). */
+  #take(): CanonicalRequest {
+    const req = this.#req!;
+    this.#req = null;
+    return req;
+  }
+
+  answer(result: CanonicalResult, { record }: ModelTarget): unknown {
+    return renderMessage(result, {
+      id: messageId(result.id, this.#ctx.requestId),
+      model: record.id,
+    });
+  }
+
+  async renderer(
+    { record, provider, call }: ModelTarget,
+    req: CanonicalRequest,
+  ): Promise<MessagesStreamRenderer> {
+    return new MessagesStreamRenderer({
+      requestId: this.#ctx.requestId,
+      model: record.id,
+      estimate: await inputTokens(provider, req, call),
+    });
+  }
+
+  logged(parts: readonly Part[]): unknown {
+    return contentBlocks(parts);
+  }
 }
 
-/** A bug in a stream, logged and answered as a 500 naming the request id. (Made apart from the
- * handler: see {@link streamMessage}.) */
+/** The protocol, as capability refusals name it. */
+const PROTOCOL = "Anthropic's Messages API";
+
+/** A bug in a stream, logged and answered as a 500 naming the request id. */
 function streamFailure(ctx: RequestContext, logger: Logger): (error: unknown) => ApiError {
   return (error) => {
     logger.error("messages stream failed", error, ctx.requestId);
     return internalError(ctx.requestId);
   };
-}
-
-/** The canonical stream's answer. (A function of its own, whose closures do not use the
- * request: V8 keeps the variables that a function's closures use together, so closures made in
- * the handler would keep the request, the whole prompt, as long as the stream.) */
-async function streamMessage(
-  ctx: RequestContext,
-  provider: Provider,
-  req: CanonicalRequest,
-  call: CallContext,
-  abort: AbortController,
-  content: LoggedContent | null,
-  model: string,
-): Promise<Response> {
-  const streamed = content ? new StreamedParts() : null;
-  const renderer = new MessagesStreamRenderer({
-    requestId: ctx.requestId,
-    model,
-    estimate: await inputTokens(provider, req, call),
-  });
-  const response = await streamAnswer(ctx, provider.chatStream(req, call), renderer, {
-    abort,
-    signal: call.signal,
-    name: "messages",
-    observe: streamed ? (events) => streamed.add(events) : undefined,
-    ended() {
-      if (content && streamed) content.output = contentBlocks(streamed.parts);
-    },
-  });
-  return withDropped(response, call);
 }
 
 /** The count_tokens handler: `{"input_tokens": N}`, exact from an Anthropic upstream (its own
@@ -128,11 +138,11 @@ async function streamMessage(
 export async function countMessageTokens(ctx: RequestContext): Promise<Response> {
   const { config } = ctx.services;
   const { req, uses } = parseMessagesRequest(ctx.body, config.limits, true);
-  const record = resolve(ctx, req.model);
-  const { provider, call } = modelCall(ctx, record);
-  checkCapabilities(req, uses, record, provider.forwardMessages !== undefined);
-  if (provider.forwardMessages) {
-    const forward = provider.forwardMessages.bind(provider);
+  const { record, provider, call } = openModel(ctx, req.model);
+  const forward = provider.forwardMessages?.bind(provider);
+  const passedThrough = forward !== undefined;
+  checkChat(record, { tools: req.options.tools.length, uses, protocol: PROTOCOL, passedThrough });
+  if (forward) {
     const answer = await untilClientLeaves(
       ctx,
       () =>

@@ -26,7 +26,7 @@ export function parseTools(body: Fields, uses: Uses): ToolSpec[] {
     const type = t.get("type");
     const kind = type.string(OPTIONAL);
     if (kind !== undefined && kind !== "custom") {
-      uses.anthropicOnly.push({ path: type.path, type: kind });
+      uses.protocolOnly.push({ path: type.path, type: kind });
       return;
     }
     const name = uniqueToolName(t, names, i);

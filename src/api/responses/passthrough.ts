@@ -8,7 +8,7 @@
  * the upstream's events one for one, the usage read for the log and the response stored
  * before the final event is forwarded.
  */
-import { ApiError, unsupportedCapability, upstreamError } from "../../errors.ts";
+import { ApiError, upstreamError } from "../../errors.ts";
 import { json } from "../../http/response.ts";
 import { sseResponse } from "../../http/sse.ts";
 import type { ResponsesAnswer, ResponsesEvents } from "../../providers/openai/responses.ts";
@@ -33,7 +33,6 @@ const FINAL_EVENTS = new Set(["response.completed", "response.incomplete", "resp
 export async function passThrough(turn: Turn, responses: PassResponses): Promise<Response> {
   const { ctx, req, call } = turn;
   const input = inputItems(req.input.value);
-  checkRawInput(input, turn);
   // The model id is the provider's to set: the route that takes the call knows its upstream's.
   const body: Record<string, unknown> = { ...ctx.body };
   const sent = turn.previous === null ? input : [...turn.previous.history, ...input];
@@ -146,31 +145,6 @@ function forwarded(
       end(499, "client_disconnected");
     },
   }, { highWaterMark: 0 });
-}
-
-/** The model's capabilities against the input items (read no further than the upstream will
- * read them): image parts need `image_input`, function call items `function_calling`. */
-function checkRawInput(items: WireObject[], turn: Turn): void {
-  const { record } = turn;
-  items.forEach((item, i) => {
-    // The upstream checks the items' shapes; only what the model lacks is checked here.
-    if (!isObject(item)) return;
-    if (!record.function_calling && /^function_call/.test(String(item.type))) {
-      throw unsupportedCapability(
-        `The model \`${record.id}\` does not support function calling (tools).`,
-        `input[${i}]`,
-      );
-    }
-    const content = item.content;
-    if (record.image_input || !Array.isArray(content)) return;
-    const j = content.findIndex((p) => isObject(p) && p.type === "input_image");
-    if (j >= 0) {
-      throw unsupportedCapability(
-        `The model \`${record.id}\` does not accept image input; send text only or use a model with image_input.`,
-        `input[${i}].content[${j}]`,
-      );
-    }
-  });
 }
 
 /** Whether an input item is a reasoning item in the gateway's envelope (another provider's). */

@@ -60,7 +60,7 @@ export interface ResponsesRequest {
   includeEncrypted: boolean;
   /** Hosted tools (`web_search`...) by their `tools[i].type` path: only an upstream with the
    * Responses API runs them. */
-  hostedTools: string[];
+  hostedTools: { path: string; type: string }[];
   /** What the Response object echoes. */
   echo: ResponseEcho;
   /** Fields the gateway does not model, as sent. */
@@ -107,7 +107,7 @@ export function parseResponsesRequest(body: Record<string, unknown>): ResponsesR
   const metadata = parseMetadata(f.object("metadata", OPTIONAL));
   if (metadata !== undefined) options.metadata = metadata;
 
-  const hostedTools: string[] = [];
+  const hostedTools: { path: string; type: string }[] = [];
   const toolsSent = parseTools(f.array("tools", RULES.tools), options, hostedTools);
   const choiceReader = f.optional("tool_choice");
   options.toolChoice = parseToolChoice(choiceReader, options.tools);
@@ -183,7 +183,7 @@ function toReasoning(effort: (typeof EFFORTS)[number] | undefined): ReasoningOpt
 function parseTools(
   items: Reader[] | undefined,
   options: Options,
-  hosted: string[],
+  hosted: { path: string; type: string }[],
 ): Record<string, unknown>[] {
   if (items === undefined) return [];
   const names = new Map<string, number>();
@@ -191,7 +191,7 @@ function parseTools(
     const t = item.object();
     const type = t.string("type", { nonEmpty: true });
     if (type !== "function") {
-      hosted.push(t.get("type").path);
+      hosted.push({ path: t.get("type").path, type });
       return t.value;
     }
     const name = uniqueToolName(t, names, i);

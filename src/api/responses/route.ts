@@ -1,56 +1,32 @@
 /**
  * `POST /v1/responses`, `GET /v1/responses/{id}`, `DELETE /v1/responses/{id}` and
  * `GET /v1/responses/{id}/input_items` (OpenAI's Responses API, README "Responses API"):
- * a request is validated, its model resolved (keys, permissions, capabilities as for chat
- * completions), its previous response (if any) loaded from the caller's stored responses, and
- * answered either by an upstream with the Responses API (passthrough.ts) or through the
- * canonical model by any provider (canonical.ts).
+ * a request is validated, its model resolved, and answered through the one model-call path
+ * (`api/shared/model_call.ts`), by its door (door.ts): its previous response (if any) loaded
+ * from the caller's stored responses, and the call passed through to an upstream with the
+ * Responses API (passthrough.ts) or answered through the canonical model by any provider.
  */
-import { ApiError, unsupportedCapability } from "../../errors.ts";
+import { ApiError } from "../../errors.ts";
 import { json } from "../../http/response.ts";
 import type { RequestContext } from "../../pipeline/context.ts";
-import { resolve } from "../../pipeline/resolve.ts";
-import { modelCall } from "../shared/model_call.ts";
-import { answerCanonically } from "./canonical.ts";
+import { callChat, openModel } from "../shared/model_call.ts";
+import { ResponsesDoor } from "./door.ts";
 import { itemsPage, readItemsQuery } from "./input_items.ts";
-import { passThrough } from "./passthrough.ts";
 import { parseResponsesRequest } from "./request.ts";
 import { ownerOf, ResponseStore, type StoredResponse } from "./store.ts";
 
 /** The `POST /v1/responses` handler. */
-export async function createResponse(ctx: RequestContext): Promise<Response> {
+export function createResponse(ctx: RequestContext): Promise<Response> {
   const req = parseResponsesRequest(ctx.body);
-  const record = resolve(ctx, req.model);
-  if (!record.chat_completions) {
-    throw unsupportedCapability(
-      `The model \`${record.id}\` does not support chat completions.`,
-      "model",
-    );
-  }
-  if (!record.function_calling && req.options.tools.length > 0) {
-    throw unsupportedCapability(
-      `The model \`${record.id}\` does not support function calling (tools).`,
-      "tools",
-    );
-  }
+  const target = openModel(ctx, req.model);
   const store = new ResponseStore(ctx.services.kv);
   const owner = ownerOf(ctx.principal);
-  let previous: StoredResponse | null = null;
-  if (req.previousResponseId !== null) {
-    previous = await store.get(req.previousResponseId, owner);
-    if (previous === null) throw responseNotFound(req.previousResponseId, "previous_response_id");
-  }
-  const { provider, call } = modelCall(ctx, record);
-  const turn = { ctx, req, record, call, previous, store, owner };
-  if (provider.responses) return passThrough(turn, provider.responses);
-  const hosted = req.hostedTools[0];
-  if (hosted !== undefined) {
-    throw unsupportedCapability(
-      `The model \`${record.id}\` runs only function tools; hosted tools need a provider with the Responses API.`,
-      hosted,
-    );
-  }
-  return answerCanonically(turn, provider);
+  const previous = async (id: string) => {
+    const stored = await store.get(id, owner);
+    if (stored === null) throw responseNotFound(id, "previous_response_id");
+    return stored;
+  };
+  return callChat(ctx, target, new ResponsesDoor(ctx, req, previous));
 }
 
 /** The `GET /v1/responses/{id}` handler: a stored response of the caller's. */

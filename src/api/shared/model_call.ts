@@ -1,10 +1,133 @@
+/**
+ * The one model-call path of chat calls (DESIGN §3), the same for every front door: the model
+ * resolved with its adapter ({@link openModel}); then {@link callChat} checks its capabilities
+ * against what the request uses, passes the call through to a back end that speaks the door's
+ * protocol or applies the defaults and calls the adapter on the canonical request, and answers
+ * it whole or as a stream, recording what the log shows. A door only parses its wire format
+ * and renders answers (its {@link ChatDoor}).
+ */
+import type { CanonicalRequest, Part } from "../../canonical/conversation.ts";
+import { DEFAULT_MAX_TOKENS } from "../../canonical/conversation.ts";
 import type { CanonicalEvent } from "../../canonical/events.ts";
+import type { CanonicalResult } from "../../canonical/result.ts";
 import type { ModelRecord } from "../../catalogue/model.ts";
 import { ApiError, clientClosed, internalError } from "../../errors.ts";
+import { json } from "../../http/response.ts";
 import { eventStreamResponse, type StreamRenderer } from "../../http/sse_response.ts";
 import type { RequestContext } from "../../pipeline/context.ts";
+import { resolve } from "../../pipeline/resolve.ts";
 import type { CallContext, Provider } from "../../providers/types.ts";
 import { RoutedProvider } from "../../routing/routed_provider.ts";
+import { type ChatNeeds, checkChat } from "./capabilities.ts";
+import { loggedMessages, StreamedParts } from "./log_content.ts";
+
+/** A resolved model, the adapter that calls it and the call's context. */
+export interface ModelTarget {
+  record: ModelRecord;
+  provider: Provider;
+  call: CallContext;
+}
+
+/** The model a request names, resolved (visible, permitted: `pipeline/resolve.ts`), with its
+ * adapter. */
+export function openModel(ctx: RequestContext, model: string): ModelTarget {
+  const record = resolve(ctx, model);
+  return { record, ...modelCall(ctx, record) };
+}
+
+/** A front door's side of a chat call: what the request needs, and how the door turns it into
+ * a canonical request and renders the answers. */
+export interface ChatDoor {
+  /** Names the door's streams in the error log of a bug ("chat", "messages"...). */
+  readonly name: string;
+  /** Whether the client asked for a stream. */
+  readonly stream: boolean;
+  /** What the request asks of the model (see `capabilities.ts`). */
+  readonly needs: Omit<ChatNeeds, "passedThrough">;
+  /** The door's own protocol, for a back end that speaks it: the call answered as written. */
+  readonly passthrough?: {
+    speaks(provider: Provider): boolean;
+    answer(target: ModelTarget): Promise<Response>;
+  };
+  /** The request in canonical form (the door may let go of the body then). */
+  canonical(target: ModelTarget): CanonicalRequest | Promise<CanonicalRequest>;
+  /** The body answering a whole result (a door may store it first). */
+  answer(result: CanonicalResult, target: ModelTarget): unknown;
+  /** The renderer of the answer's stream. */
+  renderer(target: ModelTarget, req: CanonicalRequest): StreamRenderer | Promise<StreamRenderer>;
+  /** The stream as it is rendered, when the door must see it first (the Responses door stores
+   * the answer before its last event). */
+  events?(events: AsyncIterable<CanonicalEvent[]>): AsyncIterable<CanonicalEvent[]>;
+  /** What the request log shows of an answer's parts (with `logs.include_content`). */
+  logged(parts: readonly Part[]): unknown;
+}
+
+/** What the log keeps of a chat call's content (with `logs.include_content`). */
+interface LoggedContent {
+  messages: { role: string; content: string }[];
+  output: unknown;
+}
+
+/** Answers a chat call through `door` (see the module comment). */
+export async function callChat(
+  ctx: RequestContext,
+  target: ModelTarget,
+  door: ChatDoor,
+): Promise<Response> {
+  const { record, provider, call } = target;
+  const passedThrough = door.passthrough?.speaks(provider) ?? false;
+  checkChat(record, { ...door.needs, passedThrough });
+  if (passedThrough) return await door.passthrough!.answer(target);
+  const req = await door.canonical(target);
+  if (!req.options.maxTokensGiven) {
+    // `??` also covers records stored before the field existed.
+    req.options.maxTokens = record.default_max_tokens ?? DEFAULT_MAX_TOKENS;
+  }
+  const content: LoggedContent | null = ctx.services.config.logs.include_content
+    ? { messages: loggedMessages(req.messages), output: null }
+    : null;
+  if (content) ctx.content = content;
+  if (!door.stream) {
+    const result = await untilClientLeaves(ctx, () => provider.chat(req, call));
+    ctx.usage = result.usage;
+    const body = await door.answer(result, target);
+    if (content) content.output = door.logged(result.parts);
+    return withDropped(json(body), call);
+  }
+  ctx.stream = true;
+  // A stream's call also stops when its response body is cancelled (`abort`).
+  const abort = new AbortController();
+  call.signal = followed(abort, ctx.signal);
+  const renderer = await door.renderer(target, req);
+  return await streamChat(ctx, target, door, provider.chatStream(req, call), renderer, {
+    abort,
+    content,
+  });
+}
+
+/** The stream's answer. (A function of its own, whose closures do not use the request: V8 keeps
+ * the variables that a function's closures use together, so closures made beside the request
+ * would keep it, the whole prompt, as long as the stream.) */
+async function streamChat(
+  ctx: RequestContext,
+  target: ModelTarget,
+  door: ChatDoor,
+  events: AsyncIterable<CanonicalEvent[]>,
+  renderer: StreamRenderer,
+  { abort, content }: { abort: AbortController; content: LoggedContent | null },
+): Promise<Response> {
+  const streamed = content ? new StreamedParts() : null;
+  const response = await streamAnswer(ctx, door.events?.(events) ?? events, renderer, {
+    abort,
+    signal: target.call.signal,
+    name: door.name,
+    observe: streamed ? (batch) => streamed.add(batch) : undefined,
+    ended() {
+      if (content && streamed) content.output = door.logged(streamed.parts);
+    },
+  });
+  return withDropped(response, target.call);
+}
 
 /** The adapter and call context for a resolved model (see `pipeline/resolve.ts`): its
  * provider's, or for a model with several routes one that tries them (DESIGN §6.3). */

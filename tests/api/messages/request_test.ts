@@ -69,7 +69,7 @@ Deno.test("parseMessagesRequest: system, every block type and cache_control beco
     cache: { type: "ephemeral" },
   }]);
   assert.deepEqual(uses.images, ["messages[0].content[1]", "messages[0].content[2]"]);
-  assert.deepEqual(uses.toolBlocks, ["messages[1].content[3]", "messages[2].content[0]"]);
+  assert.deepEqual(uses.toolUses, ["messages[1].content[3]", "messages[2].content[0]"]);
   assert.equal(req.extras.protocol, "anthropic_messages");
   assert.deepEqual(req.extras.fields, {});
 });
@@ -115,7 +115,7 @@ Deno.test("parseMessagesRequest: options, tools, tool_choice, thinking and outpu
     parameters: { type: "object" },
     cache: { type: "ephemeral" },
   }]);
-  assert.deepEqual(uses.anthropicOnly, [{ path: "tools[1].type", type: "web_search_20250305" }]);
+  assert.deepEqual(uses.protocolOnly, [{ path: "tools[1].type", type: "web_search_20250305" }]);
   assert.equal(o.toolChoice, "required");
   assert.equal(o.parallelToolCalls, false);
   assert.deepEqual(o.reasoning, { effort: "high", budgetTokens: 2048 });

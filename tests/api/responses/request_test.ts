@@ -81,7 +81,7 @@ Deno.test("options become canonical; unknown fields are extras of openai_respons
     strict: true,
   }]);
   assert.deepEqual(req.options.toolChoice, { name: "f" });
-  assert.deepEqual(req.hostedTools, ["tools[1].type"]);
+  assert.deepEqual(req.hostedTools, [{ path: "tools[1].type", type: "web_search" }]);
   assert.equal(req.includeEncrypted, true);
   assert.equal(req.store, false);
   assert.equal(req.stream, true);

@@ -1,0 +1,218 @@
+/**
+ * The one capability check of chat calls: the same canonical request, sent through each front
+ * door (chat completions, Messages, Responses), is refused with the same status and message,
+ * the `param` naming the use in that door's own wire format (Anthropic's error shape puts it at
+ * the head of the message).
+ */
+import assert from "node:assert/strict";
+import { startServer, type TestServer } from "./support/server.ts";
+
+const IMAGE = "https://example.com/a.png";
+const TOOL = {
+  name: "lookup",
+  description: "Looks a word up.",
+  schema: { type: "object", properties: { word: { type: "string" } } },
+};
+
+/** One request, as each door writes it. */
+interface Case {
+  name: string;
+  chat: Record<string, unknown>;
+  messages: Record<string, unknown>;
+  responses: Record<string, unknown>;
+  /** The message every door answers. */
+  message: string;
+  /** The param, by door (Anthropic's error shape names it at the head of the message). */
+  params: { chat: string; responses: string; messages: string };
+}
+
+const CASES: Case[] = [
+  {
+    name: "a model that does not chat",
+    chat: { model: "sim-moderation", messages: [{ role: "user", content: "hi" }] },
+    messages: {
+      model: "sim-moderation",
+      max_tokens: 16,
+      messages: [{ role: "user", content: "hi" }],
+    },
+    responses: { model: "sim-moderation", input: "hi" },
+    message: "The model `sim-moderation` does not support chat completions.",
+    params: { chat: "model", responses: "model", messages: "model" },
+  },
+  {
+    name: "an image for a model without image_input",
+    chat: {
+      model: "sim-chat",
+      messages: [{
+        role: "user",
+        content: [{ type: "text", text: "see" }, { type: "image_url", image_url: { url: IMAGE } }],
+      }],
+    },
+    messages: {
+      model: "sim-chat",
+      max_tokens: 16,
+      messages: [{
+        role: "user",
+        content: [{ type: "text", text: "see" }, {
+          type: "image",
+          source: { type: "url", url: IMAGE },
+        }],
+      }],
+    },
+    responses: {
+      model: "sim-chat",
+      input: [{
+        role: "user",
+        content: [{ type: "input_text", text: "see" }, { type: "input_image", image_url: IMAGE }],
+      }],
+    },
+    message:
+      "The model `sim-chat` does not accept image input; send text only or use a model with image_input.",
+    params: {
+      chat: "messages[0].content[1]",
+      responses: "input[0].content[1]",
+      messages: "messages.0.content.1",
+    },
+  },
+  {
+    name: "tools for a model without function_calling",
+    chat: {
+      model: "sim-chat",
+      messages: [{ role: "user", content: "hi" }],
+      tools: [{
+        type: "function",
+        function: { name: TOOL.name, description: TOOL.description, parameters: TOOL.schema },
+      }],
+    },
+    messages: {
+      model: "sim-chat",
+      max_tokens: 16,
+      messages: [{ role: "user", content: "hi" }],
+      tools: [{ name: TOOL.name, description: TOOL.description, input_schema: TOOL.schema }],
+    },
+    responses: {
+      model: "sim-chat",
+      input: "hi",
+      tools: [{
+        type: "function",
+        name: TOOL.name,
+        description: TOOL.description,
+        parameters: TOOL.schema,
+      }],
+    },
+    message: "The model `sim-chat` does not support function calling (tools).",
+    params: { chat: "tools", responses: "tools", messages: "tools" },
+  },
+  {
+    name: "a tool call in the conversation for a model without function_calling",
+    chat: {
+      model: "sim-chat",
+      messages: [
+        { role: "user", content: "hi" },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [{
+            id: "call_1",
+            type: "function",
+            function: { name: TOOL.name, arguments: '{"word":"a"}' },
+          }],
+        },
+        { role: "tool", tool_call_id: "call_1", content: "found" },
+      ],
+    },
+    messages: {
+      model: "sim-chat",
+      max_tokens: 16,
+      messages: [
+        { role: "user", content: "hi" },
+        {
+          role: "assistant",
+          content: [{ type: "tool_use", id: "call_1", name: TOOL.name, input: { word: "a" } }],
+        },
+        {
+          role: "user",
+          content: [{ type: "tool_result", tool_use_id: "call_1", content: "found" }],
+        },
+      ],
+    },
+    responses: {
+      model: "sim-chat",
+      input: [
+        { role: "user", content: "hi" },
+        {
+          type: "function_call",
+          call_id: "call_1",
+          name: TOOL.name,
+          arguments: '{"word":"a"}',
+        },
+        { type: "function_call_output", call_id: "call_1", output: "found" },
+      ],
+    },
+    message: "The model `sim-chat` does not support function calling (tools).",
+    params: {
+      chat: "messages[1].tool_calls",
+      responses: "input[1]",
+      messages: "messages.1.content.0",
+    },
+  },
+];
+
+async function post(server: TestServer, path: string, body: unknown) {
+  const response = await fetch(`${server.url}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "anthropic-version": "2023-06-01" },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, body: await response.json() };
+}
+
+for (const c of CASES) {
+  Deno.test(`capabilities: ${c.name} is refused alike by every front door`, async () => {
+    await using server = await startServer();
+    const chat = await post(server, "/v1/chat/completions", c.chat);
+    const responses = await post(server, "/v1/responses", c.responses);
+    const messages = await post(server, "/v1/messages", c.messages);
+    for (const answer of [chat, responses, messages]) assert.equal(answer.status, 400);
+    assert.deepEqual(chat.body.error, {
+      message: c.message,
+      type: "invalid_request_error",
+      param: c.params.chat,
+      code: "unsupported_capability",
+    });
+    assert.deepEqual(responses.body.error, { ...chat.body.error, param: c.params.responses });
+    assert.deepEqual(messages.body, {
+      type: "error",
+      error: { type: "invalid_request_error", message: `${c.params.messages}: ${c.message}` },
+      request_id: messages.body.request_id,
+    });
+  });
+}
+
+Deno.test("capabilities: what only a door's own protocol carries needs a back end that speaks it", async () => {
+  await using server = await startServer();
+  const responses = await post(server, "/v1/responses", {
+    model: "sim-chat",
+    input: "hi",
+    tools: [{ type: "web_search" }],
+  });
+  const messages = await post(server, "/v1/messages", {
+    model: "sim-chat",
+    max_tokens: 16,
+    messages: [{ role: "user", content: "hi" }],
+    tools: [{ type: "web_search_20250305", name: "web_search" }],
+  });
+  assert.equal(responses.status, 400);
+  assert.deepEqual(responses.body.error, {
+    message:
+      "The model `sim-chat` is not served by a provider that speaks the Responses API, so it cannot take `web_search`; only such models can.",
+    type: "invalid_request_error",
+    param: "tools[0].type",
+    code: "unsupported_capability",
+  });
+  assert.equal(messages.status, 400);
+  assert.equal(
+    messages.body.error.message,
+    "tools.0.type: The model `sim-chat` is not served by a provider that speaks Anthropic's Messages API, so it cannot take `web_search_20250305`; only such models can.",
+  );
+});
