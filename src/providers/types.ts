@@ -1,5 +1,5 @@
 import type { HttpClient } from "../http/client/types.ts";
-import type { ApiError } from "../errors.ts";
+import { ApiError } from "../errors.ts";
 import type { ModelRecord } from "../catalogue/model.ts";
 import type { Clock } from "../clock.ts";
 import type { ProviderConfig, RouteConfig } from "../config.ts";
@@ -15,7 +15,6 @@ import type {
   ModerationRequest,
   ModerationResult,
 } from "../types/openai.ts";
-import type { ResponsesAnswer } from "./openai/responses.ts";
 
 /** What a provider adapter is built from. */
 export interface ProviderDeps {
@@ -73,14 +72,13 @@ export interface Provider {
   embed?(req: EmbeddingRequest, ctx: CallContext): Promise<EmbeddingResult>;
   /** One JPEG data URL per requested image. */
   generateImages?(req: ImageRequest, ctx: CallContext): Promise<string[]>;
-  /** OpenAI's Responses API passed through (`responses_api: true`): the body as the client
-   * sent it, with the upstream's model id. */
-  responses?(body: Record<string, unknown>, ctx: CallContext): Promise<ResponsesAnswer>;
   /** The input tokens of a request, as the back end counts them (DESIGN §6.2). */
   countTokens?(req: CanonicalRequest, ctx: CallContext): Promise<number>;
-  /** Back ends that speak the Messages API: a Messages front door's call forwarded as the
-   * client wrote it, with only the model id rewritten (DESIGN §6.2's same-protocol path). */
-  forwardMessages?(call: ForwardedCall, ctx: CallContext): Promise<ForwardedAnswer>;
+  /** The protocols the back end takes a front door's calls in as the client wrote them. */
+  readonly passes?: ReadonlySet<PassProtocol>;
+  /** A call in one of {@link passes}' protocols, passed through as the client wrote it, with
+   * only the model id rewritten (DESIGN §6.2's same-protocol path). */
+  passthrough?(call: PassthroughCall, ctx: CallContext): Promise<PassthroughAnswer>;
   /** The chat models the upstream lists (model discovery, `discover: true`); every page read. */
   listModels?(signal: AbortSignal): Promise<ListedModel[]>;
 }
@@ -97,26 +95,54 @@ export interface ListedModel {
   functionCalling: boolean | null;
 }
 
-/** A Messages API call as the client made it. */
-export interface ForwardedCall {
-  endpoint: "messages" | "count_tokens";
+/** The protocols a back end can take calls in as written: OpenAI's Responses API
+ * (`responses_api: true`), Anthropic's Messages API (the `anthropic` style). */
+export type PassProtocol = "openai_responses" | "anthropic_messages";
+
+/** A front door's call as the client made it. */
+export interface PassthroughCall {
+  protocol: PassProtocol;
+  /** The protocol's endpoint. */
+  endpoint: "responses" | "messages" | "count_tokens";
   /** The client's JSON body. */
   body: Record<string, unknown>;
-  /** The client's `anthropic-version` and `anthropic-beta` headers, when it sent them. */
+  /** The client's protocol headers the upstream gets (`anthropic-version`, `anthropic-beta`). */
   headers: Record<string, string>;
+  /** Fields written into the answer's response object (and a stream's) as the client knows
+   * them: the gateway's `model` id; a Responses call's `previous_response_id`. */
+  shown: Record<string, unknown>;
 }
 
-/** The upstream's answer to a forwarded call, its model id rewritten to the gateway's. */
-export type ForwardedAnswer =
+/** The upstream's answer to a passed-through call, with the {@link PassthroughCall.shown}
+ * fields written in. */
+export type PassthroughAnswer =
   | { kind: "json"; body: Record<string, unknown>; usage: Usage | null }
-  | { kind: "stream"; batches: AsyncIterable<ForwardedBatch> };
+  | { kind: "stream"; batches: AsyncIterable<PassedBatch> };
 
-/** The SSE bytes of one upstream read (never empty), with the usage reported so far when an
- * event in it reported some. */
-export interface ForwardedBatch {
+/** The SSE bytes of one upstream read (never empty), and what the events in them said. */
+export interface PassedBatch {
   bytes: Uint8Array;
+  /** The usage reported so far, when an event in these bytes reported some. */
   usage: Usage | null;
-  /** The upstream's `error` event in these bytes (which end the stream), as the gateway's error:
-   * what the request's log record and metrics show. */
+  /** The upstream's `error` event in these bytes (which ends the stream), as the gateway's
+   * error: what the request's log record and metrics show. */
   failure?: ApiError;
+  /** The whole response object an event in these bytes ended the answer with (the Responses
+   * API's `response.completed`, `.incomplete`, `.failed`). */
+  final?: Record<string, unknown>;
+  /** The next event's sequence number, for a protocol that numbers its events. */
+  sequence?: number;
+}
+
+/** The code of a count_tokens call's error when the upstream has no count_tokens endpoint. */
+export const COUNT_TOKENS_UNSUPPORTED = "count_tokens_unsupported";
+
+/**
+ * Whether `error` says that the upstream has no count_tokens endpoint, so that the caller
+ * answers its own estimate. It is a 404, not the 502 of a failing upstream: a routed model
+ * neither moves to its next route nor counts it against the route's breaker (clients such as
+ * Claude Code count tokens before every turn; the route is well).
+ */
+export function lacksCountTokens(error: unknown): boolean {
+  return error instanceof ApiError && error.code === COUNT_TOKENS_UNSUPPORTED;
 }

@@ -12,7 +12,13 @@ import type { CanonicalEvent } from "../canonical/events.ts";
 import type { CanonicalResult } from "../canonical/result.ts";
 import type { RouteConfig } from "../config.ts";
 import { ApiError, clientClosed } from "../errors.ts";
-import type { CallContext, Provider } from "../providers/types.ts";
+import type {
+  CallContext,
+  PassProtocol,
+  PassthroughAnswer,
+  PassthroughCall,
+  Provider,
+} from "../providers/types.ts";
 import { continuation, PartialAnswer, prefilled } from "./continuation.ts";
 import type { RouteState } from "./health.ts";
 import { routeOrder } from "./select.ts";
@@ -60,8 +66,7 @@ export class RoutedProvider implements Provider {
    * `responses_api` routes), with fallback before the answer, when every route has one: a model
    * whose routes mix styles is translated on all of them, so that its answers do not change
    * shape with the route. */
-  readonly forwardMessages?: NonNullable<Provider["forwardMessages"]>;
-  readonly responses?: NonNullable<Provider["responses"]>;
+  readonly passes: ReadonlySet<PassProtocol>;
   /** Embeddings, with fallback, when every route has them. */
   readonly embed?: NonNullable<Provider["embed"]>;
 
@@ -74,19 +79,18 @@ export class RoutedProvider implements Provider {
     if (moderate) this.moderate = (req, ctx) => moderate(req, this.#attempt(ctx, route));
     const generate = provider.generateImages?.bind(provider);
     if (generate) this.generateImages = (req, ctx) => generate(req, this.#attempt(ctx, route));
-    if (targets.every((t) => t.provider.forwardMessages)) {
-      this.forwardMessages = async (call, ctx) =>
-        (await this.#first(this.#order(), ctx, (t, c) => t.provider.forwardMessages!(call, c)))
-          .value;
-    }
+    this.passes = new Set(
+      [...provider.passes ?? []].filter((p) => targets.every((t) => t.provider.passes?.has(p))),
+    );
     if (targets.every((t) => t.provider.embed)) {
       this.embed = async (req, ctx) =>
         (await this.#first(this.#order(), ctx, (t, c) => t.provider.embed!(req, c))).value;
     }
-    if (targets.every((t) => t.provider.responses)) {
-      this.responses = async (body, ctx) =>
-        (await this.#first(this.#order(), ctx, (t, c) => t.provider.responses!(body, c))).value;
-    }
+  }
+
+  async passthrough(call: PassthroughCall, ctx: CallContext): Promise<PassthroughAnswer> {
+    const order = this.#order();
+    return (await this.#first(order, ctx, (t, c) => t.provider.passthrough!(call, c))).value;
   }
 
   async chat(req: CanonicalRequest, ctx: CallContext): Promise<CanonicalResult> {

@@ -47,9 +47,13 @@ export function tracedProvider(
   if (provider.moderate) traced.moderate = provider.moderate.bind(provider);
   if (provider.embed) traced.embed = provider.embed.bind(provider);
   if (provider.generateImages) traced.generateImages = provider.generateImages.bind(provider);
-  if (provider.responses) traced.responses = provider.responses.bind(provider);
   if (provider.countTokens) traced.countTokens = provider.countTokens.bind(provider);
-  if (provider.forwardMessages) traced.forwardMessages = provider.forwardMessages.bind(provider);
+  if (provider.passthrough) {
+    Object.assign(traced, {
+      passes: provider.passes,
+      passthrough: provider.passthrough.bind(provider),
+    });
+  }
   if (provider.listModels) traced.listModels = provider.listModels.bind(provider);
   return traced;
 }

@@ -186,17 +186,16 @@ Deno.test("tracedProvider: keeps every optional call of the provider it wraps, a
     ...streaming([]),
     moderate: () => (calls.push("moderate"), Promise.resolve([])),
     generateImages: () => (calls.push("generateImages"), Promise.resolve([])),
-    responses: () => (calls.push("responses"), Promise.reject(new Error("unused"))),
+    passes: new Set(["anthropic_messages"]),
     countTokens: () => (calls.push("countTokens"), Promise.resolve(7)),
-    forwardMessages: () => (calls.push("forwardMessages"), Promise.reject(new Error("unused"))),
+    passthrough: () => (calls.push("passthrough"), Promise.reject(new Error("unused"))),
     listModels: () => (calls.push("listModels"), Promise.resolve([])),
   };
   const optional = [
     "moderate",
     "generateImages",
-    "responses",
     "countTokens",
-    "forwardMessages",
+    "passthrough",
     "listModels",
   ] as const;
   const tracing = new Tracing(recordingOtel().api, false);
@@ -204,6 +203,8 @@ Deno.test("tracedProvider: keeps every optional call of the provider it wraps, a
   for (const name of optional) assert.equal(typeof traced[name], "function", name);
   assert.equal(await traced.countTokens!(chatRequest(), callContext()), 7);
   assert.deepEqual(calls, ["countTokens"]);
+  assert.deepEqual(traced.passes, full.passes, "the protocols it passes through too");
   const bare = tracedProvider(streaming([]), config, tracing);
   for (const name of optional) assert.equal(bare[name], undefined, name);
+  assert.equal(bare.passes, undefined);
 });

@@ -13,8 +13,12 @@ import { type ApiError, internalError } from "../../errors.ts";
 import { json } from "../../http/response.ts";
 import type { Logger } from "../../log/logger.ts";
 import type { RequestContext } from "../../pipeline/context.ts";
-import { lacksCountTokens } from "../../providers/anthropic/passthrough.ts";
-import type { CallContext, Provider } from "../../providers/types.ts";
+import {
+  type CallContext,
+  lacksCountTokens,
+  type PassthroughCall,
+  type Provider,
+} from "../../providers/types.ts";
 import { checkChat } from "../shared/capabilities.ts";
 import { loggedMessages } from "../shared/log_content.ts";
 import {
@@ -25,11 +29,11 @@ import {
   openModel,
   untilClientLeaves,
 } from "../shared/model_call.ts";
-import { forwardedResponse } from "./forward.ts";
+import { passedStream } from "../shared/passed_stream.ts";
 import { parseMessagesRequest } from "./request.ts";
 import { contentBlocks, messageId, renderMessage } from "./response.ts";
 import { withoutGatewayThinking } from "./signature.ts";
-import { MessagesStreamRenderer } from "./stream.ts";
+import { MessagesStreamRenderer, sseEvent } from "./stream.ts";
 
 /** Client headers an Anthropic upstream gets. */
 const FORWARDED_HEADERS = ["anthropic-version", "anthropic-beta"] as const;
@@ -56,7 +60,7 @@ class MessagesDoor implements ChatDoor {
     this.stream = req.stream;
     this.needs = { tools: req.options.tools.length, uses, protocol: PROTOCOL };
     this.passthrough = {
-      speaks: (provider: Provider) => provider.forwardMessages !== undefined,
+      speaks: (provider: Provider) => provider.passes?.has("anthropic_messages") ?? false,
       answer: (target: ModelTarget) => this.#forward(target),
     };
   }
@@ -73,11 +77,16 @@ class MessagesDoor implements ChatDoor {
     const abort = new AbortController();
     if (req.stream) call.signal = followed(abort, ctx.signal);
     const onUnexpected = streamFailure(ctx, ctx.services.logger);
-    const forward = provider.forwardMessages!.bind(provider);
+    const passthrough = provider.passthrough!.bind(provider);
+    const sent = passed(ctx, "messages", call.model.id);
     return untilClientLeaves(ctx, async () => {
-      const answer = await forward(forwarded(ctx, "messages"), call);
-      if (content && answer.kind === "json") content.output = answer.body.content;
-      return forwardedResponse(ctx, answer, abort, onUnexpected);
+      const answer = await passthrough(sent, call);
+      if (answer.kind === "json") {
+        ctx.usage = answer.usage;
+        if (content) content.output = answer.body.content;
+        return json(answer.body);
+      }
+      return await passedStream(ctx, answer.batches, { abort, errorEvent, onUnexpected });
     });
   }
 
@@ -139,14 +148,15 @@ export async function countMessageTokens(ctx: RequestContext): Promise<Response>
   const { config } = ctx.services;
   const { req, uses } = parseMessagesRequest(ctx.body, config.limits, true);
   const { record, provider, call } = openModel(ctx, req.model);
-  const forward = provider.forwardMessages?.bind(provider);
-  const passedThrough = forward !== undefined;
+  const passedThrough = provider.passes?.has("anthropic_messages") ?? false;
   checkChat(record, { tools: req.options.tools.length, uses, protocol: PROTOCOL, passedThrough });
-  if (forward) {
+  if (passedThrough) {
+    const passthrough = provider.passthrough!.bind(provider);
+    const sent = passed(ctx, "count_tokens", record.id);
     const answer = await untilClientLeaves(
       ctx,
       () =>
-        forward(forwarded(ctx, "count_tokens"), call).catch((e: unknown) => {
+        passthrough(sent, call).catch((e: unknown) => {
           if (lacksCountTokens(e)) return null;
           throw e;
         }),
@@ -169,14 +179,25 @@ function inputTokens(
   return provider.countTokens?.(req, call) ?? Promise.resolve(promptTokens(req));
 }
 
-/** The client's call as it is forwarded: its body (without the thinking blocks of other
- * styles) and its Anthropic headers. */
-function forwarded(ctx: RequestContext, endpoint: "messages" | "count_tokens") {
+/** The client's call as it is passed through: its body (without the thinking blocks of other
+ * styles), its Anthropic headers, and the model id the answer shows. */
+function passed(
+  ctx: RequestContext,
+  endpoint: "messages" | "count_tokens",
+  model: string,
+): PassthroughCall {
   const headers: Record<string, string> = {};
   for (const name of FORWARDED_HEADERS) {
     const value = ctx.request.headers.get(name);
     if (value !== null) headers[name] = value;
   }
-  // Taken from the context: a forwarded stream need not keep the body.
-  return { endpoint, body: withoutGatewayThinking(ctx.takeBody()), headers };
+  // Taken from the context: a passed-through stream need not keep the body.
+  const body = withoutGatewayThinking(ctx.takeBody());
+  return { protocol: "anthropic_messages", endpoint, body, headers, shown: { model } };
+}
+
+/** A failure after the stream began, as a Messages `error` event. */
+function errorEvent(error: ApiError): string {
+  const { type, error: detail } = error.toAnthropicBody();
+  return sseEvent({ type, error: detail });
 }

@@ -54,9 +54,12 @@ export class ResponsesDoor implements ChatDoor {
     this.stream = req.stream;
     this.needs = { tools: req.options.tools.length, uses: responsesUses(req), protocol: PROTOCOL };
     this.passthrough = {
-      speaks: (provider: Provider) => provider.responses !== undefined,
+      speaks: (provider: Provider) => provider.passes?.has("openai_responses") ?? false,
       answer: async (target: ModelTarget) =>
-        passThrough(await this.#turnOf(target), target.provider.responses!.bind(target.provider)),
+        passThrough(
+          await this.#turnOf(target),
+          target.provider.passthrough!.bind(target.provider),
+        ),
     };
   }
 

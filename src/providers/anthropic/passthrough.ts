@@ -10,52 +10,28 @@
  * forwarded. The provider's own `headers` (the operator's) win over both.
  *
  * An upstream without count_tokens (a 404 or 405 there) is not failing: see
- * {@link lacksCountTokens}.
+ * `lacksCountTokens` in types.ts.
  */
-import type { Usage } from "../../canonical/result.ts";
 import { ApiError } from "../../errors.ts";
 import type { SseEvent } from "../../http/sse.ts";
 import { fromAnthropicUsage } from "./usage.ts";
-import type {
-  CallContext,
-  ForwardedAnswer,
-  ForwardedBatch,
-  ForwardedCall,
-  ProviderDeps,
-} from "../types.ts";
+import { type EventReading, type PassedEvent, PassedEvents } from "../passed_events.ts";
 import {
-  chatPost,
-  type RetryTiming,
-  Upstream,
-  type UpstreamResponse,
-  type UpstreamStyle,
-} from "../upstream.ts";
+  type CallContext,
+  COUNT_TOKENS_UNSUPPORTED,
+  type PassthroughAnswer,
+  type PassthroughCall,
+  type ProviderDeps,
+} from "../types.ts";
+import { chatPost, type RetryTiming, Upstream, type UpstreamStyle } from "../upstream.ts";
 import { isObject, type JsonObject, malformed, parseEventData } from "../wire.ts";
 
 /** The client headers an Anthropic upstream gets. */
 const FORWARDED_HEADERS = ["anthropic-version", "anthropic-beta"];
 
-const PATHS: Record<ForwardedCall["endpoint"], string> = {
-  messages: "/v1/messages",
-  count_tokens: "/v1/messages/count_tokens",
-};
-
 /** What an upstream without a count_tokens endpoint answers it, as many Anthropic-compatible
  * servers do: no such path (404), or a path of another method (405). */
 const NO_COUNT_TOKENS: ReadonlySet<number> = new Set([404, 405]);
-
-/** The code of {@link noCountTokens}'s error. */
-const NO_COUNT_TOKENS_CODE = "count_tokens_unsupported";
-
-/**
- * Whether `error` says that the upstream has no count_tokens endpoint (it answered 404 or 405),
- * so that the caller answers its own estimate. It is a 404, not the 502 of a failing upstream:
- * a routed model neither moves to its next route nor counts it against the route's breaker
- * (clients such as Claude Code count tokens before every turn; the route is well).
- */
-export function lacksCountTokens(error: unknown): boolean {
-  return error instanceof ApiError && error.code === NO_COUNT_TOKENS_CODE;
-}
 
 /** The error for a count_tokens call that `provider`'s upstream answered with `status`. */
 function noCountTokens(provider: string, status: number): ApiError {
@@ -63,11 +39,11 @@ function noCountTokens(provider: string, status: number): ApiError {
     404,
     "not_found_error",
     `The upstream provider "${provider}" has no count_tokens endpoint (HTTP ${status}).`,
-    { code: NO_COUNT_TOKENS_CODE },
+    { code: COUNT_TOKENS_UNSUPPORTED },
   );
 }
 
-/** Forwards Messages API calls to one Anthropic provider. */
+/** Passes Messages API calls through to one Anthropic provider. */
 export class AnthropicForwarder {
   readonly #deps: ProviderDeps;
   readonly #style: UpstreamStyle;
@@ -88,15 +64,15 @@ export class AnthropicForwarder {
     this.#timing = timing;
   }
 
-  async forward(call: ForwardedCall, ctx: CallContext): Promise<ForwardedAnswer> {
+  async forward(call: PassthroughCall, ctx: CallContext): Promise<PassthroughAnswer> {
     const upstream = this.#upstream(call);
     const body: Record<string, unknown> = { ...call.body, model: ctx.upstreamModel };
-    const path = PATHS[call.endpoint];
+    const path = call.endpoint === "count_tokens" ? "/v1/messages/count_tokens" : "/v1/messages";
     if (call.endpoint === "count_tokens" || body.stream !== true) {
       const data = await upstream.json(chatPost(ctx, path, body, false));
       if (!isObject(data)) throw malformed("answer (not a JSON object)");
       if (call.endpoint === "count_tokens") return { kind: "json", body: data, usage: null };
-      if (typeof data.model === "string") data.model = ctx.model.id;
+      if (typeof data.model === "string") Object.assign(data, call.shown);
       return { kind: "json", body: data, usage: fromAnthropicUsage(data.usage) };
     }
     // Answered once the upstream answered (an HTTP error is thrown here, where a routed model
@@ -104,13 +80,13 @@ export class AnthropicForwarder {
     const source = await upstream.call(chatPost(ctx, path, body, true));
     return {
       kind: "stream",
-      batches: new ForwardedEvents(source, ctx.model.id, this.#streamError),
+      batches: new PassedEvents(source, new MessagesEvents(call.shown, this.#streamError)),
     };
   }
 
   /** An upstream client with the client's version and betas (one per call: the headers are
    * the call's); for count_tokens, one that knows an upstream without it. */
-  #upstream(call: ForwardedCall): Upstream {
+  #upstream(call: PassthroughCall): Upstream {
     const headers = { ...this.#style.headers };
     for (const name of FORWARDED_HEADERS) {
       const value = call.headers[name];
@@ -130,104 +106,52 @@ export class AnthropicForwarder {
 }
 
 /**
- * A forwarded stream's bytes, one batch per upstream read that completed events: each event
- * re-encoded as it came (`event:` name and `data:` text), `message_start`'s model rewritten.
- * Ends after `message_stop`; an upstream `error` event is passed on and ends it too; a body
- * that ends without either is a 502. Stopping early (`return`) aborts the upstream call.
+ * A passed-through Messages stream's events: each as it came, `message_start`'s message with
+ * the client's fields; the cumulative usage (message_start, then each message_delta); an
+ * upstream `error` event passed on, ending the stream as `message_stop` does. A body that
+ * ends before either is a 502.
  */
-class ForwardedEvents implements AsyncIterableIterator<ForwardedBatch> {
-  readonly #source: UpstreamResponse;
-  readonly #model: string;
+class MessagesEvents implements EventReading {
+  readonly #shown: Record<string, unknown>;
   readonly #streamError: (data: unknown) => ApiError;
-  #done = false;
-  /** The cumulative usage fields so far (message_start, then each message_delta). */
-  #usage: JsonObject = {};
+  /** The cumulative usage fields so far. */
+  readonly #usage: JsonObject = {};
 
-  constructor(
-    source: UpstreamResponse,
-    model: string,
-    streamError: (data: unknown) => ApiError,
-  ) {
-    this.#source = source;
-    this.#model = model;
+  constructor(shown: Record<string, unknown>, streamError: (data: unknown) => ApiError) {
+    this.#shown = shown;
     this.#streamError = streamError;
   }
 
-  [Symbol.asyncIterator](): this {
-    return this;
-  }
-
-  async next(): Promise<IteratorResult<ForwardedBatch, undefined>> {
-    while (!this.#done) {
-      let events: SseEvent[] | null;
-      try {
-        events = await this.#source.readEvents();
-      } catch (e) {
-        this.#stop();
-        throw e;
-      }
-      if (events === null) {
-        this.#stop();
-        throw malformed("stream: it ended before message_stop");
-      }
-      let text = "";
-      let usage: Usage | null = null;
-      let failure: ApiError | undefined;
-      for (const event of events) {
-        const { data, ended, counted } = this.#take(event);
-        text += `event: ${event.event}\ndata: ${data.replaceAll("\n", "\ndata: ")}\n\n`;
-        if (counted) usage = fromAnthropicUsage(this.#usage);
-        if (event.event === "error") failure = this.#streamError(parseEventData(event.data));
-        if (ended) {
-          this.#done = true;
-          this.#source.release();
-          break;
-        }
-      }
-      if (text !== "") {
-        const batch: ForwardedBatch = { bytes: encoder.encode(text), usage };
-        if (failure) batch.failure = failure;
-        return { done: false, value: batch };
-      }
-    }
-    return { done: true, value: undefined };
-  }
-
-  return(): Promise<IteratorResult<ForwardedBatch, undefined>> {
-    this.#stop();
-    return Promise.resolve({ done: true, value: undefined });
-  }
-
-  /** One event's data as forwarded; whether it ends the stream or reported usage. */
-  #take(event: SseEvent): { data: string; ended: boolean; counted: boolean } {
+  read(event: SseEvent): PassedEvent {
     const name = event.event;
-    if (name === "message_stop" || name === "error") {
-      return { data: event.data, ended: true, counted: false };
+    if (name === "message_stop") return { data: event.data, ended: true };
+    if (name === "error") {
+      return {
+        data: event.data,
+        ended: true,
+        failure: this.#streamError(parseEventData(event.data)),
+      };
     }
-    if (name !== "message_start" && name !== "message_delta") {
-      return { data: event.data, ended: false, counted: false };
-    }
+    if (name !== "message_start" && name !== "message_delta") return { data: event.data };
     const parsed = parseEventData(event.data);
     const usage = name === "message_start"
       ? (isObject(parsed.message) ? parsed.message.usage : undefined)
       : parsed.usage;
+    const passed: PassedEvent = { data: event.data };
     if (isObject(usage)) {
       for (const [key, value] of Object.entries(usage)) {
         if (typeof value === "number" || isObject(value)) this.#usage[key] = value;
       }
+      passed.usage = fromAnthropicUsage(this.#usage);
     }
     if (name === "message_start" && isObject(parsed.message)) {
-      parsed.message.model = this.#model;
-      return { data: JSON.stringify(parsed), ended: false, counted: isObject(usage) };
+      Object.assign(parsed.message, this.#shown);
+      passed.data = JSON.stringify(parsed);
     }
-    return { data: event.data, ended: false, counted: isObject(usage) };
+    return passed;
   }
 
-  #stop(): void {
-    if (this.#done) return;
-    this.#done = true;
-    this.#source.close();
+  unfinished(): Error {
+    return malformed("stream: it ended before message_stop");
   }
 }
-
-const encoder = new TextEncoder();

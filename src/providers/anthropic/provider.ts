@@ -10,9 +10,10 @@ import { EventBatches, type EventTranslation } from "../event_batches.ts";
 import { listAnthropicModels } from "../model_lists.ts";
 import type {
   CallContext,
-  ForwardedAnswer,
-  ForwardedCall,
   ListedModel,
+  PassProtocol,
+  PassthroughAnswer,
+  PassthroughCall,
   Provider,
   ProviderDeps,
 } from "../types.ts";
@@ -35,6 +36,9 @@ export function parseAnthropicError(body: unknown): UpstreamErrorDetail {
   if (typeof body.error.type === "string") detail.type = detail.code = body.error.type;
   return detail;
 }
+
+/** What an Anthropic upstream takes as written. */
+const MESSAGES_ONLY: ReadonlySet<PassProtocol> = new Set(["anthropic_messages"]);
 
 /**
  * The adapter for Anthropic's Messages API (`x-api-key` + `anthropic-version`). The request is
@@ -64,7 +68,10 @@ export class AnthropicProvider implements Provider {
     );
   }
 
-  forwardMessages(call: ForwardedCall, ctx: CallContext): Promise<ForwardedAnswer> {
+  /** Messages API calls as the client wrote them (see passthrough.ts). */
+  readonly passes: ReadonlySet<PassProtocol> = MESSAGES_ONLY;
+
+  passthrough(call: PassthroughCall, ctx: CallContext): Promise<PassthroughAnswer> {
     return this.#forwarder.forward(call, ctx);
   }
 

@@ -17,8 +17,16 @@ import { openAIModerate } from "./moderation.ts";
 import { fromOpenAICompletion } from "./response.ts";
 import { toOpenAIRequest } from "./request.ts";
 import { OpenAIStreamTranslator } from "./stream.ts";
-import { passResponses, type ResponsesAnswer } from "./responses.ts";
-import type { CallContext, ListedModel, Provider, ProviderDeps } from "../types.ts";
+import { passResponses } from "./responses.ts";
+import type {
+  CallContext,
+  ListedModel,
+  PassProtocol,
+  PassthroughAnswer,
+  PassthroughCall,
+  Provider,
+  ProviderDeps,
+} from "../types.ts";
 import {
   chatPost,
   mapStreamError,
@@ -28,6 +36,10 @@ import {
   type UpstreamRequest,
 } from "../upstream.ts";
 import { isObject, malformed, parseEventData } from "../wire.ts";
+
+/** What an OpenAI-style upstream with `responses_api` takes as written; without it, nothing. */
+const RESPONSES_ONLY: ReadonlySet<PassProtocol> = new Set(["openai_responses"]);
+const NOTHING: ReadonlySet<PassProtocol> = new Set();
 
 /** Reads an OpenAI-style error body, and the variants compatible servers write
  * (`{"error": "text"}` from Ollama, `{"detail": ...}` from FastAPI-based servers). */
@@ -63,11 +75,8 @@ export class OpenAIProvider implements Provider {
   readonly #deps: ProviderDeps;
   readonly #upstream: Upstream;
   readonly #maxTokensField: "max_tokens" | "max_completion_tokens";
-  /** Present when the provider has `responses_api`: see responses.ts. */
-  readonly responses?: (
-    body: Record<string, unknown>,
-    ctx: CallContext,
-  ) => Promise<ResponsesAnswer>;
+  /** The Responses API, when the provider has `responses_api` (see responses.ts). */
+  readonly passes: ReadonlySet<PassProtocol>;
 
   constructor(deps: ProviderDeps, timing: RetryTiming = {}) {
     this.id = deps.config.id;
@@ -78,9 +87,16 @@ export class OpenAIProvider implements Provider {
     this.#maxTokensField = new URL(deps.config.base_url).hostname === "api.openai.com"
       ? "max_completion_tokens"
       : "max_tokens";
-    if (deps.config.responses_api) {
-      this.responses = (body, ctx) => passResponses(this.#upstream, body, ctx);
+    this.passes = deps.config.responses_api ? RESPONSES_ONLY : NOTHING;
+  }
+
+  passthrough(call: PassthroughCall, ctx: CallContext): Promise<PassthroughAnswer> {
+    if (!this.passes.has(call.protocol)) {
+      return Promise.reject(
+        new Error(`provider ${this.id} does not pass ${call.protocol} through`),
+      );
     }
+    return passResponses(this.#upstream, call, ctx);
   }
 
   async chat(req: CanonicalRequest, ctx: CallContext): Promise<CanonicalResult> {

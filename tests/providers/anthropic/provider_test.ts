@@ -8,7 +8,7 @@ import {
   AnthropicProvider,
   parseAnthropicError,
 } from "../../../src/providers/anthropic/provider.ts";
-import { lacksCountTokens } from "../../../src/providers/anthropic/passthrough.ts";
+import { lacksCountTokens } from "../../../src/providers/types.ts";
 import { ApiError } from "../../../src/errors.ts";
 import {
   type FakeAnthropic,
@@ -393,8 +393,14 @@ Deno.test("AnthropicProvider: count_tokens answered 404 or 405, whatever the bod
       providerDeps("anthropic", server.url, "sk-test", { max_retries: 2 }),
       { initialBackoffMs: 1, maxBackoffMs: 4 },
     );
-    const call = { endpoint: "count_tokens" as const, body: { messages: [] }, headers: {} };
-    await assert.rejects(provider.forwardMessages(call, context()), (e: unknown) => {
+    const call = {
+      protocol: "anthropic_messages" as const,
+      endpoint: "count_tokens" as const,
+      body: { messages: [] },
+      headers: {},
+      shown: { model: "claude" },
+    };
+    await assert.rejects(provider.passthrough(call, context()), (e: unknown) => {
       assert.ok(lacksCountTokens(e), `${status}: ${e}`);
       // Not a 5xx: a routed model neither falls back on it nor counts it against the route.
       assert.equal((e as ApiError).status, 404);
@@ -403,7 +409,7 @@ Deno.test("AnthropicProvider: count_tokens answered 404 or 405, whatever the bod
     assert.deepEqual(server.paths, ["/v1/messages/count_tokens"], `${status}: asked once`);
     // The same answer to a Messages call is the upstream failing (the model or path unknown).
     await assert.rejects(
-      provider.forwardMessages({ ...call, endpoint: "messages" }, context()),
+      provider.passthrough({ ...call, endpoint: "messages" }, context()),
       (e: unknown) => {
         assert.ok(e instanceof ApiError && !lacksCountTokens(e));
         assert.equal(e.status, 502);
@@ -420,8 +426,14 @@ Deno.test("AnthropicProvider: count_tokens that fails otherwise keeps the mappin
     providerDeps("anthropic", server.url, "sk-test", { max_retries: 2 }),
     { initialBackoffMs: 1, maxBackoffMs: 4 },
   );
-  const call = { endpoint: "count_tokens" as const, body: { messages: [] }, headers: {} };
-  await assert.rejects(provider.forwardMessages(call, context()), (e: unknown) => {
+  const call = {
+    protocol: "anthropic_messages" as const,
+    endpoint: "count_tokens" as const,
+    body: { messages: [] },
+    headers: {},
+    shown: { model: "claude" },
+  };
+  await assert.rejects(provider.passthrough(call, context()), (e: unknown) => {
     assert.ok(e instanceof ApiError && !lacksCountTokens(e));
     assert.equal(e.status, 502);
     return true;
