@@ -134,7 +134,7 @@ async function prepareForDenoServe(
     // log's last batch) once the last request is done.
     drain: () => {
       catalogue.close();
-      app.services.providers.release();
+      app.release();
       addEventListener("beforeunload", () => void close());
     },
     expired: () => close().finally(() => Deno.exit(0)),

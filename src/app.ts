@@ -179,6 +179,8 @@ export interface AppDeps {
 export interface App {
   handler(request: Request, info: Deno.ServeHandlerInfo): Promise<Response>;
   services: Services;
+  /** Lets background work stop whenever idle (the image workers), for a draining process. */
+  release(): void;
   /** Settles the requests still open (as stopped by the shutdown), stops background work and
    * writes pending log records. */
   close(): Promise<void>;
@@ -333,6 +335,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
   return {
     handler,
     services,
+    release: () => providers.release(),
     async close() {
       await settler.close();
       // The last requests' slots and reservations are given back before the process stops:

@@ -1,11 +1,11 @@
 import { forbidden, modelNotFound, unauthorized } from "../errors.ts";
-import type { Providers } from "../providers/registry.ts";
+import type { ProviderLookup } from "../providers/types.ts";
 import type { Catalogue } from "./store.ts";
 import { accessAllows, allowListMatches, type ModelRecord, type Viewer } from "./model.ts";
 
 /** Whether a model is in service here: enabled, and the provider of one of its routes
  * configured with its key. */
-export function isServed(record: ModelRecord, providers: Providers): boolean {
+export function isServed(record: ModelRecord, providers: ProviderLookup): boolean {
   return record.enabled &&
     (record.routes === undefined
       ? providers.isAvailable(record.provider)
@@ -20,7 +20,7 @@ export function canSee(record: ModelRecord, viewer: Viewer): boolean {
 /** The models a viewer may see, sorted: featured first, then by id. */
 export function visibleModels(
   catalogue: Catalogue,
-  providers: Providers,
+  providers: ProviderLookup,
   viewer: Viewer,
 ): ModelRecord[] {
   return catalogue.all()
@@ -37,7 +37,7 @@ export function visibleModels(
  */
 export function resolveModel(
   catalogue: Catalogue,
-  providers: Providers,
+  providers: ProviderLookup,
   id: string,
   viewer: Viewer,
   param = "model",

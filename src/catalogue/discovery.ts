@@ -8,7 +8,7 @@
 import type { Clock } from "../clock.ts";
 import { type DiscoveryConfig, MODEL_ID, type ProviderConfig } from "../config.ts";
 import type { Logger } from "../log/logger.ts";
-import type { Providers } from "../providers/registry.ts";
+import type { ProviderLookup } from "../providers/types.ts";
 import type { ListedModel } from "../providers/types.ts";
 import type { ModelRecord } from "./model.ts";
 import type { Catalogue } from "./store.ts";
@@ -22,7 +22,7 @@ const MIN_WAIT_MS = 1000;
 export interface DiscoveryOptions {
   /** Every configured provider; those with `discovery` settings are listed. */
   config: readonly ProviderConfig[];
-  providers: Providers;
+  providers: ProviderLookup;
   catalogue: Catalogue;
   clock: Clock;
   logger: Logger;

@@ -16,11 +16,11 @@ import { requestUrl, targetUrl } from "../http/request_url.ts";
 import type { Lease } from "../limits/leases.ts";
 import type { WindowState } from "../limits/windows.ts";
 import type { Logger } from "../log/logger.ts";
-import type { Providers } from "../providers/registry.ts";
+import type { ProviderLookup } from "../providers/types.ts";
 import type { RouteHealth } from "../routing/health.ts";
 import type { ListEntry } from "../entry_list.ts";
-import type { Held } from "./reserve.ts";
-import type { OpenRequest } from "./settle.ts";
+import type { StreamTally } from "../http/sse_response.ts";
+import type { Held } from "./held.ts";
 
 /** Everything a step or handler may use, built once per app. */
 export interface Services {
@@ -31,7 +31,7 @@ export interface Services {
   clock: Clock;
   logger: Logger;
   catalogue: Catalogue;
-  providers: Providers;
+  providers: ProviderLookup;
   keys: KeyStore;
   /** The health of models' routes in this process. */
   routes: RouteHealth;
@@ -65,6 +65,15 @@ export interface Endpoint {
   readonly errors?: EndpointErrors;
   /** The path template of its route (`/v1/models/:id`), for metrics. */
   readonly path?: string;
+}
+
+/** A request between the settle step and its settling (see settle.ts). */
+export interface OpenRequest {
+  ctx: RequestContext;
+  /** `performance.now()` when its response was ready, or `null`. */
+  responded: number | null;
+  /** What its stream produced, once one began. */
+  tally: StreamTally | null;
 }
 
 /** Runs the settle hooks of a request (see settle.ts). */

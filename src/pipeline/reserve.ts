@@ -16,6 +16,7 @@ import { limitsFor, tokenLimitOf } from "../limits/windows.ts";
 import type { Logger } from "../log/logger.ts";
 import type { Next, Step } from "./compose.ts";
 import type { RequestContext } from "./context.ts";
+import type { Held } from "./held.ts";
 import type { SettleHook } from "./settle.ts";
 import type { StoreGuard } from "./store_guard.ts";
 
@@ -23,14 +24,6 @@ import type { StoreGuard } from "./store_guard.ts";
 export interface Ledgers {
   tokens: Ledger;
   spend: Ledger;
-}
-
-/** What a request holds until it settles. */
-export interface Held {
-  /** The prompt's estimated tokens (counted when a stream is cut before its usage report). */
-  input: number;
-  tokens?: Reservation;
-  spend?: { reservation: Reservation; pricing: Pricing };
 }
 
 /** Reserves tokens and spend for chat-scope requests in `ledgers`. */

@@ -9,7 +9,7 @@ import { EntryList } from "../entry_list.ts";
 import { EventStreamResponse, type StreamTally } from "../http/sse_response.ts";
 import type { Logger } from "../log/logger.ts";
 import type { Step } from "./compose.ts";
-import type { RequestContext, SettleRunner } from "./context.ts";
+import type { OpenRequest, RequestContext, SettleRunner } from "./context.ts";
 
 /** How a request ended. */
 export interface Settlement {
@@ -43,15 +43,6 @@ const CLIENT_CLOSED = 499;
 /** The status and error code of a request the process stopped before it ended. */
 const SHUTDOWN_STATUS = 503;
 const SHUTDOWN_ERROR = "server_shutdown";
-
-/** A request between the settle step and its settling. */
-export interface OpenRequest {
-  ctx: RequestContext;
-  /** `performance.now()` when its response was ready, or `null`. */
-  responded: number | null;
-  /** What its stream produced, once one began. */
-  tally: StreamTally | null;
-}
 
 /** Runs the app's settle hooks, in order; a hook that fails is reported on stderr and the hooks
  * after it still run. Knows the requests not yet settled, so that {@link close} settles them. */

@@ -8,10 +8,9 @@ import { AnthropicProvider } from "./anthropic/provider.ts";
 import { GeminiProvider } from "./gemini/provider.ts";
 import { OpenAIProvider } from "./openai/provider.ts";
 import { SimulatorProvider } from "./simulator/provider.ts";
-import type { Provider, ProviderDeps } from "./types.ts";
+import type { Provider, ProviderDeps, ProviderLookup } from "./types.ts";
 
 // Where the simulator and the tests still import it from.
-export type { ProviderDeps } from "./types.ts";
 
 const FACTORIES: Record<ProviderStyle, (deps: ProviderDeps) => Provider> = {
   simulator: (deps) => new SimulatorProvider(deps),
@@ -21,7 +20,7 @@ const FACTORIES: Record<ProviderStyle, (deps: ProviderDeps) => Provider> = {
 };
 
 /** The configured providers; a provider whose key variable is unset is disabled. */
-export class Providers {
+export class Providers implements ProviderLookup {
   readonly #enabled: Map<string, Provider>;
   readonly #disabled: Map<string, string>;
   readonly #images: ImageWork | null;

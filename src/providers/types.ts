@@ -83,6 +83,16 @@ export interface Provider {
   listModels?(signal: AbortSignal): Promise<ListedModel[]>;
 }
 
+/** Finds the adapters requests are served by (the registry of the configured providers). */
+export interface ProviderLookup {
+  /** The adapter for a provider id, or `undefined` when unknown or disabled. */
+  get(id: string): Provider | undefined;
+  /** The adapter of a model with several routes, built by `build` once per catalogue record. */
+  routed(record: ModelRecord, build: () => Provider): Provider;
+  /** Whether the provider is configured and has its key. */
+  isAvailable(id: string): boolean;
+}
+
 /** A chat model an upstream lists, with what it states about it (`null`: not stated). */
 export interface ListedModel {
   /** The upstream's id for it. */

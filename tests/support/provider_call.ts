@@ -3,7 +3,7 @@ import { inlineImageWork } from "../../src/images/work.ts";
 import type { ModelRecord } from "../../src/catalogue/model.ts";
 import type { ProviderConfig, ProviderStyle } from "../../src/config.ts";
 import { Logger } from "../../src/log/logger.ts";
-import type { ProviderDeps } from "../../src/providers/registry.ts";
+import type { ProviderDeps } from "../../src/providers/types.ts";
 import type { CallContext } from "../../src/providers/types.ts";
 import type { CanonicalRequest, Options, Part } from "../../src/canonical/conversation.ts";
 import type { CanonicalEvent } from "../../src/canonical/events.ts";
