@@ -9,7 +9,7 @@ import type { CanonicalResult } from "../../canonical/result.ts";
 import type { CallContext } from "../types.ts";
 import { type Block, generate } from "./generation.ts";
 import type { SimulatorOptions } from "./provider.ts";
-import { sleep } from "./sleep.ts";
+import { sleep } from "../../sleep.ts";
 
 /** The provider style its reasoning parts carry. */
 const STYLE = "simulator";
