@@ -4,7 +4,8 @@
  * `GET /v1beta/models`, each read into the chat models it names.
  */
 import type { ListedModel } from "./types.ts";
-import type { Upstream, UpstreamRequest } from "./upstream.ts";
+import type { UpstreamRequest } from "./upstream/request.ts";
+import type { Upstream } from "./upstream/upstream.ts";
 import { isObject, type JsonObject, malformed } from "./wire.ts";
 
 /**

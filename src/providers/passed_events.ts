@@ -9,7 +9,7 @@ import type { Usage } from "../canonical/result.ts";
 import type { ApiError } from "../errors.ts";
 import type { SseEvent } from "../http/sse.ts";
 import type { PassedBatch } from "./types.ts";
-import type { UpstreamResponse } from "./upstream.ts";
+import type { UpstreamResponse } from "./upstream/response.ts";
 
 /** What one upstream event adds to the stream. */
 export interface PassedEvent {

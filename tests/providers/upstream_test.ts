@@ -3,12 +3,11 @@ import { ApiError } from "../../src/errors.ts";
 import type { ProviderConfig } from "../../src/config.ts";
 import {
   boundedDetail,
-  isRetryableStatus,
-  mapStreamError,
-  mapUpstreamStatus,
-  Upstream,
   type UpstreamErrorDetail,
-} from "../../src/providers/upstream.ts";
+} from "../../src/providers/upstream/error_detail.ts";
+import { mapStreamError, mapUpstreamStatus } from "../../src/providers/upstream/error_mapping.ts";
+import { isRetryableStatus } from "../../src/providers/upstream/retry.ts";
+import { Upstream } from "../../src/providers/upstream/upstream.ts";
 import { retryAfterMs } from "../../src/providers/upstream/retry_after.ts";
 import { providerDeps } from "../support/provider_call.ts";
 import { gatewayError } from "../support/rejection.ts";

@@ -4,7 +4,7 @@ import { AnthropicProvider } from "../../src/providers/anthropic/provider.ts";
 import { GeminiProvider } from "../../src/providers/gemini/provider.ts";
 import { OpenAIProvider } from "../../src/providers/openai/provider.ts";
 import type { Provider, ProviderDeps } from "../../src/providers/types.ts";
-import type { RetryTiming } from "../../src/providers/upstream.ts";
+import type { RetryTiming } from "../../src/providers/upstream/retry.ts";
 import { startFakeAnthropic } from "./fake_anthropic.ts";
 import { startFakeGemini } from "./fake_gemini.ts";
 import { startFakeOpenAI } from "./fake_openai.ts";

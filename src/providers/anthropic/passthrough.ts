@@ -23,7 +23,9 @@ import {
   type PassthroughCall,
   type ProviderDeps,
 } from "../types.ts";
-import { chatPost, type RetryTiming, Upstream, type UpstreamStyle } from "../upstream.ts";
+import { chatPost } from "../upstream/request.ts";
+import type { RetryTiming } from "../upstream/retry.ts";
+import { Upstream, type UpstreamStyle } from "../upstream/upstream.ts";
 import { isObject, type JsonObject, malformed, parseEventData } from "../wire.ts";
 
 /** The client headers an Anthropic upstream gets. */

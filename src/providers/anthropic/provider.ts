@@ -17,13 +17,11 @@ import type {
   Provider,
   ProviderDeps,
 } from "../types.ts";
-import {
-  chatPost,
-  mapStreamError,
-  type RetryTiming,
-  Upstream,
-  type UpstreamErrorDetail,
-} from "../upstream.ts";
+import type { UpstreamErrorDetail } from "../upstream/error_detail.ts";
+import { mapStreamError } from "../upstream/error_mapping.ts";
+import { chatPost } from "../upstream/request.ts";
+import type { RetryTiming } from "../upstream/retry.ts";
+import { Upstream } from "../upstream/upstream.ts";
 import { isObject, malformed, parseEventData } from "../wire.ts";
 
 /** Reads an Anthropic error body (`{"type":"error","error":{"type","message"}}`). Anthropic

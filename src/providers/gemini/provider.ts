@@ -9,13 +9,11 @@ import { fromGeminiResponse } from "./response.ts";
 import { GeminiStreamTranslator } from "./stream.ts";
 import { listGeminiModels } from "../model_lists.ts";
 import type { CallContext, ListedModel, Provider, ProviderDeps } from "../types.ts";
-import {
-  chatPost,
-  mapStreamError,
-  type RetryTiming,
-  Upstream,
-  type UpstreamErrorDetail,
-} from "../upstream.ts";
+import type { UpstreamErrorDetail } from "../upstream/error_detail.ts";
+import { mapStreamError } from "../upstream/error_mapping.ts";
+import { chatPost } from "../upstream/request.ts";
+import type { RetryTiming } from "../upstream/retry.ts";
+import { Upstream } from "../upstream/upstream.ts";
 import { isObject, parseEventData } from "../wire.ts";
 
 /** The version of Gemini's API the paths are under. */

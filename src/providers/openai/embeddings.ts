@@ -8,7 +8,8 @@ import { upstreamError } from "../../errors.ts";
 import type { EmbeddingRequest, EmbeddingResult } from "../../types/openai.ts";
 import { vectorFromBase64, vectorToBase64 } from "../embedding_encoding.ts";
 import type { CallContext } from "../types.ts";
-import { chatPost, type Upstream } from "../upstream.ts";
+import { chatPost } from "../upstream/request.ts";
+import type { Upstream } from "../upstream/upstream.ts";
 import { isObject, malformed } from "../wire.ts";
 
 /** The body of `POST /embeddings`. */

@@ -12,7 +12,8 @@ import { type ImageWork, inlineImageWork } from "../../images/work.ts";
 import type { ImageRequest } from "../../types/openai.ts";
 import type { CallContext } from "../types.ts";
 import { clientClosed } from "../../errors.ts";
-import { chatPost, type Upstream } from "../upstream.ts";
+import { chatPost } from "../upstream/request.ts";
+import type { Upstream } from "../upstream/upstream.ts";
 import { isObject, malformed } from "../wire.ts";
 
 /** The body of `POST /images/generations`. */

@@ -18,7 +18,8 @@ import { MODERATION_CATEGORIES } from "../../config.ts";
 import { upstreamError } from "../../errors.ts";
 import type { ModerationRequest, ModerationResult } from "../../types/openai.ts";
 import type { CallContext } from "../types.ts";
-import { chatPost, type Upstream } from "../upstream.ts";
+import { chatPost } from "../upstream/request.ts";
+import type { Upstream } from "../upstream/upstream.ts";
 import { isObject, malformed } from "../wire.ts";
 
 /** One part of OpenAI's multi-modal moderation input. */

@@ -27,14 +27,11 @@ import type {
   Provider,
   ProviderDeps,
 } from "../types.ts";
-import {
-  chatPost,
-  mapStreamError,
-  type RetryTiming,
-  Upstream,
-  type UpstreamErrorDetail,
-  type UpstreamRequest,
-} from "../upstream.ts";
+import type { UpstreamErrorDetail } from "../upstream/error_detail.ts";
+import { mapStreamError } from "../upstream/error_mapping.ts";
+import { chatPost, type UpstreamRequest } from "../upstream/request.ts";
+import type { RetryTiming } from "../upstream/retry.ts";
+import { Upstream } from "../upstream/upstream.ts";
 import { isObject, malformed, parseEventData } from "../wire.ts";
 
 /** What an OpenAI-style upstream with `responses_api` takes as written; without it, nothing. */

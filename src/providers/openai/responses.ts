@@ -10,7 +10,8 @@ import { upstreamError } from "../../errors.ts";
 import type { SseEvent } from "../../http/sse.ts";
 import { type EventReading, type PassedEvent, PassedEvents } from "../passed_events.ts";
 import type { CallContext, PassthroughAnswer, PassthroughCall } from "../types.ts";
-import { chatPost, type Upstream } from "../upstream.ts";
+import { chatPost } from "../upstream/request.ts";
+import type { Upstream } from "../upstream/upstream.ts";
 import { isObject, malformed } from "../wire.ts";
 
 /** The events that end a Responses stream with the whole response. */
