@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import {
   rateLimitResetMs,
   rateLimitRetryAfter,
+  retryAfterMs,
   wholeSeconds,
 } from "../../../src/providers/upstream/retry_after.ts";
 
@@ -55,4 +56,16 @@ Deno.test("rateLimitRetryAfter: retry-after-ms, retry-after, the resets, else 1,
   assert.equal(after({}), "1");
   assert.equal(wholeSeconds(0), "1");
   assert.equal(wholeSeconds(1001), "2");
+});
+
+Deno.test("retryAfterMs reads retry-after-ms, seconds and HTTP dates; ignores nonsense", () => {
+  const h = (init: Record<string, string>) => retryAfterMs(new Headers(init), NOW);
+  assert.equal(h({ "retry-after-ms": "250", "retry-after": "9" }), 250);
+  assert.equal(h({ "retry-after": "2" }), 2000);
+  assert.equal(h({ "retry-after": "0.5" }), 500);
+  assert.equal(h({ "retry-after": new Date(NOW + 4000).toUTCString() }), 4000);
+  assert.equal(h({ "retry-after": new Date(NOW - 4000).toUTCString() }), 0);
+  assert.equal(h({ "retry-after": "soon" }), null);
+  assert.equal(h({ "retry-after": "-3" }), null);
+  assert.equal(h({}), null);
 });
