@@ -3,10 +3,12 @@
  * (which fetch honours from the environment), and for tests that answer with canned
  * `Response`s. It behaves as the native client does where fetch would differ: it follows no
  * redirect (a 3xx is the answer, its `location` unfollowed: fetch would resend an `x-api-key`
- * to wherever it points) and asks for uncompressed answers, refusing a compressed one.
+ * to wherever it points), asks for uncompressed answers, refusing a compressed one, and refuses
+ * a transfer coding besides chunked.
  */
 import { ByteReader, readText, type TextPrefix } from "../byte_reader.ts";
 import { ACCEPT_ENCODING, IDENTITY, refuseEncoded } from "./content_encoding.ts";
+import { refuseTransferCoded } from "./transfer_encoding.ts";
 import type { ClientRequest, ClientResponse, HttpClient } from "./types.ts";
 
 /** Calls `fetch` for every request. */
@@ -29,9 +31,11 @@ export class FetchHttpClient implements HttpClient {
     if (request.body !== undefined) init.body = request.body;
     const response = await this.#fetch(request.url, init);
     // Fetch inflates nothing once the request names its accept-encoding: a compressed answer
-    // would reach the parser as it came.
+    // would reach the parser as it came. It undoes chunked framing only, so a body under
+    // another transfer coding would too.
     if (response.body !== null) {
       try {
+        refuseTransferCoded(response.headers.get("transfer-encoding"));
         refuseEncoded(response.headers.get("content-encoding"));
       } catch (e) {
         response.body.cancel().catch(() => {});
@@ -78,6 +82,8 @@ class FetchedResponse implements ClientResponse {
   }
 
   get length(): number | null {
+    // A Transfer-Encoding frames the body, whatever Content-Length says (RFC 9112 §6.3).
+    if (this.#response.headers.has("transfer-encoding")) return null;
     const declared = this.#response.headers.get("content-length");
     return declared === null || !/^\d+$/.test(declared) ? null : Number(declared);
   }

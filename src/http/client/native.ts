@@ -19,6 +19,7 @@ import {
   keepsAlive,
   type ResponseHead,
 } from "./response_head.ts";
+import { refuseTransferCoded } from "./transfer_encoding.ts";
 import type { ClientRequest, ClientResponse, HttpClient } from "./types.ts";
 
 /** Options for {@link NativeHttpClient}. */
@@ -91,11 +92,15 @@ export class NativeHttpClient implements HttpClient {
       try {
         await connection.write(message);
         answer = await connection.readHead();
-        // A head whose body cannot be delimited (conflicting Content-Lengths) or is compressed
-        // fails here, so that its connection is closed with it.
+        // A head whose body cannot be delimited (conflicting Content-Lengths), has a transfer
+        // coding besides chunked, or is compressed fails here, so that its connection is closed
+        // with it.
         if (answer !== null) {
           framing = bodyFraming(answer, method);
-          if (framing.kind !== "none") refuseEncoded(joined(answer, "content-encoding"));
+          if (framing.kind !== "none") {
+            refuseTransferCoded(joined(answer, "transfer-encoding"));
+            refuseEncoded(joined(answer, "content-encoding"));
+          }
         }
       } catch (e) {
         signal.removeEventListener("abort", abort);

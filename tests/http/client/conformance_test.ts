@@ -4,13 +4,14 @@
  * client `SWITCHYARD_HTTP_CLIENT` (or a proxy, or tracing) picked.
  *
  * Where fetch alone would differ, both behave as the native client does: a redirect is the
- * answer (its `location` is not followed), and an answer compressed against
- * `accept-encoding: identity` is refused.
+ * answer (its `location` is not followed), an answer compressed against
+ * `accept-encoding: identity` is refused, and so is one under a transfer coding besides chunked.
  */
 import assert from "node:assert/strict";
 import { ContentEncodingRefused } from "../../../src/http/client/content_encoding.ts";
 import { FetchHttpClient } from "../../../src/http/client/fetch.ts";
 import { NativeHttpClient } from "../../../src/http/client/native.ts";
+import { TransferEncodingRefused } from "../../../src/http/client/transfer_encoding.ts";
 import type { ClientRequest, ClientResponse, HttpClient } from "../../../src/http/client/types.ts";
 import { answer, type RawRequest, RawServer, within } from "./raw_server.ts";
 
@@ -280,6 +281,101 @@ for (const [name, make] of CLIENTS) {
     const empty = await call(client, server.url("/empty"));
     assert.equal(empty.status, 204);
     assert.equal(await drain(empty), "");
+    client.close();
+  });
+
+  Deno.test(`[${name}] a transfer coding besides chunked is refused, naming it, and its connection is not reused`, async () => {
+    const packed = await gzip(`{"choices":[{"message":{"content":"hi"}}]}`);
+    const chunk = (bytes: Uint8Array) =>
+      new Uint8Array([
+        ...encoder.encode(`${bytes.length.toString(16)}\r\n`),
+        ...bytes,
+        ...encoder.encode("\r\n0\r\n\r\n"),
+      ]);
+    const head = (fields: string[]) =>
+      encoder.encode(`HTTP/1.1 200 OK\r\n${fields.map((f) => `${f}\r\n`).join("")}\r\n`);
+    /** Each path's fields and body; a coding that does not end in chunked is sent until the
+     * close, as a server that means it would. */
+    const answers: Record<string, { fields: string[]; body: Uint8Array; close?: boolean }> = {
+      "/gzip-chunked": {
+        fields: ["Content-Type: application/json", "Transfer-Encoding: gzip, chunked"],
+        body: chunk(packed),
+      },
+      "/gzip-then-chunked": {
+        fields: ["Transfer-Encoding: gzip", "Transfer-Encoding: chunked"],
+        body: chunk(packed),
+      },
+      "/chunked-gzip": { fields: ["Transfer-Encoding: chunked, gzip"], body: packed, close: true },
+      "/identity": {
+        fields: ["Transfer-Encoding: identity"],
+        body: encoder.encode("{}"),
+        close: true,
+      },
+      "/unknown": {
+        fields: ["Transfer-Encoding: x-switchyard-unknown"],
+        body: encoder.encode("?!"),
+        close: true,
+      },
+      "/chunked-twice": {
+        fields: ["Transfer-Encoding: chunked, chunked"],
+        body: chunk(chunk(encoder.encode("{}"))),
+      },
+      "/plain": { fields: ["Content-Length: 2"], body: encoder.encode("ok") },
+    };
+    await using server = rawServer((request) => {
+      const { fields, body, close } = answers[request.target]!;
+      return { bytes: new Uint8Array([...head(fields), ...body]), close: close ?? false };
+    });
+    const client = make();
+    const codings: Record<string, string> = {
+      "/gzip-chunked": "gzip, chunked",
+      "/gzip-then-chunked": "gzip, chunked",
+      "/chunked-gzip": "chunked, gzip",
+      "/identity": "identity",
+      "/unknown": "x-switchyard-unknown",
+      "/chunked-twice": "chunked, chunked",
+    };
+    for (const [path, coding] of Object.entries(codings)) {
+      await assert.rejects(
+        call(client, server.url(path)),
+        (e: unknown) => {
+          assert.ok(e instanceof TransferEncodingRefused, String(e));
+          assert.equal(e.coding, coding);
+          assert.ok(e.message.includes(`Transfer-Encoding ${JSON.stringify(coding)}`), e.message);
+          return true;
+        },
+        path,
+      );
+      // The next call is answered whole. The native client closed the refused connection, so
+      // the call has one of its own; fetch may keep one whose chunks it had read to their end
+      // (its pool is its own), which leaves nothing of the refused answer to be read as this one.
+      const accepted = server.accepted;
+      assert.equal(await drain(await call(client, server.url("/plain"))), "ok", path);
+      if (name === "native") {
+        assert.equal(server.accepted, accepted + 1, `${path}: a new connection after the refusal`);
+      }
+    }
+    client.close();
+  });
+
+  Deno.test(`[${name}] Transfer-Encoding: chunked with a Content-Length too is read chunked, its connection closed after`, async () => {
+    await using server = rawServer((request) => ({
+      bytes: request.target === "/both"
+        ? answer(
+          "200 OK",
+          ["Content-Length: 3", "Transfer-Encoding: Chunked"],
+          "5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n",
+        )
+        : answer("200 OK", ["Content-Length: 2"], "ok"),
+    }));
+    const client = make();
+    const response = await call(client, server.url("/both"));
+    assert.equal(response.length, null, "the Content-Length is not the body's length");
+    assert.equal(await drain(response), "hello world");
+    // Whatever came after the chunks could be an answer smuggled in: a new connection.
+    assert.equal(await drain(await call(client, server.url("/plain"))), "ok");
+    assert.equal(await drain(await call(client, server.url("/plain"))), "ok");
+    assert.equal(server.accepted, 2, "a connection for /both, one for the two calls after");
     client.close();
   });
 }

@@ -216,6 +216,10 @@ function hostile(
         `HTTP/1.1 200 OK\r\nContent-Length: -5\r\n\r\n${t}`,
         `HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999\r\n\r\n${t}`,
         `HTTP/1.1 200 OK\r\nContent-Length: ${t.length}\r\nTransfer-Encoding: chunked\r\n\r\n${t}`,
+        // Transfer codings besides chunked, refused at the head.
+        `HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n${t.length}\r\n${t}\r\n0\r\n\r\n`,
+        `HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip\r\n\r\n${t}`,
+        `HTTP/1.1 200 OK\r\nTransfer-Encoding: identity\r\nContent-Length: ${t.length}\r\n\r\n${t}`,
       ]);
       return { writes: bytes(text), close: true, kind: "bad framing" };
     }
