@@ -5,8 +5,10 @@
 import { ApiError, clientClosed, upstreamError, upstreamTimeout } from "../../errors.ts";
 import type { TextPrefix } from "../../http/byte_reader.ts";
 import { ContentEncodingRefused } from "../../http/client/content_encoding.ts";
+import { TransferEncodingRefused } from "../../http/client/transfer_encoding.ts";
 import type { ClientResponse } from "../../http/client/types.ts";
 import { Expiries } from "../../http/expiries.ts";
+import { clip } from "../../quote.ts";
 import { sleep } from "../../sleep.ts";
 import type { ProviderDeps } from "../types.ts";
 import { Deadline } from "./deadline.ts";
@@ -86,7 +88,7 @@ export class Upstream {
         } catch (e) {
           const failure = this.#thrown(e, deadline, "connect", request.requestId);
           if (
-            failure.status === 502 && !(e instanceof ContentEncodingRefused) &&
+            failure.status === 502 && refusedCoding(e) === null &&
             await this.#retry(attempt, null, deadline, request)
           ) {
             continue;
@@ -129,14 +131,15 @@ export class Upstream {
       );
     }
     const reason = redact(e instanceof Error ? e.message : String(e), this.#deps.apiKey);
-    if (e instanceof ContentEncodingRefused) {
+    const refused = refusedCoding(e);
+    if (refused !== null) {
       // The upstream answered, in a form the gateway does not read: not a connection failure,
       // and not retried (it would answer the same way).
       this.#warn(`refused the answer: ${reason}`, requestId);
       return new ApiError(
         502,
         "upstream_error",
-        `The upstream provider "${id}" answered with Content-Encoding ${e.encoding}, which the gateway does not read; the operator must check its configuration.`,
+        `The upstream provider "${id}" answered with ${refused}, which the gateway does not read; the operator must check its configuration.`,
         { code: "upstream_error" },
       );
     }
@@ -238,4 +241,12 @@ export class Upstream {
   #warn(message: string, requestId: string): void {
     this.#deps.logger.warn(`provider "${this.#deps.config.id}" (${requestId}): ${message}`);
   }
+}
+
+/** The coding of an answer the client refused (`Content-Encoding gzip`, `Transfer-Encoding
+ * gzip, chunked`), or `null` when `e` is no such refusal. */
+function refusedCoding(e: unknown): string | null {
+  if (e instanceof ContentEncodingRefused) return `Content-Encoding ${e.encoding}`;
+  if (e instanceof TransferEncodingRefused) return `Transfer-Encoding ${clip(e.coding)}`;
+  return null;
 }
