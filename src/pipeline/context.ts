@@ -2,6 +2,7 @@
  * One request on its way through the pipeline (DESIGN §3): the request's data, read-only, and
  * the state the steps fill in as it goes, each field typed and owned by one step.
  */
+import { followingAbort } from "../abort.ts";
 import { ANONYMOUS_CALLER, type Caller } from "../auth/authenticate.ts";
 import type { KeyStore } from "../auth/keys.ts";
 import { ANONYMOUS, type Principal } from "../auth/principal.ts";
@@ -191,10 +192,7 @@ export class RequestContext {
 
   /** Makes {@link signal} also fire when the returned controller aborts. */
   stoppable(): AbortController {
-    const stop = new AbortController();
-    const outer = this.signal;
-    if (outer.aborted) stop.abort(outer.reason);
-    else outer.addEventListener("abort", () => stop.abort(outer.reason), { once: true });
+    const stop = followingAbort(this.signal);
     this.signal = stop.signal;
     return stop;
   }

@@ -5,9 +5,8 @@
  * reaches no upstream. Its settle hook replaces the reservations by what the request used.
  */
 import { DEFAULT_MAX_TOKENS } from "../canonical/conversation.ts";
-import type { Pricing } from "../config.ts";
 import { worstCaseTokens } from "../limits/estimate.ts";
-import type { Ledger, Reservation } from "../limits/ledger.ts";
+import type { Ledger } from "../limits/ledger.ts";
 import { costMicros, worstCostMicros } from "../limits/pricing.ts";
 import { budgetLimits, spendKey } from "../limits/spend.ts";
 import { ipSubject } from "../limits/subject.ts";

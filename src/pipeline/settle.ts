@@ -6,7 +6,7 @@
  */
 import type { Usage } from "../canonical/result.ts";
 import { EntryList } from "../entry_list.ts";
-import { EventStreamResponse, type StreamTally } from "../http/sse_response.ts";
+import { EventStreamResponse } from "../http/sse_response.ts";
 import type { Logger } from "../log/logger.ts";
 import type { Step } from "./compose.ts";
 import type { OpenRequest, RequestContext, SettleRunner } from "./context.ts";

@@ -21,7 +21,8 @@ import { decodeImages, type PendingImages } from "../shared/images.ts";
 import { parseMessages } from "./messages.ts";
 import { parseReasoning } from "./reasoning.ts";
 import { parseResponseFormat } from "./response_format.ts";
-import { parseToolChoice, parseTools } from "./tools.ts";
+import { parseToolChoice } from "../shared/tool_choice.ts";
+import { NAMED_CHOICE, parseTools } from "./tools.ts";
 
 /** The rules of the optional fields (built once: this parse is on every request's path). */
 const RULES = {
@@ -105,7 +106,7 @@ function parseOptions(f: Fields, sent: Sent): Options {
     options.maxTokens = tokens;
     options.maxTokensGiven = true;
   }
-  options.toolChoice = parseToolChoice(sent.toolChoice, options.tools);
+  options.toolChoice = parseToolChoice(sent.toolChoice, options.tools, NAMED_CHOICE);
   if (sent.reasoning) {
     const reasoning = parseReasoning(f);
     if (reasoning) options.reasoning = reasoning;

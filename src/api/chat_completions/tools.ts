@@ -1,7 +1,7 @@
-import type { ToolChoice, ToolSpec } from "../../canonical/conversation.ts";
-import { quote } from "../../quote.ts";
+import type { ToolSpec } from "../../canonical/conversation.ts";
 import { type Fields, OPTIONAL, type Reader } from "../../validation/reader.ts";
-import { FUNCTION_NAME, uniqueToolName } from "../shared/tool_names.ts";
+import type { NamedChoice } from "../shared/tool_choice.ts";
+import { uniqueToolName } from "../shared/tool_names.ts";
 import { parseCacheControl } from "../shared/cache_control.ts";
 
 /** The `type` of tools, tool calls and a named tool choice. */
@@ -10,10 +10,11 @@ export const FUNCTION_TYPE = ["function"] as const;
 /** A function name: 1 to 64 letters, digits, underscores or dashes. */
 /** OpenAI's limit on tools. */
 const TOOLS = { optional: true, maxItems: 128 } as const;
-const CHOICES = ["none", "auto", "required"] as const;
-const CHOICE = {
+/** A named tool choice as chat completions writes it. */
+export const NAMED_CHOICE: NamedChoice = {
   expected: '"none", "auto", "required" or {"type": "function", "function": {"name": \u2026}}',
-} as const;
+  holder: (choice) => choice.object("function"),
+};
 const OBJECT_SCHEMA = ["object"] as const;
 
 /** `tools`: at most 128 functions with unique names; `function.strict` and a tool's
@@ -47,27 +48,4 @@ function parseParameters(r: Reader): Record<string, unknown> {
   schema.object("properties", OPTIONAL);
   schema.array("required", OPTIONAL)?.forEach((name) => name.string());
   return schema.value;
-}
-
-/** `tool_choice`: `none`, `auto`, `required` (needs tools) or one of the tools by name. */
-export function parseToolChoice(
-  r: Reader | undefined,
-  tools: readonly ToolSpec[],
-): ToolChoice | null {
-  if (r === undefined) return null;
-  if (typeof r.value === "string") {
-    const choice = r.oneOf(CHOICES);
-    if (choice === "required" && tools.length === 0) {
-      throw r.invalid('"required" needs tools, but no tools were given');
-    }
-    return choice;
-  }
-  const named = r.object(CHOICE);
-  named.oneOf("type", FUNCTION_TYPE);
-  const fn = named.object("function");
-  const name = fn.string("name", FUNCTION_NAME);
-  if (!tools.some((t) => t.name === name)) {
-    throw fn.get("name").invalid(`expected the name of one of the tools, but got ${quote(name)}`);
-  }
-  return { name };
 }

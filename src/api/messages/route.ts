@@ -5,6 +5,7 @@
  * any other, call its provider through the canonical model and answer a message or its SSE
  * events. Request fields the back end left out are named in `x-switchyard-dropped-params`.
  */
+import { followingAbort } from "../../abort.ts";
 import type { CanonicalRequest, Part } from "../../canonical/conversation.ts";
 import { promptTokens } from "../../canonical/prompt_tokens.ts";
 import type { CanonicalResult } from "../../canonical/result.ts";
@@ -24,7 +25,6 @@ import { loggedMessages } from "../shared/log_content.ts";
 import {
   callChat,
   type ChatDoor,
-  followed,
   type ModelTarget,
   openModel,
   untilClientLeaves,
@@ -74,8 +74,8 @@ class MessagesDoor implements ChatDoor {
       : null;
     if (content) ctx.content = content;
     // A stream's call also stops when its response body is cancelled (`abort`).
-    const abort = new AbortController();
-    if (req.stream) call.signal = followed(abort, ctx.signal);
+    const abort = followingAbort(ctx.signal);
+    if (req.stream) call.signal = abort.signal;
     const onUnexpected = streamFailure(ctx, ctx.services.logger);
     const passthrough = provider.passthrough!.bind(provider);
     const sent = passed(ctx, "messages", call.model.id);

@@ -8,11 +8,12 @@
  * the upstream's events one for one, the usage read for the log and the response stored
  * before the final event is forwarded.
  */
+import { followingAbort } from "../../abort.ts";
 import { type ApiError, upstreamError } from "../../errors.ts";
 import { json } from "../../http/response.ts";
 import type { CallContext, PassthroughAnswer, PassthroughCall } from "../../providers/types.ts";
 import { isObject } from "../../validation/reader.ts";
-import { followed, untilClientLeaves, withDropped } from "../shared/model_call.ts";
+import { untilClientLeaves, withDropped } from "../shared/model_call.ts";
 import { passedStream } from "../shared/passed_stream.ts";
 import type { WireObject } from "./output.ts";
 import { isEnvelope } from "./reasoning_envelope.ts";
@@ -55,8 +56,8 @@ export async function passThrough(turn: Turn, pass: Pass): Promise<Response> {
     return withDropped(json(answer.body), call);
   }
 
-  const abort = new AbortController();
-  call.signal = followed(abort, ctx.signal);
+  const abort = followingAbort(ctx.signal);
+  call.signal = abort.signal;
   return withDropped(
     await untilClientLeaves(ctx, async () => {
       const answer = await pass(passed, call);

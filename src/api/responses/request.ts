@@ -10,13 +10,12 @@ import {
   type Options,
   type OutputFormat,
   type ReasoningOptions,
-  type ToolChoice,
   type ToolSpec,
 } from "../../canonical/conversation.ts";
-import { quote } from "../../quote.ts";
 import { type Fields, OPTIONAL, type Reader, readRequest } from "../../validation/reader.ts";
 import { count } from "../../validation/wording.ts";
-import { FUNCTION_NAME, uniqueToolName } from "../shared/tool_names.ts";
+import { type NamedChoice, parseToolChoice } from "../shared/tool_choice.ts";
+import { uniqueToolName } from "../shared/tool_names.ts";
 
 /** The `include` values OpenAI documents. */
 export const INCLUDES = [
@@ -32,7 +31,11 @@ export const INCLUDES = [
 const EFFORTS = ["none", "minimal", "low", "medium", "high", "xhigh"] as const;
 const SUMMARIES = ["auto", "concise", "detailed"] as const;
 const FORMATS = ["text", "json_object", "json_schema"] as const;
-const CHOICES = ["none", "auto", "required"] as const;
+/** A named tool choice as the Responses API writes it. */
+const NAMED_CHOICE: NamedChoice = {
+  expected: '"none", "auto", "required" or {"type": "function", "name": \u2026}',
+  holder: (choice) => choice,
+};
 const SCHEMA_NAME = {
   pattern: /^[A-Za-z0-9_-]{1,64}$/,
   format: "1 to 64 letters, digits, underscores or dashes",
@@ -110,7 +113,7 @@ export function parseResponsesRequest(body: Record<string, unknown>): ResponsesR
   const hostedTools: { path: string; type: string }[] = [];
   const toolsSent = parseTools(f.array("tools", RULES.tools), options, hostedTools);
   const choiceReader = f.optional("tool_choice");
-  options.toolChoice = parseToolChoice(choiceReader, options.tools);
+  options.toolChoice = parseToolChoice(choiceReader, options.tools, NAMED_CHOICE);
   const text = f.object("text", OPTIONAL);
   const format = text?.object("format", OPTIONAL);
   options.output = parseFormat(format);
@@ -215,29 +218,6 @@ function parseTools(
       strict: strict ?? null,
     };
   });
-}
-
-/** `tool_choice`: `none`, `auto`, `required` (needs tools) or `{type: "function", name}`. */
-function parseToolChoice(r: Reader | undefined, tools: readonly ToolSpec[]): ToolChoice | null {
-  if (r === undefined) return null;
-  if (typeof r.value === "string") {
-    const choice = r.oneOf(CHOICES);
-    if (choice === "required" && tools.length === 0) {
-      throw r.invalid('"required" needs tools, but no tools were given');
-    }
-    return choice;
-  }
-  const named = r.object({
-    expected: '"none", "auto", "required" or {"type": "function", "name": \u2026}',
-  });
-  named.oneOf("type", ["function"]);
-  const name = named.string("name", FUNCTION_NAME);
-  if (!tools.some((t) => t.name === name)) {
-    throw named.get("name").invalid(
-      `expected the name of one of the tools, but got ${quote(name)}`,
-    );
-  }
-  return { name };
 }
 
 /** `text.format`: `text`, `json_object` or `json_schema` ({name, schema, strict?,

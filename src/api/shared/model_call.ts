@@ -6,6 +6,7 @@
  * it whole or as a stream, recording what the log shows. A door only parses its wire format
  * and renders answers (its {@link ChatDoor}).
  */
+import { followingAbort } from "../../abort.ts";
 import type { CanonicalRequest, Part } from "../../canonical/conversation.ts";
 import { DEFAULT_MAX_TOKENS } from "../../canonical/conversation.ts";
 import type { CanonicalEvent } from "../../canonical/events.ts";
@@ -96,8 +97,8 @@ export async function callChat(
   }
   ctx.stream = true;
   // A stream's call also stops when its response body is cancelled (`abort`).
-  const abort = new AbortController();
-  call.signal = followed(abort, ctx.signal);
+  const abort = followingAbort(ctx.signal);
+  call.signal = abort.signal;
   const renderer = await door.renderer(target, req);
   return await streamChat(ctx, target, door, provider.chatStream(req, call), renderer, {
     abort,
@@ -184,14 +185,6 @@ const PREFILL: ReadonlySet<string> = new Set(["anthropic", "simulator"]);
 
 /** The response header naming the request fields the back end could not honour. */
 const DROPPED_HEADER = "x-switchyard-dropped-params";
-
-/** `abort`'s signal, aborted also when `signal` is (one listener; `AbortSignal.any` costs
- * several microseconds per request). */
-export function followed(abort: AbortController, signal: AbortSignal): AbortSignal {
-  if (signal.aborted) abort.abort(signal.reason);
-  else signal.addEventListener("abort", () => abort.abort(signal.reason), { once: true });
-  return abort.signal;
-}
 
 /** Runs a provider call; a failure caused by the client leaving is reported as such (499),
  * not as a server error, and a failure in the status of the front door's protocol (an
