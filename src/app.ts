@@ -1,5 +1,5 @@
-import { createChatCompletion } from "./api/chat_completions/route.ts";
-import { countMessageTokens, createMessage } from "./api/messages/route.ts";
+import { createChatCompletion } from "./api/chat_completions/handler.ts";
+import { countMessageTokens, createMessage } from "./api/messages/handler.ts";
 import { AdminToken, TokenAttempts } from "./auth/admin_token.ts";
 import { KeyStore } from "./auth/keys.ts";
 import { ModelDiscovery } from "./catalogue/discovery.ts";
@@ -29,7 +29,7 @@ import { cors } from "./pipeline/cors.ts";
 import { logRecord } from "./pipeline/log.ts";
 import { reserve, settleReservations } from "./pipeline/reserve.ts";
 import { respond } from "./pipeline/respond.ts";
-import { type Route, route } from "./pipeline/route.ts";
+import { dispatch, type Resource } from "./pipeline/dispatch.ts";
 import { settle, Settler } from "./pipeline/settle.ts";
 import { StoreGuard } from "./pipeline/store_guard.ts";
 import { createProviders } from "./providers/registry.ts";
@@ -48,26 +48,26 @@ import { listRoutes } from "./api/admin/routes.ts";
 import { withoutQuery } from "./api/admin/input.ts";
 import { RouteHealth } from "./routing/health.ts";
 import { AppMetrics } from "./metrics/setup.ts";
-import { traceRoute } from "./pipeline/trace.ts";
+import { traceRequest } from "./pipeline/trace.ts";
 import type { OtelApi } from "./telemetry/otel.ts";
 import { tracedProvider } from "./telemetry/traced_provider.ts";
 import { Tracing } from "./telemetry/tracing.ts";
-import { health } from "./api/health/route.ts";
-import { createEmbeddings } from "./api/embeddings/route.ts";
-import { generateImages } from "./api/images/route.ts";
-import { listModels, retrieveModel } from "./api/models/route.ts";
-import { createModeration } from "./api/moderations/route.ts";
+import { health } from "./api/health/handler.ts";
+import { createEmbeddings } from "./api/embeddings/handler.ts";
+import { generateImages } from "./api/images/handler.ts";
+import { listModels, retrieveModel } from "./api/models/handler.ts";
+import { createModeration } from "./api/moderations/handler.ts";
 import {
   createResponse,
   deleteResponse,
   getResponse,
   listInputItems,
-} from "./api/responses/route.ts";
+} from "./api/responses/handler.ts";
 import { IdleTrimmer } from "./serve/memory_trim.ts";
-import { adminPage, asset, homePage, playgroundPage } from "./api/pages/route.ts";
+import { adminPage, asset, homePage, playgroundPage } from "./api/pages/handler.ts";
 
 /** The public API's route table. */
-const ROUTES: readonly Route[] = [
+const RESOURCES: readonly Resource[] = [
   { path: "/v1/models", methods: { GET: listModels }, scope: "other", errors: "versioned" },
   {
     path: "/v1/models/:id",
@@ -120,7 +120,7 @@ const ROUTES: readonly Route[] = [
 
 /** The admin API (DESIGN §5), served only when `SWITCHYARD_ADMIN_TOKEN` is set. Only logs and
  * usage take query parameters; the other routes refuse any. */
-const ADMIN_ROUTES: readonly Route[] = [
+const ADMIN_RESOURCES: readonly Resource[] = [
   ...[
     { path: "/admin/keys", methods: { GET: listKeys, POST: createKey }, scope: null, admin: true },
     {
@@ -281,8 +281,8 @@ export async function createApp(deps: AppDeps): Promise<App> {
   if (viaFetch !== null) logger.info(`${viaFetch}: upstream calls go through fetch`);
   if (metrics) logger.info("metrics served at /metrics");
   const store = new StoreGuard(kvHealth, logger);
-  const routes = adminToken ? [...ROUTES, ...ADMIN_ROUTES] : [...ROUTES];
-  if (metrics) routes.push(metrics.route());
+  const resources = adminToken ? [...RESOURCES, ...ADMIN_RESOURCES] : [...RESOURCES];
+  if (metrics) resources.push(metrics.resource());
   // What runs once each request has settled, in order.
   const settler: Settler = new Settler([
     logRecord(logger, config.logs.include_content, (model) => catalogue.get(model)?.pricing),
@@ -304,8 +304,8 @@ export async function createApp(deps: AppDeps): Promise<App> {
     cors(policy),
     settle(settler),
     respond(logger),
-    route(routes, policy),
-    ...(tracing ? [traceRoute(tracing)] : []),
+    dispatch(resources, policy),
+    ...(tracing ? [traceRequest(tracing)] : []),
     auth(adminToken, keys, store),
     admit(limiter, store, clock),
     concurrency(leases, store),

@@ -150,7 +150,7 @@ export function forbidden(message: string, param: string | null = "model"): ApiE
 }
 
 /** 404 for an unknown route. */
-export function routeNotFound(method: string, path: string): ApiError {
+export function pathNotFound(method: string, path: string): ApiError {
   return new ApiError(
     404,
     "invalid_request_error",

@@ -3,11 +3,11 @@
  * admin token, or the metrics token `metrics.token_env` names), with their route
  * (`GET /metrics`), their settle hook and the timing of KV commits.
  */
-import { scrapeMetrics } from "../api/metrics/route.ts";
+import { scrapeMetrics } from "../api/metrics/handler.ts";
 import { SecretToken, type TokenAttempts } from "../auth/admin_token.ts";
 import type { Config } from "../config.ts";
 import { countRequest } from "../pipeline/metrics.ts";
-import type { Route } from "../pipeline/route.ts";
+import type { Resource } from "../pipeline/dispatch.ts";
 import type { SettleHook } from "../pipeline/settle.ts";
 import { GatewayMetrics, type MetricsSources } from "./gateway.ts";
 
@@ -46,7 +46,7 @@ export class AppMetrics {
   }
 
   /** `GET /metrics`. */
-  route(): Route {
+  resource(): Resource {
     return {
       path: "/metrics",
       methods: { GET: scrapeMetrics(this.#metrics, this.#tokens, this.#attempts) },

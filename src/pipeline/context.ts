@@ -42,19 +42,19 @@ export interface Services {
   bodyTimers: Expiries;
 }
 
-/** A route handler: answers a request that passed every step before it. */
+/** An endpoint.s handler: answers a request that passed every step before it. */
 export type Handler = (ctx: RequestContext) => Response | Promise<Response>;
 
 /** How a request's caller is identified: by the API key it may send (`key`), by the admin
  * token (`admin`), or not at all (`none`: the anonymous caller). */
 export type AuthMode = "key" | "admin" | "none";
 
-/** An endpoint's error shape: a protocol's, or `"versioned"` for routes both protocols call
+/** An endpoint's error shape: a protocol's, or `"versioned"` for paths both protocols call
  * (`/v1/models`): Anthropic's for a request with `anthropic-version` (its SDKs send it on
  * every call), else OpenAI's. */
 export type EndpointErrors = ErrorStyle | "versioned";
 
-/** What answers a request: chosen by the route step, built once per route and method. */
+/** What answers a request: chosen by the dispatch step, built once per resource and method. */
 export interface Endpoint {
   readonly handler: Handler;
   /** The limit scope the request counts against, or `null` when it is not limited. */
@@ -64,7 +64,7 @@ export interface Endpoint {
   readonly json: boolean;
   /** The error shape its errors are answered in (OpenAI's unless said). */
   readonly errors?: EndpointErrors;
-  /** The path template of its route (`/v1/models/:id`), for metrics. */
+  /** The path template of its resource (`/v1/models/:id`), for metrics. */
   readonly path?: string;
 }
 
@@ -95,10 +95,10 @@ export class RequestContext {
   /** `performance.now()` at arrival, for durations. */
   readonly started = performance.now();
 
-  // Route step.
-  /** What answers the request; set by the route step, before any step after it runs. */
+  // Resource step.
+  /** What answers the request; set by the dispatch step, before any step after it runs. */
   endpoint!: Endpoint;
-  /** Path parameters of the matched route (`/admin/keys/:id` -> `id`). */
+  /** Path parameters of the matched path (`/admin/keys/:id` -> `id`). */
   params: Readonly<Record<string, string>> = NO_PARAMS;
 
   // Auth step.

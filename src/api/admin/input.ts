@@ -1,5 +1,5 @@
 import type { RequestContext } from "../../pipeline/context.ts";
-import type { Route } from "../../pipeline/route.ts";
+import type { Resource } from "../../pipeline/dispatch.ts";
 import { ApiError } from "../../errors.ts";
 import { readJsonObject } from "../../http/body.ts";
 import { quote } from "../../quote.ts";
@@ -20,18 +20,18 @@ export function notFound(what: string, id: string, code: string): ApiError {
   });
 }
 
-/** `route` with handlers that take no query parameters: any sent is refused
+/** `resource` with handlers that take no query parameters: any sent is refused
  * (`unknown_parameter`), as the admin endpoints that take some refuse the others. */
-export function withoutQuery(route: Route): Route {
-  const methods: Route["methods"] = {};
-  for (const [method, handler] of Object.entries(route.methods)) {
+export function withoutQuery(resource: Resource): Resource {
+  const methods: Resource["methods"] = {};
+  for (const [method, handler] of Object.entries(resource.methods)) {
     if (!handler) continue;
     methods[method] = (ctx) => {
       queryFields(ctx.url.searchParams).done();
       return handler(ctx);
     };
   }
-  return { ...route, methods };
+  return { ...resource, methods };
 }
 
 /** The query parameter `name` as a Unix-ms time (an ISO 8601 time or Unix milliseconds), or

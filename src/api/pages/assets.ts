@@ -9,7 +9,7 @@ import dom from "../../web/dom.js" with { type: "text" };
 import home from "../../web/home.js" with { type: "text" };
 import playground from "../../web/playground.js" with { type: "text" };
 import style from "../../web/style.css" with { type: "text" };
-import { routeNotFound } from "../../errors.ts";
+import { pathNotFound } from "../../errors.ts";
 import type { RequestContext } from "../../pipeline/context.ts";
 import { etagOf, serve, type Served } from "./headers.ts";
 
@@ -33,6 +33,6 @@ export const ASSETS: ReadonlyMap<string, Served> = new Map([
 /** `GET /assets/{name}`: one of the pages' files, or 404. */
 export function asset(ctx: RequestContext): Response {
   const served = ASSETS.get(ctx.params.name!);
-  if (!served) throw routeNotFound(ctx.request.method, ctx.url.pathname);
+  if (!served) throw pathNotFound(ctx.request.method, ctx.url.pathname);
   return serve(ctx.request, served);
 }

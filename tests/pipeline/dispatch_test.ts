@@ -2,12 +2,12 @@ import assert from "node:assert/strict";
 import { Cors } from "../../src/http/cors.ts";
 import { compose } from "../../src/pipeline/compose.ts";
 import type { Endpoint, Handler, RequestContext } from "../../src/pipeline/context.ts";
-import { type Route, route } from "../../src/pipeline/route.ts";
+import { dispatch, type Resource } from "../../src/pipeline/dispatch.ts";
 import { testContext } from "../support/pipeline.ts";
 
 const list: Handler = () => new Response("list");
 const create: Handler = () => new Response("create");
-const ROUTES: Route[] = [
+const RESOURCES: Resource[] = [
   { path: "/v1/things", methods: { GET: list, POST: create }, scope: "other", json: true },
   { path: "/v1/things/:id", methods: { GET: list }, scope: "other" },
   { path: "/healthz", methods: { GET: list }, scope: null },
@@ -16,9 +16,9 @@ const ROUTES: Route[] = [
 
 /** Routes `request` and returns the endpoint chosen, its context, and its handler's answer
  * (or what it threw). */
-async function routed(request: Request) {
+async function dispatched(request: Request) {
   let chosen: Endpoint | undefined;
-  const run = compose<RequestContext>([route(ROUTES, new Cors(["*"]))], (ctx) => {
+  const run = compose<RequestContext>([dispatch(RESOURCES, new Cors(["*"]))], (ctx) => {
     chosen = ctx.endpoint;
     return ctx.endpoint.handler(ctx);
   });
@@ -38,8 +38,8 @@ const UNLIMITED = { scope: null, auth: "none", json: false, errors: "openai" } a
 
 const req = (path: string, init?: RequestInit) => new Request(`http://localhost${path}`, init);
 
-Deno.test("route: a route's handler, with its scope, auth and body; HEAD reaches GET", async () => {
-  const post = await routed(req("/v1/things", { method: "POST", body: "{}" }));
+Deno.test("dispatch: a resource's handler, with its scope, auth and body; HEAD reaches GET", async () => {
+  const post = await dispatched(req("/v1/things", { method: "POST", body: "{}" }));
   assert.deepEqual(post.fields, {
     scope: "other",
     auth: "key",
@@ -48,41 +48,41 @@ Deno.test("route: a route's handler, with its scope, auth and body; HEAD reaches
     path: "/v1/things",
   });
   assert.equal(await (post.answer as Response).text(), "create");
-  const head = await routed(req("/v1/things/", { method: "HEAD" }));
+  const head = await dispatched(req("/v1/things/", { method: "HEAD" }));
   assert.equal(await (head.answer as Response).text(), "list");
-  const health = await routed(req("/healthz"));
+  const health = await dispatched(req("/healthz"));
   assert.deepEqual(health.fields, { ...UNLIMITED, path: "/healthz" });
-  const admin = await routed(req("/admin/things"));
+  const admin = await dispatched(req("/admin/things"));
   assert.deepEqual(admin.fields, { ...UNLIMITED, auth: "admin", path: "/admin/things" });
 });
 
-Deno.test("route: path parameters are decoded", async () => {
-  const { ctx } = await routed(req("/v1/things/a%20b"));
+Deno.test("dispatch: path parameters are decoded", async () => {
+  const { ctx } = await dispatched(req("/v1/things/a%20b"));
   assert.deepEqual(ctx.params, { id: "a b" });
 });
 
-Deno.test("route: an unknown path reaches the 404 endpoint, counted as other for the anonymous caller", async () => {
-  const { fields, answer } = await routed(req("/v1/nothing", { method: "DELETE" }));
+Deno.test("dispatch: an unknown path reaches the 404 endpoint, counted as other for the anonymous caller", async () => {
+  const { fields, answer } = await dispatched(req("/v1/nothing", { method: "DELETE" }));
   assert.deepEqual(fields, { scope: "other", auth: "none", json: false });
   assert.equal((answer as { status: number }).status, 404);
   assert.match((answer as Error).message, /DELETE \/v1\/nothing/);
 });
 
-Deno.test("route: a wrong method is a 405 with Allow; OPTIONS is a 204 with Allow", async () => {
-  const wrong = await routed(req("/v1/things", { method: "DELETE" }));
+Deno.test("dispatch: a wrong method is a 405 with Allow; OPTIONS is a 204 with Allow", async () => {
+  const wrong = await dispatched(req("/v1/things", { method: "DELETE" }));
   assert.deepEqual(wrong.fields, { ...UNLIMITED, scope: "other", path: "/v1/things" });
   const error = wrong.answer as { status: number; headers: Record<string, string> };
   assert.equal(error.status, 405);
   assert.deepEqual(error.headers, { allow: "GET, HEAD, POST, OPTIONS" });
-  const options = (await routed(req("/v1/things", { method: "OPTIONS" }))).answer as Response;
+  const options = (await dispatched(req("/v1/things", { method: "OPTIONS" }))).answer as Response;
   assert.equal(options.status, 204);
   assert.equal(options.headers.get("allow"), "GET, HEAD, POST, OPTIONS");
 });
 
-Deno.test("route: a wrong method on an unlimited route counts nowhere; on an admin route the token is checked", async () => {
-  const health = await routed(req("/healthz", { method: "POST" }));
+Deno.test("dispatch: a wrong method on an unlimited route counts nowhere; on an admin route the token is checked", async () => {
+  const health = await dispatched(req("/healthz", { method: "POST" }));
   assert.deepEqual(health.fields, { ...UNLIMITED, path: "/healthz" });
-  const admin = await routed(req("/admin/things", { method: "DELETE" }));
+  const admin = await dispatched(req("/admin/things", { method: "DELETE" }));
   assert.deepEqual(admin.fields, {
     ...UNLIMITED,
     scope: "other",
@@ -91,10 +91,12 @@ Deno.test("route: a wrong method on an unlimited route counts nowhere; on an adm
   });
 });
 
-Deno.test("route: a CORS preflight reaches the preflight endpoint on any path", async () => {
+Deno.test("dispatch: a CORS preflight reaches the preflight endpoint on any path", async () => {
   const preflight = { origin: "https://app.example", "access-control-request-method": "POST" };
   for (const path of ["/v1/things", "/nowhere"]) {
-    const { fields, answer } = await routed(req(path, { method: "OPTIONS", headers: preflight }));
+    const { fields, answer } = await dispatched(
+      req(path, { method: "OPTIONS", headers: preflight }),
+    );
     assert.deepEqual(fields, { scope: "other", auth: "none", json: false });
     assert.equal((answer as Response).status, 204);
     assert.equal((answer as Response).headers.get("access-control-allow-origin"), "*");

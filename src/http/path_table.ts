@@ -1,38 +1,38 @@
-/** One route: a path (segments starting with `:` are parameters) and its method handlers. */
-export interface RouteDef<H> {
+/** One def: a path (segments starting with `:` are parameters) and its method handlers. */
+export interface PathDef<H> {
   path: string;
   methods: Partial<Record<string, H>>;
 }
 
-/** A matched route with its path parameters. */
-export interface RouteMatch<R> {
-  route: R;
+/** A matched def with its path parameters. */
+export interface PathMatch<R> {
+  def: R;
   params: Record<string, string>;
 }
 
-/** Matches request paths to routes: static paths by one map lookup, parameterised paths
+/** Matches request paths to defs: static paths by one map lookup, parameterised paths
  * segment by segment. */
-export class Router<H, R extends RouteDef<H> = RouteDef<H>> {
+export class PathTable<H, R extends PathDef<H> = PathDef<H>> {
   readonly #static = new Map<string, R>();
-  readonly #dynamic: { segments: string[]; route: R }[] = [];
+  readonly #dynamic: { segments: string[]; def: R }[] = [];
 
-  constructor(routes: readonly R[]) {
-    for (const route of routes) {
-      if (route.path.includes("/:")) {
-        this.#dynamic.push({ segments: route.path.split("/"), route });
+  constructor(defs: readonly R[]) {
+    for (const def of defs) {
+      if (def.path.includes("/:")) {
+        this.#dynamic.push({ segments: def.path.split("/"), def });
       } else {
-        this.#static.set(route.path, route);
+        this.#static.set(def.path, def);
       }
     }
   }
 
-  /** The route for a path, or `null`. A trailing slash is ignored. */
-  match(path: string): RouteMatch<R> | null {
+  /** The def for a path, or `null`. A trailing slash is ignored. */
+  match(path: string): PathMatch<R> | null {
     const trimmed = path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
     const exact = this.#static.get(trimmed);
-    if (exact) return { route: exact, params: {} };
+    if (exact) return { def: exact, params: {} };
     const parts = trimmed.split("/");
-    for (const { segments, route } of this.#dynamic) {
+    for (const { segments, def } of this.#dynamic) {
       if (segments.length !== parts.length) continue;
       const params: Record<string, string> = {};
       let ok = true;
@@ -55,7 +55,7 @@ export class Router<H, R extends RouteDef<H> = RouteDef<H>> {
           break;
         }
       }
-      if (ok) return { route, params };
+      if (ok) return { def, params };
     }
     return null;
   }

@@ -1,26 +1,26 @@
 /**
- * The route step: which endpoint answers the request. A `Host` that is no host (400), a CORS
- * preflight, an unknown path (404) and a wrong method (405) reach no route's handler: their
+ * The dispatch step: which endpoint answers the request. A `Host` that is no host (400), a CORS
+ * preflight, an unknown path (404) and a wrong method (405) reach no resource's handler: their
  * endpoints answer after admission, so that they count against the caller's IP in the `other`
- * scope (a wrong method on a route that is not limited, like `/healthz`, counts against
+ * scope (a wrong method on a resource that is not limited, like `/healthz`, counts against
  * nothing).
  */
 import type { LimitScope } from "../config.ts";
-import { invalidRequest, methodNotAllowed, routeNotFound } from "../errors.ts";
+import { invalidRequest, methodNotAllowed, pathNotFound } from "../errors.ts";
 import { quote } from "../quote.ts";
 import type { Cors } from "../http/cors.ts";
-import { Router } from "../http/router.ts";
+import { PathTable } from "../http/path_table.ts";
 import type { Step } from "./compose.ts";
 import type { Endpoint, EndpointErrors, Handler, RequestContext } from "./context.ts";
 import { preflightEndpoint } from "./cors.ts";
 
-/** A route of the app: its handlers and the rate-limit scope it counts against. */
-export interface Route {
+/** A resource of the app: its handlers and the rate-limit scope it counts against. */
+export interface Resource {
   path: string;
   methods: Partial<Record<string, Handler>>;
-  /** Rate-limit scope, or `null` for routes that are not limited (health, admin). */
+  /** Rate-limit scope, or `null` for resources that are not limited (health, admin). */
   scope: LimitScope | null;
-  /** Admin routes need the admin token instead of an API key. */
+  /** Admin resources need the admin token instead of an API key. */
   admin?: boolean;
   /** Its handlers take a JSON object body (read for them by the body step). */
   json?: boolean;
@@ -28,17 +28,17 @@ export interface Route {
   errors?: EndpointErrors;
 }
 
-/** A route's endpoints, built once: one per method, and the one for any other method. */
-interface RouteEndpoints {
+/** A resource's endpoints, built once: one per method, and the one for any other method. */
+interface ResourceEndpoints {
   path: string;
   methods: Partial<Record<string, Endpoint>>;
   otherMethod: Endpoint;
 }
 
-/** The endpoint of a path no route has. */
+/** The endpoint of a path no resource has. */
 const NOT_FOUND: Endpoint = {
   handler: (ctx) => {
-    throw routeNotFound(ctx.request.method, ctx.url.pathname);
+    throw pathNotFound(ctx.request.method, ctx.url.pathname);
   },
   scope: "other",
   auth: "none",
@@ -59,9 +59,9 @@ const INVALID_HOST: Endpoint = {
   json: false,
 };
 
-/** Chooses the endpoint of each request among `routes`, CORS preflights answered by `cors`. */
-export function route(routes: readonly Route[], cors: Cors): Step<RequestContext> {
-  const router = new Router<Endpoint, RouteEndpoints>(routes.map(endpointsOf));
+/** Chooses the endpoint of each request among `resources`, CORS preflights answered by `cors`. */
+export function dispatch(resources: readonly Resource[], cors: Cors): Step<RequestContext> {
+  const table = new PathTable<Endpoint, ResourceEndpoints>(resources.map(endpointsOf));
   const preflight = preflightEndpoint(cors);
   return (ctx, next) => {
     const { request } = ctx;
@@ -73,12 +73,12 @@ export function route(routes: readonly Route[], cors: Cors): Step<RequestContext
       ctx.endpoint = preflight;
       return next(ctx);
     }
-    const match = router.match(ctx.url.pathname);
+    const match = table.match(ctx.url.pathname);
     if (!match) {
       ctx.endpoint = NOT_FOUND;
       return next(ctx);
     }
-    const { methods, otherMethod } = match.route;
+    const { methods, otherMethod } = match.def;
     ctx.endpoint = methods[request.method] ??
       (request.method === "HEAD" ? methods.GET : undefined) ?? otherMethod;
     ctx.params = match.params;
@@ -86,32 +86,32 @@ export function route(routes: readonly Route[], cors: Cors): Step<RequestContext
   };
 }
 
-function endpointsOf(route: Route): RouteEndpoints {
-  const auth = route.admin ? "admin" : route.scope === null ? "none" : "key";
-  const errors = route.errors ?? "openai";
+function endpointsOf(resource: Resource): ResourceEndpoints {
+  const auth = resource.admin ? "admin" : resource.scope === null ? "none" : "key";
+  const errors = resource.errors ?? "openai";
   const methods: Partial<Record<string, Endpoint>> = {};
-  for (const [method, handler] of Object.entries(route.methods)) {
+  for (const [method, handler] of Object.entries(resource.methods)) {
     if (handler) {
-      const json = route.json ?? false;
-      methods[method] = { handler, scope: route.scope, auth, json, errors, path: route.path };
+      const json = resource.json ?? false;
+      methods[method] = { handler, scope: resource.scope, auth, json, errors, path: resource.path };
     }
   }
-  // HEAD is answered wherever GET is (see `route`), after GET as RFC 9110's examples list it.
-  const names = Object.keys(route.methods);
+  // HEAD is answered wherever GET is (see `resource`), after GET as RFC 9110's examples list it.
+  const names = Object.keys(resource.methods);
   const at = names.indexOf("GET") + 1;
   const allow = at > 0 ? [...names.slice(0, at), "HEAD", ...names.slice(at)] : names;
   allow.push("OPTIONS");
   return {
-    path: route.path,
+    path: resource.path,
     methods,
     otherMethod: {
       handler: (ctx) => otherMethod(ctx, allow),
-      scope: route.scope !== null || route.admin ? "other" : null,
-      // An admin route tells its methods only to the admin.
-      auth: route.admin ? "admin" : "none",
+      scope: resource.scope !== null || resource.admin ? "other" : null,
+      // An admin resource tells its methods only to the admin.
+      auth: resource.admin ? "admin" : "none",
       json: false,
       errors,
-      path: route.path,
+      path: resource.path,
     },
   };
 }
