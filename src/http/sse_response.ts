@@ -22,6 +22,8 @@ export class StreamTally {
   chars = 0;
   /** The last usage the stream reported (the settle step's). */
   usage: Usage | null = null;
+  /** Whether the answer finished (a `finish` event came). */
+  finished = false;
 
   /** Counts a batch of events. A usage of nothing (zeros: what a back end that reports no
    * usage gives at its end) is no report: the streamed text is counted instead. */
@@ -33,6 +35,8 @@ export class StreamTally {
         else if (delta.type !== "signature") this.chars += delta.text.length;
       } else if (event.type === "usage" && (event.usage.input > 0 || event.usage.output > 0)) {
         this.usage = event.usage;
+      } else if (event.type === "finish") {
+        this.finished = true;
       }
     }
   }
@@ -63,8 +67,8 @@ export interface StreamOutcome {
 export interface StreamRenderer {
   /** The bytes for one batch of events, or `null` when the batch makes none. */
   render(events: readonly CanonicalEvent[]): Uint8Array | null;
-  /** The bytes that close a stream whose events ran out; throws an ApiError when the events
-   * did not make a whole answer. */
+  /** The bytes that close a stream whose answer finished (a stream whose events ran out before
+   * its `finish` event ends with {@link error} instead). */
   end(): Uint8Array;
   /** The error event for a failure after the stream began. */
   error(error: ApiError): Uint8Array;
@@ -147,6 +151,9 @@ export async function eventStreamResponse(
     batch: CanonicalEvent[] | null,
   ): boolean => {
     if (batch === null) {
+      if (!tally.finished) {
+        throw upstreamError("The provider ended the stream before it finished the answer.");
+      }
       controller.enqueue(renderer.end());
       controller.close();
       end({ status: 200, error: null });

@@ -8,6 +8,11 @@ import {
   type StreamRenderer,
 } from "../../src/http/sse_response.ts";
 import { textEvents } from "../support/events.ts";
+import { ChatChunkRenderer } from "../../src/api/chat_completions/stream.ts";
+import { MessagesStreamRenderer } from "../../src/api/messages/stream.ts";
+import { ResultCollector } from "../../src/api/responses/collect.ts";
+import { parseResponsesRequest } from "../../src/api/responses/request.ts";
+import { ResponsesStreamRenderer } from "../../src/api/responses/stream.ts";
 
 const encoder = new TextEncoder();
 const STREAM = textEvents(["Hi", " there"]);
@@ -195,17 +200,53 @@ Deno.test("a failure mid-stream becomes the renderer's error event, with no [DON
   assert.deepEqual(bug.outcomes, [{ status: 500, error: "internal_error" }]);
 });
 
-Deno.test("a renderer that refuses the end (no finish) makes the stream end in an error event", async () => {
+Deno.test("a stream whose events run out before its finish ends in the renderer's error event, a 502", async () => {
   const { opts, outcomes } = options();
-  const renderer = new LineRenderer();
-  renderer.end = () => {
-    throw upstreamError("The provider ended the stream before it finished the answer.");
-  };
   const list = await events(
-    await eventStreamResponse(new Source(single().slice(0, 3)), renderer, opts),
+    await eventStreamResponse(new Source(single().slice(0, 3)), new LineRenderer(), opts),
   );
   assert.match(list.at(-1)!, /before it finished the answer/);
+  assert.ok(!list.includes("data: [DONE]"), "not closed as a finished answer");
   assert.deepEqual(outcomes, [{ status: 502, error: "upstream_error" }]);
+});
+
+Deno.test("every front door's stream without its finish ends in that protocol's 502 error event", async () => {
+  const collector = new ResultCollector();
+  const head = { requestId: "req_x", created: 1, model: "m", includeUsage: true };
+  const renderers: [string, StreamRenderer, RegExp][] = [
+    ["chat", new ChatChunkRenderer({ ...head, excludeReasoning: false }), /"upstream_error"/],
+    [
+      "messages",
+      new MessagesStreamRenderer({ requestId: "req_x", model: "m", estimate: 1 }),
+      /^event: error\ndata: .*"api_error"/,
+    ],
+    [
+      "responses",
+      new ResponsesStreamRenderer(
+        {
+          id: "resp_x",
+          createdAt: 1,
+          model: "m",
+          previousResponseId: null,
+          store: false,
+          echo: parseResponsesRequest({ model: "m", input: "x" }).echo,
+        },
+        false,
+        collector,
+        () => 1,
+      ),
+      /^event: response\.failed\n/,
+    ],
+  ];
+  for (const [name, renderer, last] of renderers) {
+    const { opts, outcomes } = options();
+    const list = await events(
+      await eventStreamResponse(new Source(single().slice(0, 3)), renderer, opts),
+    );
+    assert.match(list.at(-1)!, last, name);
+    assert.match(list.at(-1)!, /before it finished the answer/, name);
+    assert.deepEqual(outcomes, [{ status: 502, error: "upstream_error" }], name);
+  }
 });
 
 Deno.test("cancelling the body aborts the producer, stops the iterator and logs 499", async () => {
