@@ -8,7 +8,7 @@
 import { createApp } from "../src/app.ts";
 import { KeyStore } from "../src/auth/keys.ts";
 import { systemClock } from "../src/clock.ts";
-import { parseConfig } from "../src/config.ts";
+import { parseConfig } from "../src/config/parse.ts";
 import { cannedOpenAIFetch, chatBody } from "./fixtures.ts";
 import { FetchHttpClient } from "../src/http/client/fetch.ts";
 

@@ -6,7 +6,7 @@
 import { ANONYMOUS_CALLER } from "../src/auth/authenticate.ts";
 import { KeyStore } from "../src/auth/keys.ts";
 import { systemClock } from "../src/clock.ts";
-import { parseConfig } from "../src/config.ts";
+import { parseConfig } from "../src/config/parse.ts";
 import { RateLimiter } from "../src/limits/limiter.ts";
 
 const dir = await Deno.makeTempDir({ prefix: "switchyard-limiter-bench-" });

@@ -11,7 +11,7 @@ import { cpuUsage } from "node:process";
 import { ANONYMOUS_CALLER } from "../src/auth/authenticate.ts";
 import { KeyStore } from "../src/auth/keys.ts";
 import { systemClock } from "../src/clock.ts";
-import { parseConfig } from "../src/config.ts";
+import { parseConfig } from "../src/config/parse.ts";
 import { RateLimiter } from "../src/limits/limiter.ts";
 
 interface WorkerResult {

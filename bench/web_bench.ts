@@ -8,7 +8,7 @@ import { createApp } from "../src/app.ts";
 import { renderHome } from "../src/api/pages/home.ts";
 import { visibleModels } from "../src/catalogue/access.ts";
 import { ANONYMOUS_VIEWER } from "../src/catalogue/model.ts";
-import { parseConfig } from "../src/config.ts";
+import { parseConfig } from "../src/config/parse.ts";
 
 const raw = JSON.parse(await Deno.readTextFile(new URL("../switchyard.json", import.meta.url)));
 const config = parseConfig({ ...raw, kv: { path: ":memory:" } }, "switchyard.json");

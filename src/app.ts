@@ -5,7 +5,7 @@ import { KeyStore } from "./auth/keys.ts";
 import { ModelDiscovery } from "./catalogue/discovery.ts";
 import { Catalogue } from "./catalogue/store.ts";
 import { type Clock, systemClock } from "./clock.ts";
-import type { Config } from "./config.ts";
+import type { Config } from "./config/types.ts";
 import { clientIp } from "./http/client_ip.ts";
 import { Cors } from "./http/cors.ts";
 import { Expiries } from "./http/expiries.ts";

@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
-import { applyEnv, ConfigError, configPath, loadConfig, parseConfig } from "../src/config.ts";
+import { applyEnv, configPath, loadConfig } from "../src/config/load.ts";
+import { ConfigError } from "../src/config/error.ts";
+import { parseConfig } from "../src/config/parse.ts";
 
 const SIM = { id: "sim", style: "simulator" };
 const CHAT = { id: "m", provider: "sim", chat_completions: true };

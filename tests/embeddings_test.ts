@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import OpenAI from "npm:openai@7.55.0";
-import { parseConfig } from "../src/config.ts";
+import { parseConfig } from "../src/config/parse.ts";
 import { logRecord, openaiClient } from "./support/client.ts";
 import { expectError, postJson } from "./support/http.ts";
 import { GENEROUS_LIMITS } from "./support/limits.ts";

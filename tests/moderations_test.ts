@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import OpenAI from "npm:openai@7.55.0";
-import { MODERATION_CATEGORIES } from "../src/config.ts";
+import { MODERATION_CATEGORIES } from "../src/config/types.ts";
 import { ApiError } from "../src/errors.ts";
 import type { Provider } from "../src/providers/types.ts";
 import { measured, pngDeclaring, textBombPng } from "./support/bombs.ts";

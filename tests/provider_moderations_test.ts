@@ -5,7 +5,7 @@
  * the upstream fault table and a client disconnect.
  */
 import assert from "node:assert/strict";
-import { MODERATION_CATEGORIES } from "../src/config.ts";
+import { MODERATION_CATEGORIES } from "../src/config/types.ts";
 import { GUARD_PROMPT } from "../src/moderation/guard.ts";
 import { openaiClient } from "./support/client.ts";
 import { assertDisconnectAborts, assertFaultMapping } from "./support/fault_mapping.ts";

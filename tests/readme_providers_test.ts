@@ -1,6 +1,6 @@
 /** The provider page's examples (docs/providers.md) are valid configs that enable what they say. */
 import assert from "node:assert/strict";
-import { parseConfig } from "../src/config.ts";
+import { parseConfig } from "../src/config/parse.ts";
 import { Logger } from "../src/log/logger.ts";
 import { createProviders } from "../src/providers/registry.ts";
 import { FetchHttpClient } from "../src/http/client/fetch.ts";

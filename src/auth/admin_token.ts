@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { Clock } from "../clock.ts";
-import { ConfigError } from "../config.ts";
+import { ConfigError } from "../config/error.ts";
 import { rateLimited, unauthorized } from "../errors.ts";
 import { retryWhileBusy } from "../kv/busy.ts";
 import { bearerToken } from "./authenticate.ts";

@@ -1,5 +1,5 @@
 import { unmatchedPatterns, unmatchedWarnings } from "../catalogue/model.ts";
-import { LIMIT_SCOPES, type WindowLimit } from "../config.ts";
+import { LIMIT_SCOPES, type WindowLimit } from "../config/types.ts";
 import { type Fields, readJson } from "../validation/reader.ts";
 import type { KeyFields } from "./keys.ts";
 import type { Budget } from "../limits/spend.ts";
@@ -13,7 +13,8 @@ const MODELS = {
   maxItems: 256,
   expected: "an array of model ids or globs",
 } as const;
-/** An id or glob of a key's allow-list: as long as a model id may be (config.ts `MODEL_ID`). */
+/** An id or glob of a key's allow-list: as long as a model id may be (`MODEL_ID` of
+ * config/models.ts). */
 const MODEL = {
   maxLength: 128,
   pattern: /^[A-Za-z0-9*][A-Za-z0-9._:\/*-]*$/,

@@ -1,4 +1,4 @@
-import type { LimitScope, WindowLimit } from "../config.ts";
+import type { LimitScope, WindowLimit } from "../config/types.ts";
 import type { Budget } from "../limits/spend.ts";
 import type { Viewer } from "../catalogue/model.ts";
 import { ANONYMOUS_VIEWER } from "../catalogue/model.ts";

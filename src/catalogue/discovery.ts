@@ -6,7 +6,8 @@
  * so no instance can clobber another's catalogue, and a restart lists again.
  */
 import type { Clock } from "../clock.ts";
-import { type DiscoveryConfig, MODEL_ID, type ProviderConfig } from "../config.ts";
+import type { DiscoveryConfig, ProviderConfig } from "../config/types.ts";
+import { MODEL_ID } from "../config/models.ts";
 import type { Logger } from "../log/logger.ts";
 import type { ProviderLookup } from "../providers/types.ts";
 import type { ListedModel } from "../providers/types.ts";

@@ -1,4 +1,4 @@
-import type { Access, EmbeddingsConfig, ModelConfig, RouteConfig } from "../config.ts";
+import type { Access, EmbeddingsConfig, ModelConfig, RouteConfig } from "../config/types.ts";
 import type { Model } from "../types/openai.ts";
 
 /** A catalogue entry as stored in KV: the model's config plus its registration time. */

@@ -1,4 +1,4 @@
-import type { ModelConfig } from "../config.ts";
+import type { ModelConfig } from "../config/types.ts";
 import type { Clock } from "../clock.ts";
 import { retryWhileBusy } from "../kv/busy.ts";
 import type { ModelRecord } from "./model.ts";
@@ -6,7 +6,8 @@ import type { ModelRecord } from "./model.ts";
 const MODEL_PREFIX = ["catalogue", "model"] as const;
 const VERSION_KEY = ["catalogue", "version"] as const;
 const BATCH = 500;
-/** Model ids are at most this long (config.ts checks them); longer ones are not looked up. */
+/** Model ids are at most this long (config/models.ts checks them); longer ones are not looked
+ * up. */
 const MAX_ID_CHARS = 128;
 
 /** Options for {@link Catalogue.open}. */

@@ -11,7 +11,8 @@
  */
 import { backup, DatabaseSync } from "node:sqlite";
 import { dirname } from "node:path";
-import { ConfigError, loadConfig } from "../config.ts";
+import { ConfigError } from "../config/error.ts";
+import { loadConfig } from "../config/load.ts";
 import { isLocalKvFile } from "../kv/open.ts";
 import { processOutput } from "../log/logger.ts";
 import type { CliIo } from "./keys.ts";

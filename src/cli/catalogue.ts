@@ -6,7 +6,8 @@
 import { Catalogue } from "../catalogue/store.ts";
 import type { ModelRecord } from "../catalogue/model.ts";
 import { systemClock } from "../clock.ts";
-import { ConfigError, loadConfig } from "../config.ts";
+import { ConfigError } from "../config/error.ts";
+import { loadConfig } from "../config/load.ts";
 import { openKv } from "../kv/open.ts";
 import { processOutput } from "../log/logger.ts";
 import type { CliIo } from "./keys.ts";

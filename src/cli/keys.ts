@@ -9,14 +9,9 @@ import type { KeyRecord } from "../auth/principal.ts";
 import { Catalogue } from "../catalogue/store.ts";
 import { unmatchedPatterns } from "../catalogue/model.ts";
 import { systemClock } from "../clock.ts";
-import {
-  type Config,
-  ConfigError,
-  LIMIT_SCOPES,
-  type LimitScope,
-  loadConfig,
-  type WindowLimit,
-} from "../config.ts";
+import { type Config, LIMIT_SCOPES, type LimitScope, type WindowLimit } from "../config/types.ts";
+import { ConfigError } from "../config/error.ts";
+import { loadConfig } from "../config/load.ts";
 import { openKv } from "../kv/open.ts";
 import { processOutput } from "../log/logger.ts";
 import { ValidationError } from "../validation/error.ts";

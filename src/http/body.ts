@@ -1,4 +1,4 @@
-import type { ServerConfig } from "../config.ts";
+import type { ServerConfig } from "../config/types.ts";
 import {
   ApiError,
   clientClosed,

@@ -1,4 +1,5 @@
-import { DEFAULT_IMAGE_CAPS, type LimitsConfig } from "../config.ts";
+import { DEFAULT_IMAGE_CAPS } from "../config/limits.ts";
+import type { LimitsConfig } from "../config/types.ts";
 import { invalidRequest } from "../errors.ts";
 
 /** Image formats accepted as input (spec: base64 image data URLs). */

@@ -38,7 +38,7 @@ import { type Caller, disabledKey, unknownKey, verifyKey } from "../auth/authent
 import { type KeyEntry, keyRecordKey, type KeyStore } from "../auth/keys.ts";
 import { ANONYMOUS, type KeyRecord, type Principal } from "../auth/principal.ts";
 import type { Clock } from "../clock.ts";
-import type { LimitsConfig, LimitScope, WindowLimit } from "../config.ts";
+import type { LimitsConfig, LimitScope, WindowLimit } from "../config/types.ts";
 import { ApiError, rateLimited } from "../errors.ts";
 import { kvBackoff, retryWhileBusy } from "../kv/busy.ts";
 import { GroupCommit } from "./group_commit.ts";

@@ -3,7 +3,7 @@
  * millionths of a currency unit ("micros"), integers, so that sums in KV are exact.
  */
 import type { Usage } from "../canonical/result.ts";
-import type { Pricing } from "../config.ts";
+import type { Pricing } from "../config/types.ts";
 
 /** The cost of `usage` at `pricing`, in micros (rounded up: a started micro is charged). */
 export function costMicros(usage: Usage, pricing: Pricing): number {

@@ -3,7 +3,7 @@
  * key, on the ledger (ledger.ts): `["tokens", scope, "ip" | "key", subject]`.
  */
 import type { Clock } from "../clock.ts";
-import type { LimitScope } from "../config.ts";
+import type { LimitScope } from "../config/types.ts";
 import { type ApiError, rateLimited } from "../errors.ts";
 import type { GroupCommit } from "./group_commit.ts";
 import { DAY, Ledger, MINUTE } from "./ledger.ts";

@@ -1,4 +1,4 @@
-import type { LimitsConfig, LimitScope, WindowLimit } from "../config.ts";
+import type { LimitsConfig, LimitScope, WindowLimit } from "../config/types.ts";
 import type { KeyRecord } from "../auth/principal.ts";
 
 /** The fixed windows: a minute, and a UTC day (the epoch has no leap seconds). */

@@ -5,7 +5,7 @@
  */
 import { scrapeMetrics } from "../api/metrics/handler.ts";
 import { SecretToken, type TokenAttempts } from "../auth/admin_token.ts";
-import type { Config } from "../config.ts";
+import type { Config } from "../config/types.ts";
 import { countRequest } from "../pipeline/metrics.ts";
 import type { Resource } from "../pipeline/dispatch.ts";
 import type { SettleHook } from "../pipeline/settle.ts";

@@ -3,7 +3,7 @@
  * content into the spec's 11 categories, and its answer is mapped back onto them. So an
  * operator with only a chat provider (an Anthropic key, say) still has moderation.
  */
-import { MODERATION_CATEGORIES, type ModerationCategory } from "../config.ts";
+import { MODERATION_CATEGORIES, type ModerationCategory } from "../config/types.ts";
 import { upstreamError } from "../errors.ts";
 import type { CanonicalRequest, ImagePart } from "../canonical/conversation.ts";
 import type { CanonicalResult } from "../canonical/result.ts";

@@ -1,4 +1,4 @@
-import { MODERATION_CATEGORIES, type ModerationCategory } from "../config.ts";
+import { MODERATION_CATEGORIES, type ModerationCategory } from "../config/types.ts";
 import type { ModerationResult } from "../types/openai.ts";
 
 /** A score for each of the spec's 11 categories. */

@@ -9,7 +9,7 @@ import { ANONYMOUS, type Principal } from "../auth/principal.ts";
 import type { Usage } from "../canonical/result.ts";
 import type { Catalogue } from "../catalogue/store.ts";
 import type { Clock } from "../clock.ts";
-import type { Config, LimitScope } from "../config.ts";
+import type { Config, LimitScope } from "../config/types.ts";
 import type { ApiError, ErrorStyle } from "../errors.ts";
 import type { Expiries } from "../http/expiries.ts";
 import type { KvHealth } from "../kv/health.ts";

@@ -5,7 +5,7 @@
  * scope (a wrong method on a resource that is not limited, like `/healthz`, counts against
  * nothing).
  */
-import type { LimitScope } from "../config.ts";
+import type { LimitScope } from "../config/types.ts";
 import { invalidRequest, methodNotAllowed, pathNotFound } from "../errors.ts";
 import { quote } from "../quote.ts";
 import type { Cors } from "../http/cors.ts";

@@ -1,4 +1,4 @@
-import type { Pricing } from "../config.ts";
+import type { Pricing } from "../config/types.ts";
 import type { Reservation } from "../limits/ledger.ts";
 
 /** What a request holds until it settles. */

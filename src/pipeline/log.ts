@@ -3,7 +3,7 @@
  * settles, so a stream's record has its final status, duration and usage.
  */
 import type { Logger } from "../log/logger.ts";
-import type { Pricing } from "../config.ts";
+import type { Pricing } from "../config/types.ts";
 import { costMicros, fromMicros } from "../limits/pricing.ts";
 import type { LogRecord } from "../log/record.ts";
 import type { SettleHook } from "./settle.ts";

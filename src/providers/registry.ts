@@ -1,6 +1,6 @@
 import type { ModelRecord } from "../catalogue/model.ts";
 import type { Clock } from "../clock.ts";
-import type { Config, ProviderConfig, ProviderStyle } from "../config.ts";
+import type { Config, ProviderConfig, ProviderStyle } from "../config/types.ts";
 import { type ImageWork, ImageWorkers } from "../images/work.ts";
 import type { HttpClient } from "../http/client/types.ts";
 import type { Logger } from "../log/logger.ts";

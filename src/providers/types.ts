@@ -2,7 +2,7 @@ import type { HttpClient } from "../http/client/types.ts";
 import { ApiError } from "../errors.ts";
 import type { ModelRecord } from "../catalogue/model.ts";
 import type { Clock } from "../clock.ts";
-import type { ProviderConfig, RouteConfig } from "../config.ts";
+import type { ProviderConfig, RouteConfig } from "../config/types.ts";
 import type { ImageWork } from "../images/work.ts";
 import type { Logger } from "../log/logger.ts";
 import type { CanonicalRequest } from "../canonical/conversation.ts";

@@ -6,7 +6,7 @@
  * clock. Health is per process: each instance learns it from its own traffic.
  */
 import type { Clock } from "../clock.ts";
-import type { RouteConfig } from "../config.ts";
+import type { RouteConfig } from "../config/types.ts";
 
 /** Breaker and averaging settings. */
 export interface HealthOptions {

@@ -10,7 +10,7 @@
 import type { CanonicalRequest } from "../canonical/conversation.ts";
 import type { CanonicalEvent } from "../canonical/events.ts";
 import type { CanonicalResult } from "../canonical/result.ts";
-import type { RouteConfig } from "../config.ts";
+import type { RouteConfig } from "../config/types.ts";
 import { ApiError, clientClosed } from "../errors.ts";
 import type {
   CallContext,

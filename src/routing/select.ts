@@ -5,7 +5,7 @@
  * every route's breaker is open, all of them in priority order: a request is never refused
  * without trying.
  */
-import type { RouteConfig } from "../config.ts";
+import type { RouteConfig } from "../config/types.ts";
 import type { RouteState } from "./health.ts";
 
 /** A route with its health. */

@@ -3,7 +3,7 @@
  * [--version] [--help]`. An unknown option or a bad value is a {@link UsageError}, so that a
  * misspelt flag is refused rather than ignored.
  */
-import { closestName } from "../config.ts";
+import { closestName } from "../config/suggest.ts";
 import { quote } from "../quote.ts";
 
 /** What the command line asks for. */

@@ -5,7 +5,7 @@
  */
 import type { CanonicalRequest } from "../canonical/conversation.ts";
 import type { CanonicalEvent } from "../canonical/events.ts";
-import type { ProviderConfig } from "../config.ts";
+import type { ProviderConfig } from "../config/types.ts";
 import type { CallContext, Provider } from "../providers/types.ts";
 import type { ModelCallSpan, Tracing } from "./tracing.ts";
 

@@ -9,7 +9,7 @@
 import type { Message } from "../canonical/conversation.ts";
 import type { CanonicalEvent } from "../canonical/events.ts";
 import type { CanonicalResult, Usage } from "../canonical/result.ts";
-import type { ProviderConfig, ProviderStyle } from "../config.ts";
+import type { ProviderConfig, ProviderStyle } from "../config/types.ts";
 import { ApiError } from "../errors.ts";
 import type { CallContext } from "../providers/types.ts";
 import {

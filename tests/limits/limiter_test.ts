@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { ANONYMOUS_CALLER, authenticate, type Caller } from "../../src/auth/authenticate.ts";
 import { KeyStore } from "../../src/auth/keys.ts";
-import type { Config, LimitScope } from "../../src/config.ts";
+import type { Config, LimitScope } from "../../src/config/types.ts";
 import { ApiError } from "../../src/errors.ts";
 import { GroupCommit } from "../../src/limits/group_commit.ts";
 import { type Admission, RateLimiter } from "../../src/limits/limiter.ts";

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { ConfigError, parseConfig } from "../../src/config.ts";
+import { ConfigError } from "../../src/config/error.ts";
+import { parseConfig } from "../../src/config/parse.ts";
 
 const base = (metrics?: unknown) => ({
   providers: [{ id: "sim", style: "simulator" }],

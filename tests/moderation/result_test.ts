@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { MODERATION_CATEGORIES } from "../../src/config.ts";
+import { MODERATION_CATEGORIES } from "../../src/config/types.ts";
 import {
   finalizeResult,
   liftParents,

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { ANONYMOUS_CALLER } from "../../src/auth/authenticate.ts";
-import { parseConfig } from "../../src/config.ts";
+import { parseConfig } from "../../src/config/parse.ts";
 import { ANONYMOUS, type KeyRecord, type Principal } from "../../src/auth/principal.ts";
 import { clientClosed, rateLimited } from "../../src/errors.ts";
 import { type Admission, RateLimiter } from "../../src/limits/limiter.ts";

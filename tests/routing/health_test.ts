@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { RouteConfig } from "../../src/config.ts";
+import type { RouteConfig } from "../../src/config/types.ts";
 import { RouteHealth } from "../../src/routing/health.ts";
 import { FakeClock } from "../support/server.ts";
 

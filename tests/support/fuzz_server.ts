@@ -10,7 +10,7 @@
  * are dropped; diagnostics (unhandled errors with their stacks) go to stderr.
  */
 import { createApp } from "../../src/app.ts";
-import { parseConfig } from "../../src/config.ts";
+import { parseConfig } from "../../src/config/parse.ts";
 import { randomBase62 } from "../../src/auth/keys.ts";
 
 const HIGH = { per_minute: 1_000_000_000, per_day: 1_000_000_000 };

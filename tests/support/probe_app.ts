@@ -4,7 +4,7 @@
  * calls go to `fetch` and one chat model on it, anonymous limits raised out of the way.
  */
 import { type App, createApp } from "../../src/app.ts";
-import { parseConfig } from "../../src/config.ts";
+import { parseConfig } from "../../src/config/parse.ts";
 import { FetchHttpClient } from "../../src/http/client/fetch.ts";
 
 /** V8's collector, as `--v8-flags=--expose-gc` exposes it. */

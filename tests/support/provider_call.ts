@@ -1,7 +1,7 @@
 /** Builds what a provider adapter is called with, for adapter-level tests. */
 import { inlineImageWork } from "../../src/images/work.ts";
 import type { ModelRecord } from "../../src/catalogue/model.ts";
-import type { ProviderConfig, ProviderStyle } from "../../src/config.ts";
+import type { ProviderConfig, ProviderStyle } from "../../src/config/types.ts";
 import { Logger } from "../../src/log/logger.ts";
 import type { ProviderDeps } from "../../src/providers/types.ts";
 import type { CallContext } from "../../src/providers/types.ts";

@@ -1,5 +1,5 @@
 /** The upstream styles side by side: each one's fake and an adapter pointed at it. */
-import type { ProviderConfig } from "../../src/config.ts";
+import type { ProviderConfig } from "../../src/config/types.ts";
 import { AnthropicProvider } from "../../src/providers/anthropic/provider.ts";
 import { GeminiProvider } from "../../src/providers/gemini/provider.ts";
 import { OpenAIProvider } from "../../src/providers/openai/provider.ts";

@@ -1,6 +1,7 @@
 import { type App, type AppDeps, createApp } from "../../src/app.ts";
 import type { Clock } from "../../src/clock.ts";
-import { type Config, parseConfig } from "../../src/config.ts";
+import type { Config } from "../../src/config/types.ts";
+import { parseConfig } from "../../src/config/parse.ts";
 import type { LogOutput } from "../../src/log/logger.ts";
 import { serveHttp } from "../../src/http/server/server.ts";
 

@@ -1,5 +1,5 @@
 /** An `Upstream` over canned answers, for the tests of the upstream client's parts. */
-import type { ProviderConfig } from "../../src/config.ts";
+import type { ProviderConfig } from "../../src/config/types.ts";
 import { FetchHttpClient } from "../../src/http/client/fetch.ts";
 import type { UpstreamErrorDetail } from "../../src/providers/upstream/error_detail.ts";
 import { Upstream } from "../../src/providers/upstream/upstream.ts";

@@ -1,6 +1,7 @@
 import { isServed } from "../../catalogue/access.ts";
 import type { ModelRecord } from "../../catalogue/model.ts";
-import { MODEL_ID, type ModelConfig, readModel } from "../../config.ts";
+import { MODEL_ID, readModel } from "../../config/models.ts";
+import type { ModelConfig } from "../../config/types.ts";
 import type { RequestContext } from "../../pipeline/context.ts";
 import { json } from "../../http/response.ts";
 import { notFound, readBody } from "./input.ts";

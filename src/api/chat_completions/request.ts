@@ -11,7 +11,7 @@ import {
   defaultOptions,
   type Options,
 } from "../../canonical/conversation.ts";
-import { DEFAULT_IMAGE_CAPS } from "../../config.ts";
+import { DEFAULT_IMAGE_CAPS } from "../../config/limits.ts";
 import type { ImageCaps } from "../../http/image_data_url.ts";
 import { quote } from "../../quote.ts";
 import { invalidValue } from "../../validation/error.ts";

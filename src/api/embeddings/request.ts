@@ -1,4 +1,4 @@
-import type { EmbeddingsConfig } from "../../config.ts";
+import type { EmbeddingsConfig } from "../../config/types.ts";
 import type { EmbeddingRequest } from "../../types/openai.ts";
 import { unsupportedParameter } from "../../validation/error.ts";
 import { type Reader, readRequest } from "../../validation/reader.ts";

@@ -1,5 +1,6 @@
 import type { ModelRecord } from "../../catalogue/model.ts";
-import { type ImageGenerationConfig, parseSize } from "../../config.ts";
+import type { ImageGenerationConfig } from "../../config/types.ts";
+import { parseSize } from "../../config/image_generation.ts";
 import type { ImageRequest } from "../../types/openai.ts";
 import { invalidValue, unsupportedParameter } from "../../validation/error.ts";
 import { type Fields, OPTIONAL, readRequest } from "../../validation/reader.ts";

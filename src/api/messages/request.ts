@@ -12,7 +12,7 @@ import type {
   OutputFormat,
   ReasoningOptions,
 } from "../../canonical/conversation.ts";
-import { DEFAULT_IMAGE_CAPS } from "../../config.ts";
+import { DEFAULT_IMAGE_CAPS } from "../../config/limits.ts";
 import type { ImageCaps } from "../../http/image_data_url.ts";
 import { type Fields, OPTIONAL, readRequest } from "../../validation/reader.ts";
 import { decodeImages, type PendingImages } from "../shared/images.ts";

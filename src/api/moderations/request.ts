@@ -1,4 +1,4 @@
-import { DEFAULT_IMAGE_CAPS } from "../../config.ts";
+import { DEFAULT_IMAGE_CAPS } from "../../config/limits.ts";
 import { type ImageCaps, type ImageField, parseRequestImages } from "../../http/image_data_url.ts";
 import { invalidValue } from "../../validation/error.ts";
 import { type Reader, readRequest } from "../../validation/reader.ts";

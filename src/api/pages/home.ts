@@ -6,7 +6,7 @@
 import { ANONYMOUS_VIEWER } from "../../catalogue/model.ts";
 import type { ModelRecord } from "../../catalogue/model.ts";
 import { visibleModels } from "../../catalogue/access.ts";
-import type { Config, LimitScope, ScopeLimits, WindowLimit } from "../../config.ts";
+import type { Config, LimitScope, ScopeLimits, WindowLimit } from "../../config/types.ts";
 import type { RequestContext } from "../../pipeline/context.ts";
 import { escapeHtml, layout } from "./layout.ts";
 import { etagOf, serve } from "./headers.ts";

@@ -1,5 +1,5 @@
 /** The frame every page shares: head, header with navigation, main content and footer. */
-import type { SiteConfig } from "../../config.ts";
+import type { SiteConfig } from "../../config/types.ts";
 
 const ESCAPES: Readonly<Record<string, string>> = {
   "&": "&amp;",

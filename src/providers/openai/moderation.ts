@@ -14,7 +14,7 @@ import {
   finalizeResult,
   normalizeCategories,
 } from "../../moderation/result.ts";
-import { MODERATION_CATEGORIES } from "../../config.ts";
+import { MODERATION_CATEGORIES } from "../../config/types.ts";
 import { upstreamError } from "../../errors.ts";
 import type { ModerationRequest, ModerationResult } from "../../types/openai.ts";
 import type { CallContext } from "../types.ts";

@@ -5,7 +5,7 @@
  * texts that share words have a higher cosine similarity than texts that share none, which lets
  * demos and tests of retrieval and semantic caching mean something.
  */
-import { SIMULATOR_EMBEDDING_DIMENSIONS } from "../../config.ts";
+import { SIMULATOR_EMBEDDING_DIMENSIONS } from "../../config/types.ts";
 import type { EmbeddingRequest, EmbeddingResult } from "../../types/openai.ts";
 import { vectorToBase64 } from "../embedding_encoding.ts";
 import type { CallContext } from "../types.ts";

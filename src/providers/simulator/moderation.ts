@@ -1,4 +1,4 @@
-import { MODERATION_CATEGORIES, type ModerationCategory } from "../../config.ts";
+import { MODERATION_CATEGORIES, type ModerationCategory } from "../../config/types.ts";
 import { embeddedText } from "../../images/metadata.ts";
 import { pairInputs } from "../../moderation/pairing.ts";
 import {

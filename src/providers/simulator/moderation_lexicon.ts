@@ -10,7 +10,7 @@
  * Weights add up per category (a negative weight is a benign context that cancels evidence); the
  * sum s becomes the score 1 - e^(-s).
  */
-import type { ModerationCategory } from "../../config.ts";
+import type { ModerationCategory } from "../../config/types.ts";
 
 /** One pattern and the evidence it gives for each category. */
 export interface LexiconEntry {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { ApiError } from "../../../src/errors.ts";
-import { DEFAULT_IMAGE_CAPS } from "../../../src/config.ts";
+import { DEFAULT_IMAGE_CAPS } from "../../../src/config/limits.ts";
 import { parseChatRequest } from "../../../src/api/chat_completions/request.ts";
 import { reasoningExcluded } from "../../../src/api/chat_completions/reasoning.ts";
 import { dataUrl, gifBytes, pngBytes } from "../../support/images.ts";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { ModelRecord } from "../../../src/catalogue/model.ts";
-import type { ImageGenerationConfig } from "../../../src/config.ts";
+import type { ImageGenerationConfig } from "../../../src/config/types.ts";
 import { ApiError } from "../../../src/errors.ts";
 import { imageModelId, readImageRequest } from "../../../src/api/images/request.ts";
 

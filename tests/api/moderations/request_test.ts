@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { ApiError } from "../../../src/errors.ts";
 import { moderationModelId, readModerationInput } from "../../../src/api/moderations/request.ts";
-import { DEFAULT_IMAGE_CAPS } from "../../../src/config.ts";
+import { DEFAULT_IMAGE_CAPS } from "../../../src/config/limits.ts";
 import { pngUrl } from "../../support/image_fixtures.ts";
 import { dataUrl, pngBytes } from "../../support/images.ts";
 

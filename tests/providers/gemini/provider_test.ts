@@ -3,7 +3,7 @@
  * prompts, thinking, paths; and the style's configuration. */
 import assert from "node:assert/strict";
 import type { CanonicalResult } from "../../../src/canonical/result.ts";
-import { parseConfig } from "../../../src/config.ts";
+import { parseConfig } from "../../../src/config/parse.ts";
 import {
   GeminiProvider,
   mapGeminiError,

@@ -4,7 +4,7 @@
  * filled, counts checked) and merged, against pure fixtures and the fake OpenAI upstream.
  */
 import assert from "node:assert/strict";
-import { MODERATION_CATEGORIES } from "../../../src/config.ts";
+import { MODERATION_CATEGORIES } from "../../../src/config/types.ts";
 import { ApiError } from "../../../src/errors.ts";
 import {
   mergeVerdicts,

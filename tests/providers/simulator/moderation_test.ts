@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { ModelRecord } from "../../../src/catalogue/model.ts";
-import { MODERATION_CATEGORIES } from "../../../src/config.ts";
+import { MODERATION_CATEGORIES } from "../../../src/config/types.ts";
 import {
   classify,
   compileLexicon,

@@ -1,0 +1,261 @@
+/**
+ * The configuration's schema: the validated config's types, and the names it allows (provider
+ * styles, access levels, limit scopes, moderation categories) with what each style can serve.
+ */
+
+/** Provider API styles that Switchyard can speak. */
+export const PROVIDER_STYLES = ["openai", "anthropic", "gemini", "simulator"] as const;
+export type ProviderStyle = typeof PROVIDER_STYLES[number];
+
+/** Model access levels (DESIGN §4). */
+export const ACCESS_LEVELS = ["public", "key", "preview"] as const;
+export type Access = typeof ACCESS_LEVELS[number];
+
+/** Rate-limit scopes (DESIGN §8). */
+export const LIMIT_SCOPES = ["chat", "other", "images"] as const;
+export type LimitScope = typeof LIMIT_SCOPES[number];
+
+/** The moderation categories of spec §2.7, in the spec's order. */
+export const MODERATION_CATEGORIES = [
+  "sexual",
+  "hate",
+  "harassment",
+  "self-harm",
+  "sexual/minors",
+  "hate/threatening",
+  "violence/graphic",
+  "self-harm/intent",
+  "self-harm/instructions",
+  "harassment/threatening",
+  "violence",
+] as const;
+export type ModerationCategory = typeof MODERATION_CATEGORIES[number];
+
+/** Capabilities a model may claim, checked against what its provider style can serve. */
+export type Capability =
+  | "chat_completions"
+  | "moderation"
+  | "image_input"
+  | "function_calling"
+  | "image_generation"
+  | "embeddings";
+
+/** What each provider style can serve. Anthropic moderates through a guard prompt. */
+export const STYLE_CAPABILITIES: Record<ProviderStyle, ReadonlySet<Capability>> = {
+  simulator: new Set([
+    "chat_completions",
+    "moderation",
+    "image_input",
+    "function_calling",
+    "image_generation",
+    "embeddings",
+  ]),
+  openai: new Set([
+    "chat_completions",
+    "moderation",
+    "image_input",
+    "function_calling",
+    "image_generation",
+    "embeddings",
+  ]),
+  anthropic: new Set(["chat_completions", "moderation", "image_input", "function_calling"]),
+  gemini: new Set(["chat_completions", "image_input", "function_calling"]),
+};
+
+export interface ServerConfig {
+  hostname: string;
+  port: number;
+  /** `false`, or the number of trusted proxy hops in front of us (`true` = 1). */
+  trust_proxy: number;
+  max_body_bytes: number;
+  cors_origins: string[];
+  /** Seconds that in-flight streams get to finish on SIGTERM. */
+  shutdown_grace_seconds: number;
+  /** Milliseconds a request body may take to arrive in full; slower ones are cut with 408. */
+  body_timeout_ms: number;
+  /** Leading bits of an IPv6 client address that anonymous limits count by (64: a /64). */
+  ipv6_prefix: number;
+  /** Whether several processes may listen on the port (SO_REUSEPORT, Linux): one per core. */
+  reuse_port: boolean;
+}
+
+export interface ProviderConfig {
+  id: string;
+  style: ProviderStyle;
+  base_url: string;
+  /** Name of the environment variable that holds the API key; `null` for none. */
+  api_key_env: string | null;
+  timeout_ms: number;
+  max_retries: number;
+  headers: Record<string, string>;
+  /** Simulator only: delay per generated token, in milliseconds. */
+  token_delay_ms: number;
+  /** Anthropic only: the `anthropic-version` header. */
+  anthropic_version: string;
+  /** OpenAI style only: whether the upstream has the Responses API (`/v1/responses`), so that
+   * Responses requests pass through to it rather than through chat completions. */
+  responses_api: boolean;
+  /** Bytes an upstream answer (a JSON body, or a whole stream) may have; past it the call ends
+   * with 502 or an SSE error event. */
+  max_response_bytes: number;
+  /** Bytes one SSE event (or line) of an upstream stream may have. */
+  max_event_bytes: number;
+  /** Present when the provider has `discover: true`: how the models its upstream lists are
+   * offered (src/catalogue/discovery.ts). */
+  discovery?: DiscoveryConfig;
+}
+
+/** A provider's model discovery (`discover_prefix`, `discover_access`,
+ * `discover_interval_seconds`). */
+export interface DiscoveryConfig {
+  /** Put before each upstream id to make the catalogue id (default `"<provider id>/"`). */
+  prefix: string;
+  /** The access level of the models found (default `key`). */
+  access: Access;
+  /** Seconds between two listings. */
+  interval_seconds: number;
+}
+
+export interface ImageGenerationConfig {
+  sizes: string[];
+  max_n: number;
+  guidance_scale: boolean;
+  num_inference_steps: boolean;
+}
+
+/** A model's `embeddings` (`true`, or an object of these fields): what `POST /v1/embeddings`
+ * checks before the call. */
+export interface EmbeddingsConfig {
+  /** The length of the model's vectors; `null`: not stated (the upstream's own). The
+   * simulator's default is {@link SIMULATOR_EMBEDDING_DIMENSIONS}. */
+  dimensions: number | null;
+  /** Whether a request may ask for shorter vectors (`dimensions`; default true). */
+  custom_dimensions: boolean;
+  /** Inputs in one request, at most (default 2048, OpenAI's). */
+  max_inputs: number;
+  /** Tokens of one input, at most (default 8192, OpenAI's): token-id arrays are counted
+   * exactly, text at four characters a token. */
+  max_input_tokens: number;
+}
+
+/** The vector length of a simulator embedding model that states none. */
+export const SIMULATOR_EMBEDDING_DIMENSIONS = 256;
+
+/** One way to reach a model (DESIGN §6.3): a provider and its name for the model. */
+export interface RouteConfig {
+  provider: string;
+  upstream_model: string;
+  /** Share of the traffic among routes of the same priority (relative; default 1). */
+  weight: number;
+  /** Lower is preferred: routes of a higher priority serve only when those of the best
+   * priority fail or are broken (default 0). */
+  priority: number;
+}
+
+export interface ModelConfig {
+  id: string;
+  /** The provider (of the first route, when the model has `routes`). */
+  provider: string;
+  upstream_model: string;
+  /** The model's routes when it has several ways to reach it; absent: `provider` alone. */
+  routes?: RouteConfig[];
+  /** With routes: a stream cut after its first event goes on on the next route that takes a
+   * prefill (the partial answer as the assistant's start), so the client sees one stream. */
+  continue_on_failure?: boolean;
+  owned_by: string;
+  /** Unix seconds; `null` means "when first registered in KV". */
+  created: number | null;
+  chat_completions: boolean;
+  moderation: boolean;
+  image_input: boolean;
+  function_calling: boolean;
+  image_generation: ImageGenerationConfig | null;
+  /** Served on `POST /v1/embeddings`, with these settings; `null`: not an embedding model. */
+  embeddings: EmbeddingsConfig | null;
+  access: Access;
+  featured: boolean;
+  labels: string[];
+  context_length: number | null;
+  /** `max_tokens` for chat requests that send none; `null`: the gateway's default, 256. */
+  default_max_tokens: number | null;
+  default_moderation: boolean;
+  /** How a moderation model moderates: the upstream's moderation API, or a guard prompt. */
+  moderation_mode: "native" | "guard";
+  moderation_thresholds: Partial<Record<ModerationCategory, number>>;
+  enabled: boolean;
+  /** What its tokens cost; absent: free (DESIGN §4.1). */
+  pricing?: Pricing;
+}
+
+/** A model's prices in currency units per million tokens. */
+export interface Pricing {
+  input: number;
+  output: number;
+  /** Input tokens read from the provider's prompt cache (default: `input`). */
+  cached_input?: number;
+  /** Input tokens written to the provider's prompt cache (default: `input`). */
+  cache_write?: number;
+}
+
+export interface WindowLimit {
+  per_minute: number | null;
+  per_day: number | null;
+  /** Chat only: input + output tokens per minute and per day (absent or `null`: no limit). */
+  tokens_per_minute?: number | null;
+  tokens_per_day?: number | null;
+}
+
+export type ScopeLimits = Record<LimitScope, WindowLimit>;
+
+export interface LimitsConfig {
+  anonymous: ScopeLimits;
+  key: ScopeLimits;
+  /** Pixels (width × height, as its header declares) of one input image, at most. */
+  max_image_pixels: number;
+  /** Bytes of one input image (decoded from base64), at most. */
+  max_image_bytes: number;
+  /** Pixels of all input images of one request together, at most. */
+  max_request_image_pixels: number;
+  /** Bytes of all input images of one request together, at most. */
+  max_request_image_bytes: number;
+}
+
+export interface LogsConfig {
+  retention_days: number;
+  include_content: boolean;
+  /** Records one process writes to the KV log per minute, at most; past it records go to
+   * stdout only (and are counted), so no caller can fill the disk. */
+  max_records_per_minute: number;
+}
+
+/** What the web pages say about this service (`site`). */
+export interface SiteConfig {
+  /** The service's name, in page titles and headings. */
+  name: string;
+  /** One or two sentences under the name on the catalogue page. */
+  description: string;
+  /** How to reach the operator (for keys, more models or higher limits), or `null`. */
+  contact: string | null;
+}
+
+export interface MetricsConfig {
+  /** Whether `GET /metrics` is served (with the admin token or the metrics token). */
+  enabled: boolean;
+  /** The environment variable holding a token that reads `/metrics` only (default
+   * `SWITCHYARD_METRICS_TOKEN`), or `null` for none. */
+  token_env: string | null;
+}
+
+/** The whole, validated configuration with every default filled in. */
+export interface Config {
+  server: ServerConfig;
+  /** A local file (default `data/switchyard.kv`), `:memory:`, a KV Connect URL, or `null` for
+   * Deno's default location (the managed KV on Deno Deploy). */
+  kv: { path: string | null };
+  providers: ProviderConfig[];
+  models: ModelConfig[];
+  limits: LimitsConfig;
+  logs: LogsConfig;
+  site: SiteConfig;
+  metrics: MetricsConfig;
+}
