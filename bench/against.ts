@@ -1,7 +1,7 @@
 /**
  * For `deno task bench --against REV`: a second Switchyard built from another git revision,
  * checked out in a detached worktree under `.bench-out/`, and the bench config trimmed to the
- * fields that revision's `src/config.ts` knows.
+ * fields that revision's config reader knows.
  */
 
 const decoder = new TextDecoder();
@@ -62,7 +62,7 @@ export async function removeStaleWorktrees(repo: string, out: string): Promise<v
 
 /**
  * The config `config` as the Switchyard at `root` accepts it: a config object key is kept only
- * when that revision's `src/config.ts` names it in quotes (its reader rejects unknown keys, and
+ * when that revision's config reader names it in quotes (its reader rejects unknown keys, and
  * reads every key it knows as `f.int("key", …)`, `root.raw("key")` and so on). So a field the
  * bench sets that an older revision lacks is left out of that side's config, and named in
  * `dropped`.
@@ -71,7 +71,7 @@ export async function fitConfig(
   config: Record<string, unknown>,
   root: string,
 ): Promise<{ config: Record<string, unknown>; dropped: string[] }> {
-  const source = await Deno.readTextFile(`${root}src/config.ts`);
+  const source = await configReaderSource(root);
   const dropped = new Set<string>();
   const fit = (value: unknown, path: string): unknown => {
     if (Array.isArray(value)) return value.map((item) => fit(item, `${path}[]`));
@@ -85,6 +85,23 @@ export async function fitConfig(
     return out;
   };
   return { config: fit(config, "") as Record<string, unknown>, dropped: [...dropped] };
+}
+
+/** The text of the config reader at `root`: the files of `src/config/`, or `src/config.ts` in a
+ * revision from before the reader was split into that folder. */
+async function configReaderSource(root: string): Promise<string> {
+  let names: string[];
+  try {
+    names = [...Deno.readDirSync(`${root}src/config`)].filter((e) => e.isFile)
+      .map((e) => e.name).filter((name) => name.endsWith(".ts")).sort();
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+    return await Deno.readTextFile(`${root}src/config.ts`);
+  }
+  const texts = await Promise.all(
+    names.map((name) => Deno.readTextFile(`${root}src/config/${name}`)),
+  );
+  return texts.join("\n");
 }
 
 /** Creates the bench key (limits raised out of the way, still counted in KV on every request)

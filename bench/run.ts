@@ -28,9 +28,9 @@
  * `--against REV` checks REV out into a detached git worktree (`.bench-out/against-<pid>`, removed
  * at the end, also when the run fails or is interrupted; one left by a killed run is removed by
  * the next) and starts its `main.ts` as a second Switchyard on core 0, with its own KV file and
- * bench key (made with REV's own `KeyStore`) and the same config, less any field REV's
- * `src/config.ts` does not name (each side's config reader rejects unknown keys; what was left out
- * is printed). The fake upstream, the pass-through and wrk stay this checkout's. Its rows
+ * bench key (made with REV's own `KeyStore`) and the same config, less any field REV's config
+ * reader (`src/config/`, or `src/config.ts` before it) does not name (each side's config reader
+ * rejects unknown keys; what was left out is printed). The fake upstream, the pass-through and wrk stay this checkout's. Its rows
  * (`switchyard@REV`, and `switchyard@REV→anthropic`) are measured in every round with the others,
  * REV and this checkout taking turns to go first, and a "CPU vs REV" column gives this checkout's
  * CPU µs per request as a percentage of REV's, also printed after the table and stored in
@@ -361,7 +361,7 @@ function medianSample(samples: Sample[]): Sample {
   };
 }
 
-/** The bench config for the Switchyard at `root`, written to `path`: fields its `src/config.ts`
+/** The bench config for the Switchyard at `root`, written to `path`: fields its config reader
  * does not know are left out (see `fitConfig`); resolves with their paths. */
 async function benchConfig(
   upstreamPort: number,
