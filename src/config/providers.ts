@@ -18,6 +18,15 @@ const DEFAULT_BASE_URL: Record<ProviderStyle, string> = {
   simulator: "",
 };
 
+/** The name of an environment variable (`ca_certs_env`). */
+const ENV_NAME = {
+  optional: true,
+  nullable: true,
+  maxLength: 256,
+  pattern: /^[A-Za-z_][A-Za-z0-9_]*$/,
+  format: "an environment variable name: letters, digits and _, not starting with a digit",
+} as const;
+
 /** The styles whose upstream lists its models (`discover: true`). */
 const DISCOVERING_STYLES: ReadonlySet<ProviderStyle> = new Set(["openai", "anthropic", "gemini"]);
 const DISCOVERY_FIELDS = ["discover_prefix", "discover_access", "discover_interval_seconds"];
@@ -70,6 +79,7 @@ function readProvider(r: Reader): ProviderConfig {
     style,
     base_url: "",
     api_key_env: null,
+    ca_certs_env: null,
     timeout_ms: f.integer("timeout_ms", COUNT) ?? 120_000,
     max_retries: f.integer("max_retries", { optional: true, min: 0, max: 10 }) ?? 2,
     headers: {},
@@ -97,6 +107,11 @@ function readProvider(r: Reader): ProviderConfig {
     provider.api_key_env =
       f.string("api_key_env", { optional: true, nullable: true, nonEmpty: true }) ??
         null;
+    const caCerts = f.get("ca_certs_env");
+    provider.ca_certs_env = caCerts.string(ENV_NAME) ?? null;
+    if (provider.ca_certs_env !== null && new URL(url).protocol !== "https:") {
+      throw caCerts.invalid("only a provider with an https base_url uses it");
+    }
     for (const [name, value] of f.object("headers", OPTIONAL)?.entries() ?? []) {
       provider.headers[name] = value.string(TEXT);
     }

@@ -85,6 +85,9 @@ export interface ProviderConfig {
   base_url: string;
   /** Name of the environment variable that holds the API key; `null` for none. */
   api_key_env: string | null;
+  /** Name of the environment variable that holds the PEM certificates (one or more) the
+   * upstream's TLS certificate may chain to, besides the default roots; `null` for none. */
+  ca_certs_env: string | null;
   timeout_ms: number;
   max_retries: number;
   headers: Record<string, string>;

@@ -93,6 +93,7 @@ export function providerDeps(
       style,
       base_url: baseUrl,
       api_key_env: "UP_API_KEY",
+      ca_certs_env: null,
       timeout_ms: 5_000,
       max_retries: 2,
       headers: {},
