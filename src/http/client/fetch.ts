@@ -11,25 +11,41 @@ import { ACCEPT_ENCODING, IDENTITY, refuseEncoded } from "./content_encoding.ts"
 import { refuseTransferCoded } from "./transfer_encoding.ts";
 import type { ClientRequest, ClientResponse, HttpClient } from "./types.ts";
 
+/** Options for {@link FetchHttpClient}. */
+export interface FetchHttpClientOptions {
+  /** The Deno client every request goes through (`Deno.createHttpClient`, for root
+   * certificates of its own); closed with this client. Default: fetch's shared one. */
+  client?: Deno.HttpClient;
+}
+
 /** Calls `fetch` for every request. */
 export class FetchHttpClient implements HttpClient {
   readonly #fetch: typeof fetch;
+  readonly #client: Deno.HttpClient | undefined;
+  #closed = false;
   /** Each headers object seen (providers reuse theirs), with `accept-encoding: identity`. */
   readonly #headers = new WeakMap<object, Record<string, string>>();
 
-  constructor(fetchFn: typeof fetch = fetch) {
+  constructor(fetchFn: typeof fetch = fetch, options: FetchHttpClientOptions = {}) {
     this.#fetch = fetchFn;
+    this.#client = options.client;
   }
 
   async request(request: ClientRequest): Promise<ClientResponse> {
-    const init: RequestInit = {
+    const init: RequestInit & { client?: Deno.HttpClient } = {
       method: request.method,
       headers: this.#identity(request.headers),
       signal: request.signal,
       redirect: "manual",
     };
     if (request.body !== undefined) init.body = request.body;
-    const response = await this.#fetch(request.url, init);
+    if (this.#client !== undefined) init.client = this.#client;
+    let response: Response;
+    try {
+      response = await this.#fetch(request.url, init);
+    } catch (e) {
+      throw withCause(e);
+    }
     // Fetch inflates nothing once the request names its accept-encoding: a compressed answer
     // would reach the parser as it came. It undoes chunked framing only, so a body under
     // another transfer coding would too.
@@ -45,7 +61,13 @@ export class FetchHttpClient implements HttpClient {
     return new FetchedResponse(response);
   }
 
-  close(): void {}
+  close(): void {
+    // A closed Deno client throws when closed again, and fails the requests still sent: none
+    // falls back to fetch's own client and its roots.
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#client?.close();
+  }
 
   /** `headers` with `accept-encoding: identity` in place of any the caller gave. */
   #identity(headers: Readonly<Record<string, string>>): Record<string, string> {
@@ -60,6 +82,13 @@ export class FetchHttpClient implements HttpClient {
     }
     return out;
   }
+}
+
+/** fetch's own failure ("fetch failed") with what failed in its message, as the native client
+ * says it (an untrusted certificate, a refused connection); any other error as it is. */
+function withCause(e: unknown): unknown {
+  if (!(e instanceof TypeError) || !(e.cause instanceof Error)) return e;
+  return new TypeError(`${e.message}: ${e.cause.message}`, { cause: e.cause });
 }
 
 /** A fetch `Response` read as a {@link ClientResponse}. */

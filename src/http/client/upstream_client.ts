@@ -32,7 +32,14 @@ export function fetchReason(env: (name: string) => string | undefined): string |
   return null;
 }
 
-/** The client for upstream calls under `env` (throws as {@link fetchReason} does). */
-export function upstreamClient(env: (name: string) => string | undefined): HttpClient {
-  return fetchReason(env) === null ? new NativeHttpClient() : new FetchHttpClient();
+/** The client for upstream calls under `env` (throws as {@link fetchReason} does); with
+ * `caCerts`, one whose TLS connections also trust those root certificates (PEM), with
+ * connections of its own. */
+export function upstreamClient(
+  env: (name: string) => string | undefined,
+  caCerts?: string[],
+): HttpClient {
+  if (fetchReason(env) === null) return new NativeHttpClient(caCerts ? { caCerts } : {});
+  if (caCerts === undefined) return new FetchHttpClient();
+  return new FetchHttpClient(fetch, { client: Deno.createHttpClient({ caCerts }) });
 }
