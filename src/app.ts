@@ -154,7 +154,8 @@ export interface AppDeps {
   clock?: Clock;
   /** Environment lookup (provider keys, admin token). */
   env?: (name: string) => string | undefined;
-  /** The HTTP client for upstream calls (default: Switchyard's own, or fetch behind a proxy). */
+  /** The HTTP client for upstream calls (default: Switchyard's own, or fetch behind a proxy);
+   * a provider with `ca_certs_env` gets one of its own, built the same way. */
   http?: HttpClient;
   /** Where log lines go (default: the process's stdout and stderr). */
   output?: LogOutput;

@@ -3,11 +3,13 @@ import type { Clock } from "../clock.ts";
 import type { Config, ProviderConfig, ProviderStyle } from "../config/types.ts";
 import { type ImageWork, ImageWorkers } from "../images/work.ts";
 import type { HttpClient } from "../http/client/types.ts";
+import { upstreamClient } from "../http/client/upstream_client.ts";
 import type { Logger } from "../log/logger.ts";
 import { AnthropicProvider } from "./anthropic/provider.ts";
 import { GeminiProvider } from "./gemini/provider.ts";
 import { OpenAIProvider } from "./openai/provider.ts";
 import { SimulatorProvider } from "./simulator/provider.ts";
+import { providerCaCerts } from "./ca_certs.ts";
 import type { Provider, ProviderDeps, ProviderLookup } from "./types.ts";
 
 // Where the simulator and the tests still import it from.
@@ -24,25 +26,25 @@ export class Providers implements ProviderLookup {
   readonly #enabled: Map<string, Provider>;
   readonly #disabled: Map<string, string>;
   readonly #images: ImageWork | null;
-  readonly #http: HttpClient | null;
+  readonly #clients: readonly HttpClient[];
   readonly #routed = new WeakMap<ModelRecord, Provider>();
 
   constructor(
     enabled: Map<string, Provider>,
     disabled: Map<string, string> = new Map(),
     images: ImageWork | null = null,
-    http: HttpClient | null = null,
+    clients: readonly HttpClient[] = [],
   ) {
     this.#enabled = enabled;
     this.#disabled = disabled;
     this.#images = images;
-    this.#http = http;
+    this.#clients = clients;
   }
 
   /** Stops the image workers and closes the idle upstream connections. */
   close(): void {
     this.#images?.close();
-    this.#http?.close();
+    for (const client of this.#clients) client.close();
   }
 
   /** Lets the image workers stop whenever idle (see `ImageWork.release`). */
@@ -81,7 +83,9 @@ export class Providers implements ProviderLookup {
 /** Options for {@link createProviders}. */
 export interface CreateProvidersOptions {
   env: (name: string) => string | undefined;
-  /** The client upstream calls go through. */
+  /** The client upstream calls go through, but those of a provider with `ca_certs_env`: it
+   * gets a client of its own (see {@link upstreamClient}), so that no connection pool mixes
+   * connections made under different trust. */
   http: HttpClient;
   clock: Clock;
   logger: Logger;
@@ -93,8 +97,13 @@ export interface CreateProvidersOptions {
   decorate?: (provider: Provider, config: ProviderConfig) => Provider;
 }
 
-/** Builds every configured provider, warning once for each one left disabled. */
+/** Builds every configured provider, warning once for each one left disabled. Throws
+ * `ConfigError` for a `ca_certs_env` without certificates (see {@link providerCaCerts}). */
 export function createProviders(config: Config, options: CreateProvidersOptions): Providers {
+  const trusting = trustingClients(
+    config.providers.filter((provider) => !options.overrides?.has(provider.id)),
+    options.env,
+  );
   const enabled = new Map<string, Provider>();
   const disabled = new Map<string, string>();
   const images = options.images ?? new ImageWorkers();
@@ -123,7 +132,7 @@ export function createProviders(config: Config, options: CreateProvidersOptions)
         FACTORIES[provider.style]({
           config: provider,
           apiKey,
-          http: options.http,
+          http: trusting.get(provider.id) ?? options.http,
           clock: options.clock,
           logger: options.logger,
           images,
@@ -133,5 +142,26 @@ export function createProviders(config: Config, options: CreateProvidersOptions)
       ),
     );
   }
-  return new Providers(enabled, disabled, images, options.http);
+  const clients = [options.http, ...new Set(trusting.values())];
+  return new Providers(enabled, disabled, images, clients);
+}
+
+/** The clients of the providers with `ca_certs_env`, by provider id: one per variable, so that
+ * no pool mixes connections made under different trust. Every variable is read before any
+ * client is built, so that one without certificates leaves nothing open. */
+function trustingClients(
+  providers: readonly ProviderConfig[],
+  env: (name: string) => string | undefined,
+): Map<string, HttpClient> {
+  const certs = providers.map((provider) => [provider, providerCaCerts(provider, env)] as const);
+  const byVariable = new Map<string, HttpClient>();
+  const byProvider = new Map<string, HttpClient>();
+  for (const [provider, caCerts] of certs) {
+    if (caCerts === null) continue;
+    const name = provider.ca_certs_env!;
+    let client = byVariable.get(name);
+    if (client === undefined) byVariable.set(name, client = upstreamClient(env, caCerts));
+    byProvider.set(provider.id, client);
+  }
+  return byProvider;
 }

@@ -103,6 +103,8 @@ export interface FakeOptions {
   apiKey?: string;
   /** Write streams in slices of this many bytes (splitting lines, events, characters). */
   sliceBytes?: number;
+  /** Serve HTTPS with this certificate and key (PEM); its `url` is then `https://`. */
+  tls?: { cert: string; key: string };
 }
 
 const encoder = new TextEncoder();
@@ -134,10 +136,10 @@ export class FakeUpstream {
     this.apiKey = options.apiKey ?? FAKE_API_KEY;
     this.sliceBytes = options.sliceBytes ?? null;
     this.#server = Deno.serve(
-      { port: 0, hostname: "127.0.0.1", onListen: () => {} },
+      { port: 0, hostname: "127.0.0.1", onListen: () => {}, ...options.tls },
       (request) => this.#handle(request),
     );
-    this.url = `http://127.0.0.1:${this.#server.addr.port}`;
+    this.url = `${options.tls ? "https" : "http"}://127.0.0.1:${this.#server.addr.port}`;
   }
 
   /** The last request received. */
