@@ -2,7 +2,7 @@ import { unmatchedPatterns, unmatchedWarnings } from "../catalogue/model.ts";
 import { LIMIT_SCOPES, type WindowLimit } from "../config/types.ts";
 import { type Fields, readJson } from "../validation/reader.ts";
 import type { KeyFields } from "./keys.ts";
-import type { Budget } from "../limits/spend.ts";
+import type { Budget } from "../limits/budget.ts";
 import type { KeyRecord } from "./principal.ts";
 
 const NAME = { nonEmpty: true, maxLength: 200 } as const;

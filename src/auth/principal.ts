@@ -1,5 +1,5 @@
 import type { LimitScope, WindowLimit } from "../config/types.ts";
-import type { Budget } from "../limits/spend.ts";
+import type { Budget } from "../limits/budget.ts";
 import type { Viewer } from "../catalogue/model.ts";
 import { ANONYMOUS_VIEWER } from "../catalogue/model.ts";
 

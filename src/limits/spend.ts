@@ -1,6 +1,7 @@
 /**
- * Budgets (DESIGN §4.1, §8): what a key may spend per UTC day and per UTC month, in currency
- * units, counted in micros (pricing.ts) on the ledger (ledger.ts): `["spend", keyId]`.
+ * The spend ledger (DESIGN §4.1, §8): what keys spent per UTC day and per UTC month against
+ * their budgets (budget.ts), counted in micros (pricing.ts) on the ledger (ledger.ts):
+ * `["spend", keyId]`.
  */
 import type { Clock } from "../clock.ts";
 import { ApiError } from "../errors.ts";
@@ -8,12 +9,6 @@ import type { GroupCommit } from "./group_commit.ts";
 import { DAY, Ledger, MONTH } from "./ledger.ts";
 import { fromMicros } from "./pricing.ts";
 import { retryAfterSeconds, type WindowState } from "./windows.ts";
-
-/** A key's budget in currency units (`null`: none). */
-export interface Budget {
-  per_day?: number | null;
-  per_month?: number | null;
-}
 
 /** The spend ledger: day and month windows. */
 export function spendLedger(deps: { kv: Deno.Kv; clock: Clock; commits: GroupCommit }): Ledger {
@@ -23,13 +18,6 @@ export function spendLedger(deps: { kv: Deno.Kv; clock: Clock; commits: GroupCom
 /** The ledger entry of a key's spend. */
 export function spendKey(keyId: string): Deno.KvKey {
   return ["spend", keyId];
-}
-
-/** A budget as the ledger's limits, in micros. */
-export function budgetLimits(budget: Budget): [number | null, number | null] {
-  const micros = (v: number | null | undefined) =>
-    v === null || v === undefined ? null : Math.round(v * 1_000_000);
-  return [micros(budget.per_day), micros(budget.per_month)];
 }
 
 function refusal(window: WindowState, micros: number, _subject: string, now: number): ApiError {
