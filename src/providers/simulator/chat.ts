@@ -8,7 +8,7 @@ import type { BlockDelta, BlockKind, CanonicalEvent } from "../../canonical/even
 import type { CanonicalResult } from "../../canonical/result.ts";
 import type { CallContext } from "../types.ts";
 import { type Block, generate } from "./generation.ts";
-import type { SimulatorOptions } from "./provider.ts";
+import type { SimulatorOptions } from "./options.ts";
 import { sleep } from "../../sleep.ts";
 
 /** The provider style its reasoning parts carry. */

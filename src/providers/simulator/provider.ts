@@ -1,7 +1,6 @@
 import type { CanonicalRequest } from "../../canonical/conversation.ts";
 import type { CanonicalEvent } from "../../canonical/events.ts";
 import type { CanonicalResult } from "../../canonical/result.ts";
-import type { ImageWork } from "../../images/work.ts";
 import type {
   EmbeddingRequest,
   EmbeddingResult,
@@ -14,15 +13,8 @@ import { simulateChat, simulateChatStream } from "./chat.ts";
 import { simulateEmbeddings } from "./embeddings.ts";
 import { renderImages } from "./images.ts";
 import { classify, type CompiledLexicon, compileSimulatorLexicon } from "./moderation.ts";
+import type { SimulatorOptions } from "./options.ts";
 import { promptTokens } from "../../canonical/prompt_tokens.ts";
-
-/** Settings the simulator's parts share. */
-export interface SimulatorOptions {
-  /** Delay per generated token, in milliseconds. */
-  tokenDelayMs: number;
-  /** Where pictures are painted and encoded. */
-  images: ImageWork;
-}
 
 /** The built-in simulator: deterministic chat, moderation, embeddings and images with no
  * network. */

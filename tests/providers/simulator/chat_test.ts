@@ -11,7 +11,7 @@ import type { CanonicalResult } from "../../../src/canonical/result.ts";
 import { ApiError } from "../../../src/errors.ts";
 import { inlineImageWork } from "../../../src/images/work.ts";
 import { simulateChat, simulateChatStream } from "../../../src/providers/simulator/chat.ts";
-import type { SimulatorOptions } from "../../../src/providers/simulator/provider.ts";
+import type { SimulatorOptions } from "../../../src/providers/simulator/options.ts";
 import { gifBytes, jpegBytes, pngBytes } from "../../support/images.ts";
 import { schemaErrors } from "../../support/json_schema.ts";
 import {
