@@ -8,11 +8,12 @@
  * drain open requests for up to `server.shutdown_grace_seconds`.
  */
 import { type App, createApp } from "./src/app.ts";
+import { UsageError } from "./src/args.ts";
 import type { Config } from "./src/config/types.ts";
 import { ConfigError } from "./src/config/error.ts";
 import { loadConfig } from "./src/config/load.ts";
 import { openKv } from "./src/kv/open.ts";
-import { parseServeArgs, SERVE_USAGE, type ServeArgs, UsageError } from "./src/serve/args.ts";
+import { parseServeArgs, SERVE_USAGE, type ServeArgs } from "./src/serve/args.ts";
 import { startBanner } from "./src/serve/banner.ts";
 import { libcTrim } from "./src/serve/memory_trim.ts";
 import { ShutdownSignals } from "./src/serve/shutdown.ts";

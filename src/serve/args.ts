@@ -4,6 +4,7 @@
  * misspelt flag is refused rather than ignored.
  */
 import { closestName } from "../config/suggest.ts";
+import { integerIn, parseArgs, UsageError } from "../args.ts";
 import { quote } from "../quote.ts";
 
 /** What the command line asks for. */
@@ -13,14 +14,6 @@ export interface ServeArgs {
   hostname?: string;
   help: boolean;
   version: boolean;
-}
-
-/** A command line that cannot be followed; the message names the option. */
-export class UsageError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "UsageError";
-  }
 }
 
 /** The server's usage text. */
@@ -34,44 +27,29 @@ Options:
   --help             Print this help and exit
 `;
 
-const VALUE_OPTIONS = ["config", "port", "hostname"] as const;
-const SWITCH_OPTIONS = ["help", "version"] as const;
-const OPTIONS: readonly string[] = [...VALUE_OPTIONS, ...SWITCH_OPTIONS];
-
 /** Reads the server's arguments. */
 export function parseServeArgs(args: readonly string[]): ServeArgs {
-  const out: ServeArgs = { help: false, version: false };
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!;
-    if (!arg.startsWith("--")) throw new UsageError(`unexpected argument ${quote(arg)}`);
-    const eq = arg.indexOf("=");
-    const name = arg.slice(2, eq === -1 ? undefined : eq);
-    if ((SWITCH_OPTIONS as readonly string[]).includes(name)) {
-      if (eq !== -1) throw new UsageError(`--${name} takes no value`);
-      out[name as typeof SWITCH_OPTIONS[number]] = true;
-      continue;
-    }
-    if (!(VALUE_OPTIONS as readonly string[]).includes(name)) {
-      const near = closestName(name, OPTIONS);
-      throw new UsageError(
-        `unknown option --${name}${near === null ? "" : ` (did you mean --${near}?)`}`,
-      );
-    }
-    const value = eq === -1 ? args[++i] : arg.slice(eq + 1);
-    if (value === undefined || value === "" || (eq === -1 && value.startsWith("--"))) {
-      throw new UsageError(`--${name} needs a value`);
-    }
-    if (name === "port") out.port = readPort(value);
-    else if (name === "hostname") out.hostname = value;
-    else out.config = value;
-  }
+  const parsed = parseArgs(args, {
+    values: ["config", "port", "hostname"],
+    switches: ["help", "version"],
+  });
+  const out: ServeArgs = {
+    help: parsed.switches.has("help"),
+    version: parsed.switches.has("version"),
+  };
+  const config = parsed.values.get("config");
+  if (config !== undefined) out.config = config;
+  const port = parsed.values.get("port");
+  if (port !== undefined) out.port = readPort(port);
+  const hostname = parsed.values.get("hostname");
+  if (hostname !== undefined) out.hostname = hostname;
   return out;
 }
 
 function readPort(value: string): number {
-  const n = /^\d{1,5}$/.test(value) ? Number(value) : NaN;
-  if (!(n >= 0 && n <= 65535)) {
+  const port = integerIn(value, 0, 65535);
+  if (port === null) {
     throw new UsageError(`--port must be a port number 0\u201365535, not ${quote(value)}`);
   }
-  return n;
+  return port;
 }
