@@ -15,7 +15,7 @@ import { ConfigError } from "../config/error.ts";
 import { loadConfig } from "../config/load.ts";
 import { isLocalKvFile } from "../kv/open.ts";
 import { processOutput } from "../log/logger.ts";
-import type { CliIo } from "./keys.ts";
+import type { CliIo } from "./io.ts";
 
 const USAGE = `Usage: deno task backup [--out FILE] [--config PATH]
 

@@ -10,7 +10,7 @@ import { ConfigError } from "../config/error.ts";
 import { loadConfig } from "../config/load.ts";
 import { openKv } from "../kv/open.ts";
 import { processOutput } from "../log/logger.ts";
-import type { CliIo } from "./keys.ts";
+import type { CliIo } from "./io.ts";
 
 const USAGE = `Usage: deno task catalogue <command> [options]
 

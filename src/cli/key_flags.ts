@@ -1,0 +1,157 @@
+/**
+ * The flags of `deno task keys create` and `update` that set a key's fields: `--name`,
+ * `--models`, `--preview`/`--no-preview`, the limit flags, `--max-concurrent` and the budget
+ * flags, read into the fields the key store takes.
+ */
+import { type Args, integerIn, invalidValue, UsageError } from "../args.ts";
+import { readKeyFields } from "../auth/key_fields.ts";
+import type { KeyFields } from "../auth/keys.ts";
+import type { KeyRecord } from "../auth/principal.ts";
+import { LIMIT_SCOPES, type LimitScope, type WindowLimit } from "../config.ts";
+import { ValidationError } from "../validation/error.ts";
+
+/** A limit flag's place: a window of a scope's limits. */
+interface LimitField {
+  scope: LimitScope;
+  field: keyof WindowLimit;
+}
+
+/** The limit flags, each a window of a scope's limits. */
+const LIMIT_FIELDS = new Map<string, LimitField>([
+  ...LIMIT_SCOPES.flatMap((scope): [string, LimitField][] => [
+    [`${scope}-per-minute`, { scope, field: "per_minute" }],
+    [`${scope}-per-day`, { scope, field: "per_day" }],
+  ]),
+  ["tokens-per-minute", { scope: "chat", field: "tokens_per_minute" }],
+  ["tokens-per-day", { scope: "chat", field: "tokens_per_day" }],
+]);
+/** The flags of a key's budget (currency units). */
+const BUDGET_FLAGS = ["budget-per-day", "budget-per-month"] as const;
+/** The largest limit a flag takes (15 digits). */
+const MAX_LIMIT = 999_999_999_999_999;
+/** The largest concurrency cap a flag takes before the key's own check (5 digits). */
+const MAX_CONCURRENT = 99_999;
+
+/** The flags that set a key's limits, concurrency cap and budget; each takes a value. */
+export const LIMIT_FLAGS: readonly string[] = [
+  ...LIMIT_FIELDS.keys(),
+  ...BUDGET_FLAGS,
+  "max-concurrent",
+];
+
+/** The fields of a key to create from the flags of `create`; `--name` is required. Throws a
+ * {@link UsageError} naming the flag or the field. */
+export function fieldsToCreate(args: Args): KeyFields & { name: string } {
+  if (!args.values.has("name")) throw new UsageError("create needs --name NAME");
+  const raw = rawFields(args, null);
+  return validate(() => readKeyFields(raw, "create"));
+}
+
+/** What the flags of `update` change in `current`; at least one must be given. Throws a
+ * {@link UsageError} naming the flag or the field. */
+export function fieldsToUpdate(args: Args, current: KeyRecord): KeyFields {
+  const raw = rawFields(args, current);
+  if (Object.keys(raw).length === 0) {
+    throw new UsageError("update needs at least one option to change");
+  }
+  return validate(() => readKeyFields(raw, "update"));
+}
+
+/** The key fields the flags give, as the admin API's JSON would give them, over `current`
+ * (null when creating). */
+function rawFields(args: Args, current: KeyRecord | null): Record<string, unknown> {
+  const raw: Record<string, unknown> = {};
+  const name = args.values.get("name");
+  if (name !== undefined) raw.name = name;
+  const models = args.values.get("models");
+  if (models !== undefined) raw.models = readModels(models);
+  if (args.switches.has("preview") && args.switches.has("no-preview")) {
+    throw new UsageError("give --preview or --no-preview, not both");
+  }
+  if (args.switches.has("preview")) raw.preview = true;
+  if (args.switches.has("no-preview")) raw.preview = false;
+  const limits = readLimits(args, current?.limits ?? {}, current !== null);
+  if (limits !== undefined) raw.limits = limits;
+  Object.assign(raw, readCaps(args, current));
+  return raw;
+}
+
+/** `--models`: ids or globs, comma-separated; "all" (or "*") for every model. */
+function readModels(value: string): string[] | null {
+  if (value === "all" || value === "*") return null;
+  return value.split(",").map((s) => s.trim()).filter((s) => s !== "");
+}
+
+/** The limit overrides from the flags, applied over `base`; `allowDefault` lets "default"
+ * remove an override. */
+function readLimits(
+  args: Args,
+  base: KeyRecord["limits"],
+  allowDefault: boolean,
+): KeyRecord["limits"] | undefined {
+  let changed = false;
+  const limits: KeyRecord["limits"] = structuredClone(base);
+  for (const [flag, { scope, field }] of LIMIT_FIELDS) {
+    const raw = args.values.get(flag);
+    if (raw === undefined) continue;
+    changed = true;
+    const own = limits[scope] ?? {};
+    if (raw === "default" && allowDefault) {
+      delete own[field];
+    } else if (raw === "unlimited") {
+      own[field] = null;
+    } else {
+      const n = integerIn(raw, 1, MAX_LIMIT);
+      if (n === null) {
+        const words = allowDefault ? '"unlimited" or "default"' : '"unlimited"';
+        throw invalidValue(flag, `a positive integer or ${words}`, raw);
+      }
+      own[field] = n;
+    }
+    if (Object.keys(own).length === 0) delete limits[scope];
+    else limits[scope] = own;
+  }
+  return changed ? limits : undefined;
+}
+
+/** `max_concurrent` and `budget` from the flags, over the key's `current` budget; "unlimited"
+ * (or "none" for a budget) removes a cap. */
+function readCaps(args: Args, current: KeyRecord | null): Record<string, unknown> {
+  const raw: Record<string, unknown> = {};
+  const concurrent = args.values.get("max-concurrent");
+  if (concurrent !== undefined) {
+    if (concurrent === "unlimited") raw.max_concurrent = null;
+    else {
+      const n = integerIn(concurrent, 1, MAX_CONCURRENT);
+      if (n === null) {
+        throw invalidValue("max-concurrent", 'a positive integer or "unlimited"', concurrent);
+      }
+      raw.max_concurrent = n;
+    }
+  }
+  const budget: Record<string, number | null> = { ...(current?.budget ?? {}) };
+  let budgetGiven = false;
+  for (const flag of BUDGET_FLAGS) {
+    const value = args.values.get(flag);
+    if (value === undefined) continue;
+    budgetGiven = true;
+    const field = flag === "budget-per-day" ? "per_day" : "per_month";
+    if (value === "none") budget[field] = null;
+    else if (/^\d+(\.\d+)?$/.test(value)) budget[field] = Number(value);
+    else {
+      throw invalidValue(flag, 'an amount in currency units (like 5 or 12.50) or "none"', value);
+    }
+  }
+  if (budgetGiven) raw.budget = budget;
+  return raw;
+}
+
+/** What `read` returns; a field it refuses is a {@link UsageError} naming it. */
+function validate<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (e) {
+    if (e instanceof ValidationError) throw new UsageError(e.fieldMessage());
+    throw e;
+  }
+}
