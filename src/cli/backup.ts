@@ -11,11 +11,12 @@
  */
 import { backup, DatabaseSync } from "node:sqlite";
 import { dirname } from "node:path";
+import { parseArgs } from "../args.ts";
 import { ConfigError } from "../config/error.ts";
 import { loadConfig } from "../config/load.ts";
 import { isLocalKvFile } from "../kv/open.ts";
-import { processOutput } from "../log/logger.ts";
-import type { CliIo } from "./io.ts";
+import { type CliIo, processIo } from "./io.ts";
+import { runCli } from "./run_cli.ts";
 
 const USAGE = `Usage: deno task backup [--out FILE] [--config PATH]
 
@@ -23,8 +24,6 @@ Writes a consistent snapshot of the KV file (kv.path, or SWITCHYARD_KV) to FILE 
 backups/switchyard-<UTC time>.kv), while servers keep running. Restore: stop every server,
 copy the snapshot over kv.path (deleting its -wal and -shm files), start again.
 `;
-
-class UsageError extends Error {}
 
 /** `backups/switchyard-20260115T120000Z.kv` for `ms`. */
 function defaultOut(ms: number): string {
@@ -42,19 +41,12 @@ export async function snapshot(from: string, to: string): Promise<void> {
   }
 }
 
-async function run(args: readonly string[], io: CliIo): Promise<void> {
-  let out: string | undefined;
-  const configArgs: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!;
-    const [name, inline] = arg.includes("=") ? arg.split(/=(.*)/s, 2) : [arg, undefined];
-    if (name === "--help") return void io.stdout(USAGE);
-    if (name !== "--out" && name !== "--config") throw new UsageError(`unknown option ${name}`);
-    const value = inline ?? args[++i];
-    if (value === undefined || value === "") throw new UsageError(`${name} needs a value`);
-    if (name === "--out") out = value;
-    else configArgs.push("--config", value);
-  }
+async function run(argv: readonly string[], io: CliIo): Promise<void> {
+  const args = parseArgs(argv, { values: ["out", "config"], switches: ["help"] });
+  if (args.switches.has("help")) return void io.stdout(USAGE);
+  const out = args.values.get("out");
+  const configPath = args.values.get("config");
+  const configArgs = configPath === undefined ? [] : ["--config", configPath];
   const config = await loadConfig({ args: configArgs, env: io.env });
   const from = config.kv.path;
   if (!isLocalKvFile(from)) {
@@ -84,25 +76,8 @@ async function run(args: readonly string[], io: CliIo): Promise<void> {
 }
 
 /** Runs the CLI; returns the exit code (0 done, 1 failed, 2 usage error). */
-export async function runBackupCli(args: readonly string[], io: CliIo): Promise<number> {
-  try {
-    await run(args, io);
-    return 0;
-  } catch (e) {
-    if (e instanceof UsageError) {
-      io.stderr(`backup: ${e.message}\n\n${USAGE}`);
-      return 2;
-    }
-    io.stderr(`backup: ${e instanceof Error ? e.message : String(e)}\n`);
-    return 1;
-  }
+export function runBackupCli(args: readonly string[], io: CliIo): Promise<number> {
+  return runCli("backup", USAGE, io, () => run(args, io));
 }
 
-if (import.meta.main) {
-  const code = await runBackupCli(Deno.args, {
-    stdout: processOutput.stdout,
-    stderr: processOutput.stderr,
-    env: (name) => Deno.env.get(name),
-  });
-  Deno.exit(code);
-}
+if (import.meta.main) Deno.exit(await runBackupCli(Deno.args, processIo));
