@@ -1,6 +1,6 @@
 /**
  * Prints, as JSON, how much live heap importing the app's modules adds (after full collections
- * before and after): run with `--v8-flags=--expose-gc` by `tests/import_heap_test.ts`.
+ * before and after): run with `--v8-flags=--expose-gc` by `tests/perf/import_heap_test.ts`.
  */
 const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) throw new Error("run with --v8-flags=--expose-gc");

@@ -1,5 +1,5 @@
 /**
- * Run with `--v8-flags=--expose-gc` by `tests/scavenge_test.ts`: sends chats (plain and
+ * Run with `--v8-flags=--expose-gc` by `tests/perf/scavenge_test.ts`: sends chats (plain and
  * streamed, with bodies) through `app.handler` in this process, 32 at a time (anonymous, or with
  * `key` a key with every kind of limit: requests, tokens, budget, concurrency; or with `clients`
  * from 10,000 client addresses), then runs two

@@ -1,6 +1,6 @@
 /**
- * Run with `--v8-flags=--expose-gc` by `tests/stream_prompt_test.ts`: opens streamed chats with
- * long prompts through `app.handler` in this process, at a front door (`chat` or `messages`, the
+ * Run with `--v8-flags=--expose-gc` by `tests/perf/stream_prompt_test.ts`: opens streamed chats
+ * with long prompts through `app.handler` in this process, at a front door (`chat` or `messages`, the
  * second argument), against an upstream (OpenAI's or Anthropic's style, the first argument) that
  * sends the first events and then holds every stream open; once each client has read its first
  * bytes, runs full collections and prints how much of the heap the open streams keep, beside the

@@ -7,7 +7,7 @@
  * characters each kept 12.9 MB before; 0.7-0.9 MB now.
  */
 import assert from "node:assert/strict";
-import { runGcProbe } from "./support/process.ts";
+import { runGcProbe } from "../support/process.ts";
 
 for (const style of ["openai", "anthropic"]) {
   for (const door of ["chat", "messages"]) {

@@ -5,7 +5,7 @@
  * collected by two scavenges of 20,000 requests before, 99.5% after).
  */
 import assert from "node:assert/strict";
-import { runGcProbe } from "./support/process.ts";
+import { runGcProbe } from "../support/process.ts";
 
 /** What `scavenge_probe.ts` prints: requests sent, and how many were collected. */
 interface ScavengeResult {
