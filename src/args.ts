@@ -72,7 +72,8 @@ export function parseCommand(
   return read(args, spec, (name) => notTaken(command, name));
 }
 
-/** Refuses each flag of `args` that `command` does not take, of those its CLI knows. */
+/** Refuses each flag of `args` that `command` does not take: for commands that share one set
+ * of flags, read by {@link parseArgs} (where a flag outside the set is unknown). */
 export function allowOnly(args: Args, command: string, allowed: readonly string[]): void {
   for (const name of [...args.values.keys(), ...args.switches]) {
     if (!allowed.includes(name)) throw notTaken(command, name);
