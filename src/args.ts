@@ -3,7 +3,7 @@
  * `--name=value`), switches (`--name`), and words. An unknown, repeated or misused flag is a
  * {@link UsageError} that names it, so that a misspelt flag is refused rather than ignored.
  */
-import { closestName } from "./config.ts";
+import { closestName } from "./config/suggest.ts";
 import { quote } from "./quote.ts";
 
 /** A command line that cannot be followed; the message names the flag or the word. */

@@ -85,7 +85,7 @@ for (const [client, clientEnv] of CLIENTS) {
 
 Deno.test("ca_certs_env without certificates stops createApp with a ConfigError, leaving nothing open", async () => {
   const { ca } = await testCerts();
-  await using upstream = startFakeOpenAI();
+  await using _upstream = startFakeOpenAI();
   const config = testConfig((raw) => {
     (raw.providers as unknown[]).push({
       id: "corp",

@@ -7,7 +7,6 @@ import { type ArgSpec, parseCommand, UsageError } from "../args.ts";
 import { Catalogue } from "../catalogue/store.ts";
 import type { ModelRecord } from "../catalogue/model.ts";
 import { systemClock } from "../clock.ts";
-import { ConfigError } from "../config/error.ts";
 import { loadConfig } from "../config/load.ts";
 import { openKv } from "../kv/open.ts";
 import { type CliIo, processIo } from "./io.ts";

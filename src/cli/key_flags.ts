@@ -7,7 +7,7 @@ import { type Args, integerIn, invalidValue, UsageError } from "../args.ts";
 import { readKeyFields } from "../auth/key_fields.ts";
 import type { KeyFields } from "../auth/keys.ts";
 import type { KeyRecord } from "../auth/principal.ts";
-import { LIMIT_SCOPES, type LimitScope, type WindowLimit } from "../config.ts";
+import { LIMIT_SCOPES, type LimitScope, type WindowLimit } from "../config/types.ts";
 import { ValidationError } from "../validation/error.ts";
 
 /** A limit flag's place: a window of a scope's limits. */

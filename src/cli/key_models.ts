@@ -2,7 +2,7 @@ import { allowListWarnings } from "../auth/key_fields.ts";
 import { Catalogue } from "../catalogue/store.ts";
 import { unmatchedPatterns } from "../catalogue/model.ts";
 import type { Clock } from "../clock.ts";
-import type { Config } from "../config.ts";
+import type { Config } from "../config/types.ts";
 
 /** What {@link checkKeyModels} reads, and where it warns. */
 export interface KeyModelsDeps {

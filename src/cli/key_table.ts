@@ -1,6 +1,6 @@
 import { keyView } from "../auth/key_fields.ts";
 import type { KeyRecord } from "../auth/principal.ts";
-import { LIMIT_SCOPES } from "../config.ts";
+import { LIMIT_SCOPES } from "../config/types.ts";
 import { formatTable } from "./table.ts";
 
 /** Keys as `deno task keys list` and `show` print them: one row each, never the key itself. */

@@ -3,7 +3,6 @@
  * [--version] [--help]`. An unknown option or a bad value is a {@link UsageError}, so that a
  * misspelt flag is refused rather than ignored.
  */
-import { closestName } from "../config/suggest.ts";
 import { integerIn, parseArgs, UsageError } from "../args.ts";
 import { quote } from "../quote.ts";
 
