@@ -104,9 +104,7 @@ export class Catalogue {
   ): Promise<string[]> {
     for (let attempt = 1;; attempt++) {
       const existing = new Map<string, Deno.KvEntry<ModelRecord>>();
-      for await (const entry of this.#kv.list<ModelRecord>({ prefix: [...MODEL_PREFIX] })) {
-        existing.set(entry.value.id, entry);
-      }
+      for (const entry of await this.#listModels()) existing.set(entry.value.id, entry);
       const writes = plan(existing);
       let conflict = false;
       for (let i = 0; i < writes.length && !conflict; i += BATCH) {
@@ -162,7 +160,7 @@ export class Catalogue {
   ): Promise<{ record: ModelRecord; created: boolean }> {
     const key = [...MODEL_PREFIX, id];
     for (;;) {
-      const entry = await this.#kv.get<ModelRecord>(key);
+      const entry = await retryWhileBusy(() => this.#kv.get<ModelRecord>(key));
       const prior = entry.value ?? this.#discovered.get(id);
       const record = make(prior);
       const result = await retryWhileBusy(() =>
@@ -181,7 +179,7 @@ export class Catalogue {
     if (id.length > MAX_ID_CHARS) return false;
     const key = [...MODEL_PREFIX, id];
     for (;;) {
-      const entry = await this.#kv.get(key);
+      const entry = await retryWhileBusy(() => this.#kv.get(key));
       if (entry.versionstamp === null) return false;
       const result = await retryWhileBusy(() =>
         this.#kv.atomic().check(entry).delete(key).sum([...VERSION_KEY], 1n).commit()
@@ -216,16 +214,21 @@ export class Catalogue {
   }
 
   async #readVersion(): Promise<bigint | null> {
-    const entry = await this.#kv.get<Deno.KvU64>([...VERSION_KEY]);
+    const entry = await retryWhileBusy(() => this.#kv.get<Deno.KvU64>([...VERSION_KEY]));
     return entry.value?.value ?? null;
   }
 
   async #readAll(): Promise<Map<string, ModelRecord>> {
     const models = new Map<string, ModelRecord>();
-    for await (const entry of this.#kv.list<ModelRecord>({ prefix: [...MODEL_PREFIX] })) {
-      models.set(entry.value.id, entry.value);
-    }
+    for (const entry of await this.#listModels()) models.set(entry.value.id, entry.value);
     return models;
+  }
+
+  /** Every stored record (read again whole when the store was busy). */
+  #listModels(): Promise<Deno.KvEntry<ModelRecord>[]> {
+    return retryWhileBusy(() =>
+      Array.fromAsync(this.#kv.list<ModelRecord>({ prefix: [...MODEL_PREFIX] }))
+    );
   }
 
   #follow(pollMs: number): void {

@@ -16,13 +16,18 @@ export function kvBackoff(attempt: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** Runs a KV operation, trying again while the store is busy (up to `attempts` times). */
-export async function retryWhileBusy<T>(operation: () => Promise<T>, attempts = 20): Promise<T> {
+/** Runs a KV operation, trying again while the store is busy, for up to `budgetMs`: under a
+ * burst of other processes' writes on a loaded machine, 20 tries (~150 ms) ran out. */
+export async function retryWhileBusy<T>(
+  operation: () => Promise<T>,
+  budgetMs = 2_000,
+): Promise<T> {
+  const deadline = performance.now() + budgetMs;
   for (let attempt = 1;; attempt++) {
     try {
       return await operation();
     } catch (e) {
-      if (!isKvBusy(e) || attempt >= attempts) throw e;
+      if (!isKvBusy(e) || performance.now() >= deadline) throw e;
       await kvBackoff(attempt);
     }
   }
