@@ -1,38 +1,8 @@
 /**
- * Exact rate limits on Deno KV, shared by every process and machine on the same KV.
- *
- * Storage. One KV entry per (scope, subject) holds both fixed windows:
- * `["ratelimit", scope, "ip" | "key", subject] -> [minuteStart, minuteCount, dayStart, dayCount]`.
- * A window whose stored start is older than the current one counts from 0, so windows are
- * keyed by their start inside the value. The entry is written with `set` and
- * `expireIn` = the end of the current UTC day plus a minute, so idle counters disappear.
- * (Deno KV's `sum` mutation would be the natural counter but takes no `expireIn`, and it
- * cannot refuse the request that would pass the limit: it always adds.)
- *
- * Exactness. Each update is an optimistic transaction: read the entry (or use the copy this
- * process wrote last, whose versionstamp it knows), decide, then commit with a `check` on
- * the versionstamp. If any other process changed the counter in between, the commit fails
- * and we read and decide again. So every admitted request is counted in a serial order
- * against the true count, and request N+1 of a window is refused whichever process gets it.
- * On a local KV file shared by several processes, a commit that meets another process's
- * write fails with "database is locked" (SQLite's busy error; nothing was written): that is
- * handled like a failed check.
- *
- * Cost. Concurrent requests of one (scope, subject) in a process are settled together: one
- * round reads at most once and commits once for the whole batch, granting
- * min(waiting, limit - count) and refusing the rest. Before each round the group yields once to
- * the event loop (one `setImmediate` shared by every group waiting in the same turn), so that
- * requests whose I/O has just completed join the batch: under load that makes batches larger
- * and commits fewer.
- * The batches of all subjects decided in the same turn share one commit (`group_commit.ts`):
- * a thousand distinct clients cost about ten commits, not a thousand. A process that last wrote
- * the counter skips the read (its copy and versionstamp are current unless the commit's check
- * says otherwise). For API keys the same commit also checks the key record's versionstamp, which
- * proves that the key was neither revoked nor changed: a keyed request costs no separate
- * read. Once a window is exhausted, a note "blocked until the window ends" answers further
- * requests from memory (counts only grow within a window, so the note is exact) with no KV
- * write; for keys, each such request still re-reads the key record so that a revoked key gets
- * its 401 and a raised limit takes effect at once.
+ * Exact rate limits on Deno KV, shared by every process and machine on the same KV: one entry
+ * per (scope, subject) holding both windows, updated by optimistic transactions batched per
+ * subject and committed together per event-loop turn. The design (storage, exactness, cost) is in
+ * docs/architecture.md, "How the limits stay exact".
  */
 import { type Caller, disabledKey, unknownKey, verifyKey } from "../auth/authenticate.ts";
 import { type KeyEntry, keyRecordKey, type KeyStore } from "../auth/keys.ts";
