@@ -138,3 +138,37 @@ export function anthropicEvents(chunks: number): string[] {
 export function bytesOf(events: readonly string[]): Uint8Array {
   return encoder.encode(events.join(""));
 }
+
+/** Inputs in the embeddings rows' request (a batch, as retrieval indexing sends). */
+export const EMBED_INPUTS = 100;
+/** The length of the bench upstream's vectors (OpenAI's text-embedding-3-small). */
+export const EMBED_DIMENSIONS = 1536;
+
+/** An embeddings request of {@link EMBED_INPUTS} sentences of about 40 words, base64. */
+export function embedBody(model: string): string {
+  const input = Array.from(
+    { length: EMBED_INPUTS },
+    (_, i) =>
+      `Passage ${i}: the quick brown fox jumps over the lazy dog while the gateway batches ` +
+      `embeddings for retrieval, search and semantic caching across many documents and ` +
+      `their chunks, each one indexed by its own number ${i} for the benchmark.`,
+  );
+  return JSON.stringify({ model, input, encoding_format: "base64" });
+}
+
+/** The bench upstream's embeddings answer: {@link EMBED_INPUTS} vectors, base64 or floats. */
+export function embeddingsJson(base64: boolean): string {
+  const vector = Array.from({ length: EMBED_DIMENSIONS }, (_, i) => Math.sin(i + 1) / 40);
+  const bytes = new Uint8Array(new Float32Array(vector).buffer);
+  const embedding = base64 ? bytes.toBase64() : Array.from(new Float32Array(vector));
+  return JSON.stringify({
+    object: "list",
+    data: Array.from({ length: EMBED_INPUTS }, (_, index) => ({
+      object: "embedding",
+      index,
+      embedding,
+    })),
+    model: "bench-upstream",
+    usage: { prompt_tokens: EMBED_INPUTS * 40, total_tokens: EMBED_INPUTS * 40 },
+  });
+}

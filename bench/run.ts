@@ -17,7 +17,7 @@
  *   deno task bench --seconds 5     length of each wrk run (default 5)
  *   deno task bench --rounds 2      interleaved rounds per row (default 2; medians reported)
  *   deno task bench --only clients  one part of the table: gateway, long, paced, anthropic,
- *                                   routing or clients
+ *                                   routing, embeddings or clients
  *   deno task bench --only slow     200 clients uploading a chunked body a byte every 2 s: RSS
  *                                   per client (bench/slow_clients.ts)
  *   deno task bench --against main  also a Switchyard built from a git revision (a branch, a tag,
@@ -48,15 +48,15 @@ import {
   removeWorktree,
   type Worktree,
 } from "./against.ts";
-import { chatBody } from "./fixtures.ts";
+import { chatBody, EMBED_DIMENSIONS, EMBED_INPUTS, embedBody } from "./fixtures.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 const OUT = `${ROOT}.bench-out`;
 const args = parseArgs(Deno.args);
 const TASKSET = await has("taskset");
 const decoder = new TextDecoder();
-/** Whether the table includes `name` (`--only gateway|long|paced|anthropic|routing|clients`
- * keeps one). */
+/** Whether the table includes `name` (`--only` keeps one: gateway, long, paced, anthropic,
+ * routing, embeddings or clients). */
 function section(name: string): boolean {
   return args.only === null || args.only === name;
 }
@@ -71,6 +71,14 @@ const ROUTED_MODEL = {
     { provider: "bench", upstream_model: "bench-b" },
     { provider: "bench", upstream_model: "bench-c", priority: 1 },
   ],
+};
+
+/** An embedding model on the bench upstream, for the embeddings row (this checkout only). */
+const EMBED_MODEL = {
+  id: "bench-embed",
+  provider: "bench",
+  access: "key",
+  embeddings: { dimensions: EMBED_DIMENSIONS, custom_dimensions: false },
 };
 
 /** The paced rows: concurrent streams, chunks per stream, milliseconds between chunks. */
@@ -407,7 +415,7 @@ async function benchConfig(
       { id: "bench-paced", provider: "bench-paced", chat_completions: true, access: "key" },
       // The same upstream through three routes, for the routing rows (this checkout only: a
       // revision without routes could not read the model).
-      ...(root === ROOT ? [ROUTED_MODEL] : []),
+      ...(root === ROOT ? [ROUTED_MODEL, EMBED_MODEL] : []),
     ],
     // Anonymous limits raised out of the way but still counted in KV, per client IP.
     limits: { anonymous: { chat: { per_minute: 1_000_000_000, per_day: 1_000_000_000 } } },
@@ -852,6 +860,35 @@ async function table(): Promise<void> {
         `3 routes: ${fmt(median(paired) * 100, 0)}% of one route's CPU per request (rounds: ${
           paired.map((r) => fmt(r * 100, 0)).join(", ")
         })`,
+      );
+    }
+    // Embeddings: a batch of EMBED_INPUTS inputs, base64, through this checkout against the
+    // pass-through, interleaved (the vectors pass through as the upstream wrote them).
+    if (section("embeddings")) {
+      const embedUrl = (proc: Proc) => `http://127.0.0.1:${proc.port}/v1/embeddings`;
+      const passSamples: Sample[] = [];
+      const sySamples: Sample[] = [];
+      for (let round = 0; round < args.rounds; round++) {
+        passSamples.push(
+          await wrk(embedUrl(passthrough), 32, embedBody("bench-upstream"), null, passthrough),
+        );
+        sySamples.push(
+          await wrk(embedUrl(switchyard), 32, embedBody("bench-embed"), key, switchyard),
+        );
+      }
+      const p = medianSample(passSamples);
+      const s = medianSample(sySamples);
+      const mode = `embeddings ${EMBED_INPUTS} base64`;
+      row(mode, 32, "passthrough", p, null, null);
+      row(mode, 32, "switchyard", s, null, p);
+      results[`${mode} @32 passthrough`] = p;
+      results[`${mode} @32 switchyard`] = s;
+      clientRatios.push(
+        `${mode}: ${
+          fmt(s.cpuUsPerRequest / p.cpuUsPerRequest)
+        }× the pass-through's CPU per request (${fmt(s.cpuUsPerRequest, 0)} against ${
+          fmt(p.cpuUsPerRequest, 0)
+        } µs), ${fmt((s.rps / p.rps) * 100, 0)}% of its req/s`,
       );
     }
     // Limits are counted per client: one anonymous client, then 10,000 distinct ones (a new

@@ -1,6 +1,6 @@
 /**
  * A fast fake upstream for the load benchmark, speaking OpenAI's chat completions (JSON and
- * SSE) and Anthropic's Messages API (JSON and SSE). Responses are built once at start.
+ * SSE) and embeddings (base64 or floats), and Anthropic's Messages API (JSON and SSE). Responses are built once at start.
  *
  *   PORT=9100 CHUNKS=20 DRIP_MS=0 deno run -A bench/upstream.ts
  *
@@ -8,7 +8,13 @@
  * soak test uses 100 ms).
  */
 import { concatBytes } from "../src/http/bytes.ts";
-import { ANTHROPIC_JSON, anthropicEvents, OPENAI_JSON, openaiEvents } from "./fixtures.ts";
+import {
+  ANTHROPIC_JSON,
+  anthropicEvents,
+  embeddingsJson,
+  OPENAI_JSON,
+  openaiEvents,
+} from "./fixtures.ts";
 
 const port = Number(Deno.env.get("PORT") ?? 9100);
 const chunks = Number(Deno.env.get("CHUNKS") ?? 20);
@@ -18,6 +24,8 @@ const encoder = new TextEncoder();
 const OPENAI_EVENTS = openaiEvents(chunks).map((e) => encoder.encode(e));
 const ANTHROPIC_EVENTS = anthropicEvents(chunks).map((e) => encoder.encode(e));
 const JSON_HEADERS = { "content-type": "application/json" };
+const EMBEDDINGS_BASE64 = encoder.encode(embeddingsJson(true));
+const EMBEDDINGS_FLOAT = encoder.encode(embeddingsJson(false));
 const SSE_HEADERS = { "content-type": "text/event-stream", "cache-control": "no-cache" };
 
 function stream(events: Uint8Array<ArrayBuffer>[], signal: AbortSignal): Response {
@@ -42,6 +50,10 @@ Deno.serve({ port, hostname: "127.0.0.1", onListen: () => {} }, async (request) 
     return streaming
       ? stream(OPENAI_EVENTS, request.signal)
       : new Response(OPENAI_JSON, { headers: JSON_HEADERS });
+  }
+  if (path.endsWith("/embeddings")) {
+    const base64 = text.includes('"encoding_format":"base64"');
+    return new Response(base64 ? EMBEDDINGS_BASE64 : EMBEDDINGS_FLOAT, { headers: JSON_HEADERS });
   }
   if (path.endsWith("/messages")) {
     return streaming

@@ -10,6 +10,7 @@
  */
 import type { Expiries, Expiry } from "../expiries.ts";
 import { isHostValue, PLACEHOLDER } from "../request_url.ts";
+import { BytesResponse } from "../response.ts";
 import { ChunkedDecoder } from "./chunked.ts";
 import { headEnd, HeadError, parseHead, type RequestHead } from "./head.ts";
 import {
@@ -54,6 +55,9 @@ const READ_SIZE = 4 * 1024;
 const BODY_READ_SIZE = 64 * 1024;
 /** Responses written as they come; any other body is written whole. */
 const EVENT_STREAM = /^text\/event-stream\b/i;
+/** Bodies up to this size are copied after the head into one write; larger ones are written
+ * on their own (copying 820 KB cost more than the second write). */
+const JOINED_BODY_BYTES = 64 * 1024;
 
 /** The state of one request's body, as the response writer needs it. */
 interface BodyState {
@@ -416,7 +420,7 @@ export class HttpConnection {
       // head (reading a body given whole through a stream reader cost ~10 µs a request more).
       let body: Uint8Array;
       try {
-        body = await response.bytes();
+        body = response instanceof BytesResponse ? response.payload : await response.bytes();
       } catch (e) {
         if (!controller.signal.aborted) this.#ctx.onError(e);
         this.#active = null;
@@ -424,9 +428,14 @@ export class HttpConnection {
       }
       this.#active = null;
       const closing = close();
-      await this.#write(
-        this.#head(response, { kind: "length", length: body.length }, closing, body),
-      );
+      const framing: ResponseFraming = { kind: "length", length: body.length };
+      if (body.length <= JOINED_BODY_BYTES) {
+        await this.#write(this.#head(response, framing, closing, body));
+      } else {
+        // A large body goes in a write of its own rather than being copied after the head.
+        await this.#write(this.#head(response, framing, closing));
+        await this.#write(body);
+      }
       return !closing;
     }
     // An event stream: chunked (close-delimited for an HTTP/1.0 client), each piece as it comes.
