@@ -1,6 +1,6 @@
 /**
- * A provider whose chat calls are traced: each call (a whole answer or a stream) is one GenAI
- * span (see `tracing.ts`), active while the adapter works so that its HTTP attempts nest under
+ * A provider whose chat and embeddings calls are traced: each call (a whole answer, a stream, a
+ * batch of vectors) is one GenAI span (see `tracing.ts`), active while the adapter works so that its HTTP attempts nest under
  * it, ended with the call's usage and finish reason, or its error.
  */
 import type { CanonicalRequest } from "../canonical/conversation.ts";
@@ -9,7 +9,8 @@ import type { ProviderConfig } from "../config/types.ts";
 import type { CallContext, Provider } from "../providers/types.ts";
 import type { ModelCallSpan, Tracing } from "./tracing.ts";
 
-/** `provider` with its chat calls traced by `tracing`; its other calls are its own. */
+/** `provider` with its chat and embeddings calls traced by `tracing`; its other calls are its
+ * own. */
 export function tracedProvider(
   provider: Provider,
   config: ProviderConfig,
@@ -45,7 +46,26 @@ export function tracedProvider(
   // Every optional call is kept: a wrapper that dropped one would silently turn a
   // pass-through (Responses, Messages) into a translation whenever tracing is on.
   if (provider.moderate) traced.moderate = provider.moderate.bind(provider);
-  if (provider.embed) traced.embed = provider.embed.bind(provider);
+  if (provider.embed) {
+    const embed = provider.embed.bind(provider);
+    traced.embed = async (req, call) => {
+      const span = tracing.modelCall({
+        operation: "embeddings",
+        config,
+        call,
+        messages: [],
+        stream: false,
+      });
+      try {
+        const result = await span.run(() => embed(req, call));
+        span.succeedWith({ input: result.promptTokens, output: 0 });
+        return result;
+      } catch (e) {
+        span.fail(e);
+        throw e;
+      }
+    };
+  }
   if (provider.generateImages) traced.generateImages = provider.generateImages.bind(provider);
   if (provider.countTokens) traced.countTokens = provider.countTokens.bind(provider);
   if (provider.passthrough) {

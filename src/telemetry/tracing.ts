@@ -34,12 +34,14 @@ const PROVIDER_NAMES: Record<ProviderStyle, string> = {
 
 /** What a model call's span says about the call before it is made. */
 export interface ModelCallStart {
-  /** `gen_ai.operation.name`: `chat`. */
+  /** `gen_ai.operation.name`: `chat`, `embeddings`. */
   operation: string;
   config: ProviderConfig;
   call: CallContext;
+  /** A chat's messages (none for other operations). */
   messages: readonly Message[];
-  options: { maxTokens: number; temperature?: number; topP?: number };
+  /** A chat's sampling options (none for other operations). */
+  options?: { maxTokens: number; temperature?: number; topP?: number };
   stream: boolean;
 }
 
@@ -132,22 +134,25 @@ export class Tracing {
       "gen_ai.operation.name": start.operation,
       "gen_ai.provider.name": PROVIDER_NAMES[config.style],
       "gen_ai.request.model": call.upstreamModel,
-      "gen_ai.request.max_tokens": BigInt(options.maxTokens),
       "switchyard.provider.id": config.id,
       "switchyard.model": call.model.id,
       "switchyard.request_id": call.requestId,
       "switchyard.stream": start.stream,
     };
-    if (options.temperature !== undefined) {
-      attributes["gen_ai.request.temperature"] = options.temperature;
+    if (options !== undefined) {
+      attributes["gen_ai.request.max_tokens"] = BigInt(options.maxTokens);
+      if (options.temperature !== undefined) {
+        attributes["gen_ai.request.temperature"] = options.temperature;
+      }
+      if (options.topP !== undefined) attributes["gen_ai.request.top_p"] = options.topP;
     }
-    if (options.topP !== undefined) attributes["gen_ai.request.top_p"] = options.topP;
     const server = serverOf(config);
     if (server) {
       attributes["server.address"] = server.address;
       attributes["server.port"] = BigInt(server.port);
     }
-    if (this.#includeContent) {
+    const chat = start.operation === "chat";
+    if (this.#includeContent && chat) {
       attributes["gen_ai.input.messages"] = JSON.stringify(start.messages.map(loggedMessage));
     }
     const parent = this.#api.contextManager.active();
@@ -161,7 +166,7 @@ export class Tracing {
       span,
       context: parent.setValue(SPAN_KEY, span),
       signal: call.signal,
-      includeContent: this.#includeContent,
+      includeContent: this.#includeContent && chat,
       metrics: { tokenUsage: this.#tokenUsage, duration: this.#duration },
       metricAttributes: {
         "gen_ai.operation.name": start.operation,
@@ -225,6 +230,12 @@ export class ModelCallSpan {
         this.#text = result.parts.map((p) => p.type === "text" ? p.text : "").join("");
       }
     }
+    this.#end(null);
+  }
+
+  /** Ends the span of a call that answered with `usage` and no text (embeddings). */
+  succeedWith(usage: Usage): void {
+    this.#usage = usage;
     this.#end(null);
   }
 

@@ -208,3 +208,41 @@ Deno.test("tracedProvider: keeps every optional call of the provider it wraps, a
   for (const name of optional) assert.equal(bare[name], undefined, name);
   assert.equal(bare.passes, undefined);
 });
+
+Deno.test("tracedProvider: an embeddings call is one CLIENT span with the embeddings operation and its input tokens", async () => {
+  const { api, spans, points } = recordingOtel();
+  const inner: Provider = {
+    ...streaming([]),
+    embed: () => Promise.resolve({ embeddings: [[0.1, 0.2]], promptTokens: 7 }),
+  };
+  const provider = tracedProvider(inner, config, new Tracing(api, true));
+  const request = {
+    model: "m",
+    input: ["a secret text"],
+    encoding_format: "float" as const,
+    dimensions: null,
+    user: null,
+  };
+  const result = await provider.embed!(request, callContext());
+  assert.equal(result.promptTokens, 7);
+  assert.equal(spans.length, 1);
+  const [span] = spans;
+  assert.equal(span!.name, "embeddings upstream-model-v1");
+  assert.equal(span!.kind, 2);
+  assert.equal(span!.ended, 1);
+  assert.equal(span!.attributes["gen_ai.operation.name"], "embeddings");
+  assert.equal(span!.attributes["gen_ai.usage.input_tokens"], 7n);
+  assert.equal(span!.attributes["gen_ai.request.max_tokens"], undefined);
+  assert.equal(span!.attributes["gen_ai.input.messages"], undefined, "no content, even when on");
+  assert.equal(span!.attributes["gen_ai.output.messages"], undefined);
+  assert.ok(points.some((p) => p.name === "gen_ai.client.token.usage" && p.value === 7));
+
+  const failing = tracedProvider(
+    { ...inner, embed: () => Promise.reject(upstreamError("down")) },
+    config,
+    new Tracing(api, false),
+  );
+  await assert.rejects(() => failing.embed!(request, callContext()));
+  assert.equal(spans[1]!.ended, 1);
+  assert.equal(spans[1]!.attributes["error.type"], "upstream_error");
+});
