@@ -103,7 +103,13 @@ const RESOURCES: readonly Resource[] = [
     errors: "anthropic",
   },
   { path: "/v1/moderations", methods: { POST: createModeration }, scope: "other", json: true },
-  { path: "/v1/embeddings", methods: { POST: createEmbeddings }, scope: "other", json: true },
+  {
+    path: "/v1/embeddings",
+    methods: { POST: createEmbeddings },
+    scope: "other",
+    json: true,
+    metered: true,
+  },
   {
     path: "/v1/images/generations",
     methods: { POST: generateImages },

@@ -99,3 +99,40 @@ Deno.test("budget and pricing: bad values name the field", () => {
     /models\[0\]\.pricing\.output/,
   );
 });
+
+Deno.test("budget: embeddings reserve their input tokens and settle to the cost of the tokens the model counted", async () => {
+  await using server = await startServer({
+    config: testConfig((raw) => {
+      (raw.models as Record<string, unknown>[]).push({
+        id: "sim-embed",
+        provider: "sim",
+        embeddings: true,
+        pricing: { input: 1000, output: 0 },
+      });
+    }),
+  });
+  const { key, record } = await server.app.services.keys.create({
+    name: "budgeted",
+    budget: { per_day: 0.05 },
+  });
+  const embed = (input: string[]) =>
+    fetch(`${server.url}/v1/embeddings`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+      body: JSON.stringify({ model: "sim-embed", input }),
+    });
+  const ok = await embed(["a few words to embed", "and a few more"]);
+  assert.equal(ok.status, 200);
+  const tokens = (await ok.json()).usage.prompt_tokens as number;
+  assert.ok(tokens > 0);
+  const spend = await eventually(async () => {
+    const entry = await server.kv.get<number[]>(["spend", record.id]);
+    return entry.value?.[1] === tokens * 1000 ? entry.value : undefined;
+  }, "spend settled to the embeddings' cost");
+  assert.equal(spend[1], tokens * 1000);
+  // 50,000 micros of budget left at 1,000 a token: a batch whose estimate passes it is refused
+  // before the model is called.
+  const refused = await embed(Array.from({ length: 100 }, () => "word ".repeat(200)));
+  assert.equal(refused.status, 429);
+  assert.equal((await refused.json()).error.code, "insufficient_quota");
+});

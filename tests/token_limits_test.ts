@@ -141,3 +141,32 @@ Deno.test("token limits: a stream the client leaves is settled with the tokens s
   }, "the cut stream's settlement");
   assert.ok(counts[1]! > 0 && counts[1]! < 100, `${counts[1]} tokens counted`);
 });
+
+Deno.test("token limits: embeddings count against the chat scope's token limits", async () => {
+  await using server = await startServer({
+    config: testConfig((raw) => {
+      (raw.models as Record<string, unknown>[]).push({
+        id: "sim-embed",
+        provider: "sim",
+        embeddings: true,
+      });
+      raw.limits = {
+        anonymous: { chat: { per_minute: 1000, tokens_per_minute: 300 } },
+      };
+    }),
+  });
+  const embed = (input: string[]) =>
+    fetch(`${server.url}/v1/embeddings`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "sim-embed", input }),
+    });
+  const small = await embed(["a short text"]);
+  assert.equal(small.status, 200);
+  assert.ok(small.headers.has("x-ratelimit-limit-tokens"), "the token window is shown");
+  await small.body?.cancel();
+  const large = await embed(Array.from({ length: 20 }, () => "several words ".repeat(10)));
+  assert.equal(large.status, 429);
+  const error = (await large.json()).error;
+  assert.match(JSON.stringify(error), /token/i);
+});

@@ -66,6 +66,8 @@ export interface Endpoint {
   readonly errors?: EndpointErrors;
   /** The path template of its resource (`/v1/models/:id`), for metrics. */
   readonly path?: string;
+  /** Whether its calls reserve tokens and spend (token limits, budgets): chat and embeddings. */
+  readonly metered?: boolean;
 }
 
 /** A request between the settle step and its settling (see settle.ts). */

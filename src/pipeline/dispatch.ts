@@ -26,6 +26,9 @@ export interface Resource {
   json?: boolean;
   /** The error shape of its protocol (OpenAI's unless said). */
   errors?: EndpointErrors;
+  /** Its calls use tokens that count against token limits and budgets (as the chat scope's
+   * always do): embeddings. */
+  metered?: boolean;
 }
 
 /** A resource's endpoints, built once: one per method, and the one for any other method. */
@@ -93,7 +96,16 @@ function endpointsOf(resource: Resource): ResourceEndpoints {
   for (const [method, handler] of Object.entries(resource.methods)) {
     if (handler) {
       const json = resource.json ?? false;
-      methods[method] = { handler, scope: resource.scope, auth, json, errors, path: resource.path };
+      const metered = resource.scope === "chat" || resource.metered === true;
+      methods[method] = {
+        handler,
+        scope: resource.scope,
+        auth,
+        json,
+        errors,
+        path: resource.path,
+        metered,
+      };
     }
   }
   // HEAD is answered wherever GET is (see `resource`), after GET as RFC 9110's examples list it.

@@ -26,10 +26,11 @@ export interface Ledgers {
   spend: Ledger;
 }
 
-/** Reserves tokens and spend for chat-scope requests in `ledgers`. */
+/** Reserves tokens and spend for metered requests (chat calls, embeddings) in `ledgers`: the
+ * chat scope's token limits count both. */
 export function reserve(ledgers: Ledgers, store: StoreGuard): Step<RequestContext> {
   return (ctx, next) => {
-    if (ctx.endpoint.scope !== "chat" || !ctx.endpoint.json) return next(ctx);
+    if (!ctx.endpoint.metered || !ctx.endpoint.json) return next(ctx);
     const { config, catalogue } = ctx.services;
     const key = ctx.principal.kind === "key" ? ctx.principal.key : null;
     const limit = tokenLimitOf(limitsFor(config.limits, "chat", key));
@@ -43,7 +44,11 @@ export function reserve(ledgers: Ledgers, store: StoreGuard): Step<RequestContex
     // A refusal is logged with the model it was reckoned for.
     if (model) ctx.model = model.id;
     return reserved(ctx, next, async () => {
-      const worst = worstCaseTokens(ctx.body, model?.default_max_tokens ?? DEFAULT_MAX_TOKENS);
+      // Only chat calls have output tokens (embeddings answer vectors).
+      const output = ctx.endpoint.scope === "chat"
+        ? model?.default_max_tokens ?? DEFAULT_MAX_TOKENS
+        : 0;
+      const worst = worstCaseTokens(ctx.body, output);
       const held: Held = { input: worst.input };
       ctx.held = held;
       if (tokenLimited) {
