@@ -96,16 +96,18 @@ function endpointsOf(resource: Resource): ResourceEndpoints {
   for (const [method, handler] of Object.entries(resource.methods)) {
     if (handler) {
       const json = resource.json ?? false;
-      const metered = resource.scope === "chat" || resource.metered === true;
-      methods[method] = {
+      const endpoint: Endpoint = {
         handler,
         scope: resource.scope,
         auth,
         json,
         errors,
         path: resource.path,
-        metered,
       };
+      // Only metered endpoints say so: the others' shape stays as it was.
+      methods[method] = resource.scope === "chat" || resource.metered
+        ? { ...endpoint, metered: true }
+        : endpoint;
     }
   }
   // HEAD is answered wherever GET is (see `resource`), after GET as RFC 9110's examples list it.
