@@ -5,7 +5,7 @@
  * the head of the message).
  */
 import assert from "node:assert/strict";
-import { startServer, type TestServer } from "./support/server.ts";
+import { startServer, testConfig, type TestServer } from "./support/server.ts";
 
 const IMAGE = "https://example.com/a.png";
 const TOOL = {
@@ -191,28 +191,49 @@ for (const c of CASES) {
 
 Deno.test("capabilities: what only a door's own protocol carries needs a back end that speaks it", async () => {
   await using server = await startServer();
-  const responses = await post(server, "/v1/responses", {
-    model: "sim-chat",
-    input: "hi",
-    tools: [{ type: "web_search" }],
-  });
   const messages = await post(server, "/v1/messages", {
     model: "sim-chat",
     max_tokens: 16,
     messages: [{ role: "user", content: "hi" }],
     tools: [{ type: "web_search_20250305", name: "web_search" }],
   });
-  assert.equal(responses.status, 400);
-  assert.deepEqual(responses.body.error, {
-    message:
-      "The model `sim-chat` is not served by a provider that speaks the Responses API, so it cannot take `web_search`; only such models can.",
-    type: "invalid_request_error",
-    param: "tools[0].type",
-    code: "unsupported_capability",
-  });
   assert.equal(messages.status, 400);
   assert.equal(
     messages.body.error.message,
     "tools.0.type: The model `sim-chat` is not served by a provider that speaks Anthropic's Messages API, so it cannot take `web_search_20250305`; only such models can.",
   );
+});
+
+Deno.test("capabilities: the Responses API's hosted tools are left out where the back end cannot run them, or refused when the model says so", async () => {
+  await using server = await startServer({
+    config: testConfig((raw) => {
+      (raw.models as Record<string, unknown>[]).push({
+        id: "sim-strict",
+        provider: "sim",
+        chat_completions: true,
+        hosted_tools: "refuse",
+      });
+    }),
+  });
+  const body = { model: "sim-chat", input: "hi", tools: [{ type: "web_search" }] };
+  const dropped = await fetch(`${server.url}/v1/responses`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  assert.equal(dropped.status, 200);
+  assert.equal(dropped.headers.get("x-switchyard-dropped-params"), "tools.web_search");
+  const answer = await dropped.json();
+  assert.equal(answer.status, "completed");
+  assert.deepEqual(answer.tools, [{ type: "web_search" }]);
+
+  const responses = await post(server, "/v1/responses", { ...body, model: "sim-strict" });
+  assert.equal(responses.status, 400);
+  assert.deepEqual(responses.body.error, {
+    message:
+      "The model `sim-strict` is not served by a provider that speaks the Responses API, so it cannot take `web_search`; only such models can.",
+    type: "invalid_request_error",
+    param: "tools[0].type",
+    code: "unsupported_capability",
+  });
 });

@@ -272,7 +272,11 @@ Deno.test("bad input: OpenAI's error object naming the field", async () => {
     }, "input[2].content[0].image_url"],
     [{ model: "sim-vision", input: [{ role: "wizard", content: "x" }] }, "input[0].role"],
     [{ model: "sim-vision", input: "x", temperature: 3 }, "temperature"],
-    [{ model: "sim-vision", input: "x", tools: [{ type: "web_search" }] }, "tools[0].type"],
+    [{
+      model: "sim-vision",
+      input: "x",
+      tools: [{ type: "namespace", name: "crm", description: "CRM", tools: [] }],
+    }, "tools[0].tools"],
     [
       { model: "sim-vision", input: "x", text: { format: { type: "json_schema" } } },
       "text.format.name",

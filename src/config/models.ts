@@ -11,6 +11,7 @@ import { NULLABLE_COUNT, OPTIONAL_TEXT, readStrings, TEXT } from "./rules.ts";
 import { doneWithSuggestion } from "./suggest.ts";
 import {
   ACCESS_LEVELS,
+  HOSTED_TOOL_POLICIES,
   type EmbeddingsConfig,
   type ModelConfig,
   MODERATION_CATEGORIES,
@@ -88,6 +89,7 @@ const MODEL_FIELDS = [
   "moderation_mode",
   "moderation_thresholds",
   "enabled",
+  "hosted_tools",
 ] as const;
 
 /** A model's `embeddings` object (`true` reads as `{}`: every default). */
@@ -151,6 +153,8 @@ export function readModel(
   };
   const pricing = readPricing(f.get("pricing"));
   if (pricing !== null) model.pricing = pricing;
+  const hosted = f.oneOf("hosted_tools", HOSTED_TOOL_POLICIES, OPTIONAL);
+  if (hosted !== undefined) model.hosted_tools = hosted;
   if (routes) model.routes = routes;
   const continues = f.boolean("continue_on_failure", OPTIONAL);
   if (continues !== undefined) {

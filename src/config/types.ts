@@ -188,7 +188,17 @@ export interface ModelConfig {
   enabled: boolean;
   /** What its tokens cost; absent: free (DESIGN §4.1). */
   pricing?: Pricing;
+  /** What a Responses request's hosted tools (`web_search`, `file_search`...) do when the
+   * model's back end cannot run them; absent: `drop`. */
+  hosted_tools?: HostedTools;
 }
+
+/** The policies for hosted tools a back end cannot run: left out of the request (and named in
+ * `x-switchyard-dropped-params`), or refused with a 400 `unsupported_capability`. */
+export const HOSTED_TOOL_POLICIES = ["drop", "refuse"] as const;
+
+/** A model's `hosted_tools` policy. */
+export type HostedTools = (typeof HOSTED_TOOL_POLICIES)[number];
 
 /** A model's prices in currency units per million tokens. */
 export interface Pricing {

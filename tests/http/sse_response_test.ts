@@ -13,6 +13,7 @@ import { MessagesStreamRenderer } from "../../src/api/messages/stream.ts";
 import { ResultCollector } from "../../src/api/responses/collect.ts";
 import { parseResponsesRequest } from "../../src/api/responses/request.ts";
 import { ResponsesStreamRenderer } from "../../src/api/responses/stream.ts";
+import { ToolMap } from "../../src/api/responses/tool_map.ts";
 
 const encoder = new TextEncoder();
 const STREAM = textEvents(["Hi", " there"]);
@@ -230,6 +231,7 @@ Deno.test("every front door's stream without its finish ends in that protocol's 
           previousResponseId: null,
           store: false,
           echo: parseResponsesRequest({ model: "m", input: "x" }).echo,
+          tools: new ToolMap(),
         },
         false,
         collector,

@@ -26,7 +26,8 @@ export function createResponse(ctx: RequestContext): Promise<Response> {
     if (stored === null) throw responseNotFound(id, "previous_response_id");
     return stored;
   };
-  return callChat(ctx, target, new ResponsesDoor(ctx, req, previous));
+  const door = new ResponsesDoor(ctx, req, previous, target.record.hosted_tools ?? "drop");
+  return callChat(ctx, target, door);
 }
 
 /** The `GET /v1/responses/{id}` handler: a stored response of the caller's. */

@@ -1,7 +1,8 @@
 /**
  * A Responses request's `input` items as canonical messages: messages (a role with a string or
- * content parts: `input_text`, `input_image`, `output_text`, `refusal`), `function_call`,
- * `function_call_output` and `reasoning` items. An assistant's consecutive items (reasoning,
+ * content parts: `input_text`, `input_image`, `output_text`, `refusal`), `function_call` and
+ * `custom_tool_call` items (under their canonical tool names: tool_map.ts), their
+ * `function_call_output` and `custom_tool_call_output` items, and `reasoning` items. An assistant's consecutive items (reasoning,
  * its message, its calls) make one canonical assistant message; each call's output is a tool
  * message. Every function call must be answered by an output item (OpenAI's rule: "No tool
  * output found"), the calls a previous response ended with too: the first that is not is the
@@ -20,6 +21,7 @@ import { invalidValue, type ValidationError } from "../../validation/error.ts";
 import { type Fields, OPTIONAL, type Reader } from "../../validation/reader.ts";
 import type { PendingImages } from "../shared/images.ts";
 import { decodeReasoning } from "./reasoning_envelope.ts";
+import { customArguments, type ToolMap } from "./tool_map.ts";
 
 /** Where the request uses what a model may lack, for the capability checks. */
 export interface InputUses {
@@ -44,6 +46,8 @@ const ITEM_TYPES = [
   "message",
   "function_call",
   "function_call_output",
+  "custom_tool_call",
+  "custom_tool_call_output",
   "reasoning",
 ] as const;
 const ROLES = ["user", "system", "developer", "assistant"] as const;
@@ -53,17 +57,19 @@ const ASSISTANT_PARTS = ["output_text", "refusal"] as const;
 const DETAILS = ["auto", "low", "high", "original"] as const;
 const HTTPS = /^https:\/\//i;
 const NON_EMPTY = { nonEmpty: true } as const;
+const OPTIONAL_NAME = { optional: true, nonEmpty: true } as const;
 const ARGUMENTS = { expected: "a string of JSON-encoded arguments" } as const;
 const CONTENT = { minItems: 1, expected: "a string or an array of content parts" } as const;
 
 /** Reads `input` (a string, or an array of items) after the `history` messages of a previous
- * response (whose function calls its items must answer). */
+ * response (whose function calls its items must answer); `tools` names the calls' tools. */
 export function parseInput(
   r: Reader,
   history: readonly Message[],
   pending: PendingImages,
+  tools: ToolMap,
 ): ParsedInput {
-  const reader = new InputReader(history, pending);
+  const reader = new InputReader(history, pending, tools);
   let items: Record<string, unknown>[];
   if (typeof r.value === "string") {
     const text = r.value;
@@ -79,8 +85,8 @@ export function parseInput(
 
 /** Reads a stored conversation (a previous response's `history`, an array of items) as
  * messages. Its last function calls may be unanswered: the next input answers them. */
-export function parseHistory(r: Reader, pending: PendingImages): Message[] {
-  const reader = new InputReader([], pending);
+export function parseHistory(r: Reader, pending: PendingImages, tools: ToolMap): Message[] {
+  const reader = new InputReader([], pending, tools);
   r.array().forEach((item) => reader.add(item));
   return reader.messages;
 }
@@ -94,9 +100,11 @@ class InputReader {
   readonly #calls = new Map<string, string | null>();
   readonly #answered = new Set<string>();
   readonly #pending: PendingImages;
+  readonly #tools: ToolMap;
 
-  constructor(history: readonly Message[], pending: PendingImages) {
+  constructor(history: readonly Message[], pending: PendingImages, tools: ToolMap) {
     this.#pending = pending;
+    this.#tools = tools;
     for (const m of history) {
       for (const p of m.parts) {
         if (p.type === "tool_call") this.#calls.set(p.id, null);
@@ -114,8 +122,11 @@ class InputReader {
       case "message":
         return this.#message(f);
       case "function_call":
-        return this.#call(f);
+        return this.#call(f, false);
+      case "custom_tool_call":
+        return this.#call(f, true);
       case "function_call_output":
+      case "custom_tool_call_output":
         return this.#output(f);
       case "reasoning":
         return this.#reasoning(f);
@@ -179,7 +190,9 @@ class InputReader {
     return part;
   }
 
-  #call(f: Fields): void {
+  /** A `function_call`, or a `custom_tool_call` (its `input` as the canonical `input`
+   * argument). */
+  #call(f: Fields, custom: boolean): void {
     this.uses.toolItem ??= f.reader.path;
     const id = f.string("call_id", NON_EMPTY);
     if (this.#calls.has(id)) {
@@ -187,11 +200,12 @@ class InputReader {
     }
     this.#calls.set(id, f.get("call_id").path);
     const name = f.string("name", NON_EMPTY);
+    const namespace = f.string("namespace", OPTIONAL_NAME);
     this.#assistant().push({
       type: "tool_call",
       id,
-      name,
-      arguments: f.string("arguments", ARGUMENTS),
+      name: this.#tools.canonical(name, namespace),
+      arguments: custom ? customArguments(f.string("input")) : f.string("arguments", ARGUMENTS),
     });
   }
 
@@ -200,13 +214,15 @@ class InputReader {
     const id = f.string("call_id", NON_EMPTY);
     if (!this.#calls.has(id)) {
       throw f.get("call_id").invalid(
-        `no function_call item with call_id ${quote(id)} comes before this output`,
+        `no function_call or custom_tool_call item with call_id ${quote(id)} comes before this output`,
       );
     }
     if (this.#answered.has(id)) {
       throw f.get("call_id").invalid(`the function call ${quote(id)} has already been answered`);
     }
     this.#answered.add(id);
+    f.string("name", OPTIONAL_NAME);
+    f.string("namespace", OPTIONAL_NAME);
     const output = f.get("output");
     const content: (TextPart | ImagePart)[] = typeof output.value === "string"
       ? [{ type: "text", text: output.value }]

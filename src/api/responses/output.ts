@@ -2,13 +2,16 @@
  * Canonical results as Responses objects (OpenAI's `Response`): the parts as output items - a
  * `reasoning` item per reasoning part (its text as the summary, and the part itself in
  * `encrypted_content` when asked for: see reasoning_envelope.ts), one assistant `message` for
- * each run of text and refusal parts (a content part each), a `function_call` per tool call - with the status,
- * incomplete details and usage, and the request's settings echoed.
+ * each run of text and refusal parts (a content part each), a `function_call` (with its
+ * `namespace`, for a namespaced tool) or `custom_tool_call` per tool call, as the request
+ * declared the tool (tool_map.ts) - with the status, incomplete details and usage, and the
+ * request's settings echoed.
  */
 import type { Part, ReasoningPart } from "../../canonical/conversation.ts";
 import type { FinishReason, Usage } from "../../canonical/result.ts";
 import { encodeReasoning } from "./reasoning_envelope.ts";
 import type { ResponseEcho } from "./request.ts";
+import { customInput, type ToolMap, type WireTool } from "./tool_map.ts";
 
 /** A JSON object of the wire format. */
 export type WireObject = Record<string, unknown>;
@@ -22,6 +25,8 @@ export interface ResponseHead {
   previousResponseId: string | null;
   store: boolean;
   echo: ResponseEcho;
+  /** The request's tools, by canonical name. */
+  tools: ToolMap;
 }
 
 /** How a response ended, as a Response object says it. */
@@ -37,8 +42,13 @@ export function responseId(): string {
   return "resp_" + crypto.randomUUID().replaceAll("-", "");
 }
 
-/** The id of the output item at `index` of a response (`msg_...`, `fc_...`, `rs_...`). */
-export function itemId(prefix: "msg" | "fc" | "rs", responseId: string, index: number): string {
+/** The id of the output item at `index` of a response (`msg_...`, `fc_...`, `ctc_...`,
+ * `rs_...`). */
+export function itemId(
+  prefix: "msg" | "fc" | "ctc" | "rs",
+  responseId: string,
+  index: number,
+): string {
   return `${prefix}_${responseId.replace(/^resp_/, "")}${index.toString(16).padStart(4, "0")}`;
 }
 
@@ -79,25 +89,52 @@ export function refusalPart(text: string): WireObject {
   return { type: "refusal", refusal: text };
 }
 
-/** A `function_call` item. */
-export function functionCallItem(
+/** The item id prefix of a call of `tool`. */
+export function callPrefix(tool: WireTool): "fc" | "ctc" {
+  return tool.kind === "custom" ? "ctc" : "fc";
+}
+
+/** A `function_call` item, or a `custom_tool_call` item (its `input` read from the canonical
+ * arguments), for a call of `tool`. */
+export function toolCallItem(
   id: string,
   callId: string,
-  name: string,
+  tool: WireTool,
   args: string,
   status: "in_progress" | "completed" | "incomplete",
 ): WireObject {
-  return { id, type: "function_call", status, arguments: args, call_id: callId, name };
+  const namespace = tool.namespace === undefined ? {} : { namespace: tool.namespace };
+  if (tool.kind === "custom") {
+    return {
+      id,
+      type: "custom_tool_call",
+      call_id: callId,
+      ...namespace,
+      name: tool.name,
+      input: customInput(args),
+    };
+  }
+  return {
+    id,
+    type: "function_call",
+    status,
+    arguments: args,
+    call_id: callId,
+    ...namespace,
+    name: tool.name,
+  };
 }
 
 /**
- * The output items for a result's parts. `withContent` puts each reasoning part in its item's
- * `encrypted_content` (when the client included it, and always in the stored history);
- * `incomplete` marks the last item, a message or a function call, as cut short.
+ * The output items for a result's parts, its calls named as `tools` declares them.
+ * `withContent` puts each reasoning part in its item's `encrypted_content` (when the client
+ * included it, and always in the stored history); `incomplete` marks the last item, a message
+ * or a function call, as cut short.
  */
 export function renderOutput(
   parts: readonly Part[],
   id: string,
+  tools: ToolMap,
   withContent: boolean,
   incomplete = false,
 ): WireObject[] {
@@ -123,9 +160,9 @@ export function renderOutput(
     if (part.type === "reasoning") {
       items.push(reasoningItem(itemId("rs", id, index), part, withContent));
     } else if (part.type === "tool_call") {
-      items.push(
-        functionCallItem(itemId("fc", id, index), part.id, part.name, part.arguments, "completed"),
-      );
+      const tool = tools.wire(part.name);
+      const item = itemId(callPrefix(tool), id, index);
+      items.push(toolCallItem(item, part.id, tool, part.arguments, "completed"));
     }
   }
   if (incomplete) {

@@ -12,10 +12,12 @@ import {
   type ReasoningOptions,
   type ToolSpec,
 } from "../../canonical/conversation.ts";
+import { quote } from "../../quote.ts";
 import { type Fields, OPTIONAL, type Reader, readRequest } from "../../validation/reader.ts";
 import { count } from "../../validation/wording.ts";
 import { type NamedChoice, parseToolChoice } from "../shared/tool_choice.ts";
-import { uniqueToolName } from "../shared/tool_names.ts";
+import { FUNCTION_NAME, type ToolNames, uniqueToolName } from "../shared/tool_names.ts";
+import { customParameters, ToolMap, type WireTool } from "./tool_map.ts";
 
 /** The `include` values OpenAI documents. */
 export const INCLUDES = [
@@ -62,8 +64,11 @@ export interface ResponsesRequest {
   /** Whether reasoning items carry `encrypted_content`. */
   includeEncrypted: boolean;
   /** Hosted tools (`web_search`...) by their `tools[i].type` path: only an upstream with the
-   * Responses API runs them. */
+   * Responses API runs them; other back ends go without them (or refuse them: the model's
+   * `hosted_tools`). */
   hostedTools: { path: string; type: string }[];
+  /** The canonical names of the function, custom and namespaced tools (tool_map.ts). */
+  tools: ToolMap;
   /** What the Response object echoes. */
   echo: ResponseEcho;
   /** Fields the gateway does not model, as sent. */
@@ -111,9 +116,10 @@ export function parseResponsesRequest(body: Record<string, unknown>): ResponsesR
   if (metadata !== undefined) options.metadata = metadata;
 
   const hostedTools: { path: string; type: string }[] = [];
-  const toolsSent = parseTools(f.array("tools", RULES.tools), options, hostedTools);
+  const tools = new ToolMap();
+  const toolsSent = parseTools(f.array("tools", RULES.tools), options, hostedTools, tools);
   const choiceReader = f.optional("tool_choice");
-  options.toolChoice = parseToolChoice(choiceReader, options.tools, NAMED_CHOICE);
+  options.toolChoice = parseChoice(choiceReader, options, tools, hostedTools);
   const text = f.object("text", OPTIONAL);
   const format = text?.object("format", OPTIONAL);
   options.output = parseFormat(format);
@@ -153,6 +159,7 @@ export function parseResponsesRequest(body: Record<string, unknown>): ResponsesR
     previousResponseId,
     includeEncrypted: include.includes("reasoning.encrypted_content"),
     hostedTools,
+    tools,
     echo: {
       instructions,
       tools: toolsSent,
@@ -178,46 +185,132 @@ function toReasoning(effort: (typeof EFFORTS)[number] | undefined): ReasoningOpt
   return { effort: effort === "xhigh" ? "high" : effort };
 }
 
+/** A function or custom tool read, before its canonical name is known. */
+interface PendingTool {
+  wire: WireTool;
+  spec: Omit<ToolSpec, "name">;
+}
+
 /**
- * `tools`: function tools (unique names) become canonical tools; other tool types are kept
- * for an upstream with the Responses API and their paths noted. Returns the tools as the
- * Response object echoes them.
+ * `tools`: function tools (unique names) become canonical tools; `custom` tools become
+ * functions of one string (`input`); the function and custom tools of a `namespace` are
+ * flattened into canonical tools under names `tools` maps (tool_map.ts); other tool types are
+ * hosted tools, kept for an upstream with the Responses API and their paths noted. Returns the
+ * tools as the Response object echoes them.
  */
 function parseTools(
   items: Reader[] | undefined,
   options: Options,
   hosted: { path: string; type: string }[],
+  tools: ToolMap,
 ): Record<string, unknown>[] {
   if (items === undefined) return [];
-  const names = new Map<string, number>();
-  return items.map((item, i) => {
+  const names: ToolNames = new Map();
+  const namespaces: ToolNames = new Map();
+  const top: PendingTool[] = [];
+  const nested: PendingTool[] = [];
+  const echo = items.map((item, i) => {
     const t = item.object();
     const type = t.string("type", { nonEmpty: true });
-    if (type !== "function") {
-      hosted.push({ path: t.get("type").path, type });
+    if (type === "function" || type === "custom") {
+      const name = uniqueToolName(t, names, i);
+      const { pending, echoed } = readTool(t, type, name);
+      top.push(pending);
+      return echoed;
+    }
+    if (type === "namespace") {
+      const namespace = uniqueToolName(t, namespaces, i);
+      t.string("description", OPTIONAL);
+      const inner: ToolNames = new Map();
+      t.array("tools", { minItems: 1 }).forEach((member, j) => {
+        const m = member.object();
+        const kind = m.oneOf("type", ["function", "custom"] as const);
+        const name = uniqueToolName(m, inner, j);
+        const { pending } = readTool(m, kind, name);
+        pending.wire.namespace = namespace;
+        nested.push(pending);
+      });
       return t.value;
     }
-    const name = uniqueToolName(t, names, i);
-    const tool: ToolSpec = { name };
-    const description = t.string("description", OPTIONAL);
-    if (description !== undefined) tool.description = description;
-    const parameters = t.optional("parameters");
-    if (parameters !== undefined) {
-      const schema = parameters.nullAsValue().object({ expected: "a JSON schema object" });
-      schema.oneOf("type", ["object"], OPTIONAL);
-      tool.parameters = schema.value;
+    hosted.push({ path: t.get("type").path, type });
+    return t.value;
+  });
+  for (const { wire, spec } of [...top, ...nested]) {
+    options.tools.push({ name: tools.add(wire), ...spec });
+  }
+  return echo;
+}
+
+/** A `function` or `custom` tool's canonical spec and its echo. */
+function readTool(
+  t: Fields,
+  kind: "function" | "custom",
+  name: string,
+): { pending: PendingTool; echoed: Record<string, unknown> } {
+  const description = t.string("description", OPTIONAL);
+  if (kind === "custom") {
+    const format = t.object("format", OPTIONAL);
+    const type = format?.oneOf("type", ["text", "grammar"] as const, OPTIONAL) ?? "text";
+    let about = "The tool's input: free-form text.";
+    if (type === "grammar") {
+      const syntax = format!.oneOf("syntax", ["lark", "regex"] as const);
+      const definition = format!.string("definition");
+      about = `The tool's input: text in the ${syntax} grammar below.\n${definition}`;
     }
-    const strict = t.boolean("strict", OPTIONAL);
-    if (strict !== undefined) tool.strict = strict;
-    options.tools.push(tool);
-    return {
+    const spec: Omit<ToolSpec, "name"> = { parameters: customParameters(about) };
+    if (description !== undefined) spec.description = description;
+    return { pending: { wire: { kind, name }, spec }, echoed: t.value };
+  }
+  const spec: Omit<ToolSpec, "name"> = {};
+  if (description !== undefined) spec.description = description;
+  const parameters = t.optional("parameters");
+  if (parameters !== undefined) {
+    const schema = parameters.nullAsValue().object({ expected: "a JSON schema object" });
+    schema.oneOf("type", ["object"], OPTIONAL);
+    spec.parameters = schema.value;
+  }
+  const strict = t.boolean("strict", OPTIONAL);
+  if (strict !== undefined) spec.strict = strict;
+  return {
+    pending: { wire: { kind, name }, spec },
+    echoed: {
       type: "function",
       name,
       description: description ?? null,
-      parameters: tool.parameters ?? null,
+      parameters: spec.parameters ?? null,
       strict: strict ?? null,
-    };
-  });
+    },
+  };
+}
+
+/** `tool_choice`: as chat completions reads it, and the Responses API's own forms: a custom
+ * tool (`{"type": "custom", "name"}`), a namespaced function (`namespace` beside the name), or
+ * a hosted tool (which leaves the choice to the model where the hosted tool is dropped). */
+function parseChoice(
+  r: Reader | undefined,
+  options: Options,
+  tools: ToolMap,
+  hosted: readonly { path: string; type: string }[],
+): Options["toolChoice"] {
+  if (r === undefined || typeof r.value === "string") {
+    return parseToolChoice(r, options.tools, NAMED_CHOICE);
+  }
+  const choice = r.object({ expected: NAMED_CHOICE.expected });
+  const type = choice.string("type", { nonEmpty: true });
+  if (type !== "function" && type !== "custom") {
+    if (hosted.some((h) => h.type === type)) return "auto";
+    return parseToolChoice(r, options.tools, NAMED_CHOICE);
+  }
+  const name = choice.string("name", FUNCTION_NAME);
+  const namespace = choice.string("namespace", { optional: true, ...FUNCTION_NAME });
+  const canonical = tools.canonical(name, namespace);
+  const wire = tools.wire(canonical);
+  if (!options.tools.some((t) => t.name === canonical) || wire.kind !== type) {
+    throw choice.get("name").invalid(
+      `expected the name of one of the ${type} tools, but got ${quote(name)}`,
+    );
+  }
+  return { name: canonical };
 }
 
 /** `text.format`: `text`, `json_object` or `json_schema` ({name, schema, strict?,

@@ -4,7 +4,8 @@
  * `response.in_progress` with the first content; for each output item `output_item.added`,
  * its content (`content_part.added`, `output_text.delta`/`.done`, `refusal.delta`/`.done`,
  * `content_part.done`; `reasoning_summary_part.added`, `reasoning_summary_text.delta`/`.done`,
- * `reasoning_summary_part.done`; `function_call_arguments.delta`/`.done`) and
+ * `reasoning_summary_part.done`; `function_call_arguments.delta`/`.done`, or for a custom tool's
+ * call `custom_tool_call_input.delta`/`.done` with the whole input once it is known) and
  * `output_item.done`; then `response.completed` or `response.incomplete` with the whole
  * Response, or `response.failed` with its error when the back end fails mid-stream. The last
  * item's `output_item.done` (a message or a function call) waits for the next item or the end,
@@ -19,7 +20,7 @@ import type { StreamRenderer } from "../../http/sse_response.ts";
 import type { ResultCollector } from "./collect.ts";
 import {
   endingOf,
-  functionCallItem,
+  callPrefix,
   itemId,
   outputText,
   reasoningItem,
@@ -27,8 +28,10 @@ import {
   renderOutput,
   renderResponse,
   type ResponseHead,
+  toolCallItem,
   type WireObject,
 } from "./output.ts";
+import { customInput, type WireTool } from "./tool_map.ts";
 
 const encoder = new TextEncoder();
 
@@ -45,7 +48,8 @@ interface OpenBlock {
   /** Its content part's index in the message (text and refusal). */
   contentIndex: number;
   text: string;
-  name: string;
+  /** The called tool, as declared. */
+  tool?: WireTool;
   callId: string;
   reasoning?: ReasoningPart;
 }
@@ -62,7 +66,7 @@ interface DoneCall {
   outputIndex: number;
   itemId: string;
   callId: string;
-  name: string;
+  tool: WireTool;
   arguments: string;
 }
 
@@ -161,7 +165,6 @@ export class ResponsesStreamRenderer implements StreamRenderer {
       itemId: "",
       contentIndex: 0,
       text: "",
-      name: "",
       callId: "",
     };
     if (block.type === "text" || block.type === "refusal") {
@@ -194,13 +197,14 @@ export class ResponsesStreamRenderer implements StreamRenderer {
         item: { id: open.itemId, type: "reasoning", summary: [] },
       });
     } else {
-      open.itemId = itemId("fc", this.#head.id, open.outputIndex);
-      open.name = block.name;
+      const tool = this.#head.tools.wire(block.name);
+      open.itemId = itemId(callPrefix(tool), this.#head.id, open.outputIndex);
+      open.tool = tool;
       open.callId = block.id;
       emit({
         type: "response.output_item.added",
         output_index: open.outputIndex,
-        item: functionCallItem(open.itemId, block.id, block.name, "", "in_progress"),
+        item: toolCallItem(open.itemId, block.id, tool, "", "in_progress"),
       });
     }
     this.#blocks.set(index, open);
@@ -248,6 +252,8 @@ export class ResponsesStreamRenderer implements StreamRenderer {
       case "arguments":
         if (delta.json === "") return;
         open.text += delta.json;
+        // A custom tool's input is a JSON string in the arguments: told whole at the end.
+        if (open.tool?.kind === "custom") return;
         emit({ type: "response.function_call_arguments.delta", ...at, delta: delta.json });
         return;
     }
@@ -310,22 +316,30 @@ export class ResponsesStreamRenderer implements StreamRenderer {
         });
         return;
       }
-      case "tool_call":
-        emit({
-          type: "response.function_call_arguments.done",
-          ...at,
-          name: open.name,
-          arguments: open.text,
-        });
+      case "tool_call": {
+        const tool = open.tool!;
+        if (tool.kind === "custom") {
+          const input = customInput(open.text);
+          if (input !== "") emit({ type: "response.custom_tool_call_input.delta", ...at, delta: input });
+          emit({ type: "response.custom_tool_call_input.done", ...at, input });
+        } else {
+          emit({
+            type: "response.function_call_arguments.done",
+            ...at,
+            name: tool.name,
+            arguments: open.text,
+          });
+        }
         this.#closeCall(emit);
         this.#call = {
           outputIndex: open.outputIndex,
           itemId: open.itemId,
           callId: open.callId,
-          name: open.name,
+          tool,
           arguments: open.text,
         };
         return;
+      }
     }
   }
 
@@ -380,7 +394,7 @@ export class ResponsesStreamRenderer implements StreamRenderer {
     emit({
       type: "response.output_item.done",
       output_index: call.outputIndex,
-      item: functionCallItem(call.itemId, call.callId, call.name, call.arguments, status),
+      item: toolCallItem(call.itemId, call.callId, call.tool, call.arguments, status),
     });
   }
 
@@ -395,6 +409,7 @@ export class ResponsesStreamRenderer implements StreamRenderer {
     const output = renderOutput(
       parts,
       this.#head.id,
+      this.#head.tools,
       this.#includeEncrypted,
       ending.status === "incomplete",
     );

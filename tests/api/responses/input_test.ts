@@ -2,13 +2,14 @@ import assert from "node:assert/strict";
 import type { Message } from "../../../src/canonical/conversation.ts";
 import { parseHistory, parseInput } from "../../../src/api/responses/input.ts";
 import { encodeReasoning } from "../../../src/api/responses/reasoning_envelope.ts";
+import { ToolMap } from "../../../src/api/responses/tool_map.ts";
 import type { PendingImages } from "../../../src/api/shared/images.ts";
 import { ApiError } from "../../../src/errors.ts";
 import { readJson, readRequest } from "../../../src/validation/reader.ts";
 
 function parse(input: unknown, history: Message[] = []) {
   const pending: PendingImages = { fields: [], parts: [] };
-  return { ...parseInput(readRequest({ input }).get("input"), history, pending), pending };
+  return { ...parseInput(readRequest({ input }).get("input"), history, pending, new ToolMap()), pending };
 }
 
 Deno.test("a string is one user message", () => {
@@ -162,6 +163,7 @@ Deno.test("a stored history may end with calls: the next input answers them", ()
       { type: "function_call", call_id: "c9", name: "f", arguments: "{}" },
     ]),
     pending,
+    new ToolMap(),
   );
   assert.deepEqual(history.map((m) => m.role), ["user", "assistant"]);
   const { messages, unanswered } = parse(

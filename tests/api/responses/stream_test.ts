@@ -5,6 +5,7 @@ import { renderOutput, type ResponseHead } from "../../../src/api/responses/outp
 import { parseResponsesRequest } from "../../../src/api/responses/request.ts";
 import { ResponsesStreamRenderer } from "../../../src/api/responses/stream.ts";
 import { decodeReasoning } from "../../../src/api/responses/reasoning_envelope.ts";
+import { ToolMap } from "../../../src/api/responses/tool_map.ts";
 import { upstreamError } from "../../../src/errors.ts";
 
 type Event = Record<string, unknown> & { type: string; sequence_number: number };
@@ -16,6 +17,7 @@ const HEAD: ResponseHead = {
   previousResponseId: null,
   store: true,
   echo: parseResponsesRequest({ model: "m", input: "x" }).echo,
+  tools: new ToolMap(),
 };
 
 /** Renders the batches as the route does (the collector first); the SSE events parsed. */
@@ -96,7 +98,7 @@ Deno.test("events in OpenAI's order, numbered from 0, ids as the final Response'
   const done = events.filter((e) => e.type === "response.output_item.done").map((e) => e.item);
   const final = events.at(-1)!.response as Record<string, unknown>;
   assert.deepEqual(final.output, done);
-  assert.deepEqual(final.output, renderOutput(collector.parts, "resp_abc", true));
+  assert.deepEqual(final.output, renderOutput(collector.parts, "resp_abc", HEAD.tools, true));
   assert.equal(final.status, "completed");
   assert.equal(final.completed_at, 5);
   assert.deepEqual(final.usage, {
