@@ -11,8 +11,8 @@ import { NULLABLE_COUNT, OPTIONAL_TEXT, readStrings, TEXT } from "./rules.ts";
 import { doneWithSuggestion } from "./suggest.ts";
 import {
   ACCESS_LEVELS,
-  HOSTED_TOOL_POLICIES,
   type EmbeddingsConfig,
+  HOSTED_TOOL_POLICIES,
   type ModelConfig,
   MODERATION_CATEGORIES,
   type ModerationCategory,

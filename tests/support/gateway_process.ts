@@ -19,6 +19,9 @@ export interface GatewayProcessOptions {
   env?: Record<string, string>;
   /** Settings for both upstream providers (max_retries, …). */
   provider?: Record<string, unknown>;
+  /** More providers (the simulator, …) and models beside the two fakes'. */
+  providers?: Record<string, unknown>[];
+  models?: Record<string, unknown>[];
 }
 
 /** A running gateway process. */
@@ -46,8 +49,11 @@ export async function startGatewayProcess(
     JSON.stringify({
       server: { hostname: "127.0.0.1", port, shutdown_grace_seconds: 1 },
       kv: { path: `${dir}/kv.sqlite` },
-      providers: fakeProviders(openai, anthropic, options.provider),
-      models: FAKE_CHAT_MODELS,
+      providers: [
+        ...fakeProviders(openai, anthropic, options.provider),
+        ...options.providers ?? [],
+      ],
+      models: [...FAKE_CHAT_MODELS, ...options.models ?? []],
     }),
   );
   const child = new Deno.Command(Deno.execPath(), {

@@ -214,7 +214,9 @@ class InputReader {
     const id = f.string("call_id", NON_EMPTY);
     if (!this.#calls.has(id)) {
       throw f.get("call_id").invalid(
-        `no function_call or custom_tool_call item with call_id ${quote(id)} comes before this output`,
+        `no function_call or custom_tool_call item with call_id ${
+          quote(id)
+        } comes before this output`,
       );
     }
     if (this.#answered.has(id)) {

@@ -19,8 +19,8 @@ import type { ApiError } from "../../errors.ts";
 import type { StreamRenderer } from "../../http/sse_response.ts";
 import type { ResultCollector } from "./collect.ts";
 import {
-  endingOf,
   callPrefix,
+  endingOf,
   itemId,
   outputText,
   reasoningItem,
@@ -320,7 +320,9 @@ export class ResponsesStreamRenderer implements StreamRenderer {
         const tool = open.tool!;
         if (tool.kind === "custom") {
           const input = customInput(open.text);
-          if (input !== "") emit({ type: "response.custom_tool_call_input.delta", ...at, delta: input });
+          if (input !== "") {
+            emit({ type: "response.custom_tool_call_input.delta", ...at, delta: input });
+          }
           emit({ type: "response.custom_tool_call_input.done", ...at, input });
         } else {
           emit({

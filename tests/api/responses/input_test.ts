@@ -9,7 +9,10 @@ import { readJson, readRequest } from "../../../src/validation/reader.ts";
 
 function parse(input: unknown, history: Message[] = []) {
   const pending: PendingImages = { fields: [], parts: [] };
-  return { ...parseInput(readRequest({ input }).get("input"), history, pending, new ToolMap()), pending };
+  return {
+    ...parseInput(readRequest({ input }).get("input"), history, pending, new ToolMap()),
+    pending,
+  };
 }
 
 Deno.test("a string is one user message", () => {
