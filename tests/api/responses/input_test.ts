@@ -176,3 +176,70 @@ Deno.test("a stored history may end with calls: the next input answers them", ()
   assert.equal(messages[0]!.role, "tool");
   assert.equal(unanswered, null);
 });
+
+Deno.test("custom tool calls and namespaced calls come back under their canonical names", () => {
+  const tools = new ToolMap();
+  tools.add({ kind: "custom", name: "apply_patch" });
+  tools.add({ kind: "function", name: "spawn_agent", namespace: "multi_agent_v1" });
+  const pending: PendingImages = { fields: [], parts: [] };
+  const { messages, unanswered } = parseInput(
+    readRequest({
+      input: [
+        { role: "user", content: "go" },
+        { type: "custom_tool_call", call_id: "c1", name: "apply_patch", input: "*** Begin" },
+        {
+          type: "function_call",
+          call_id: "c2",
+          namespace: "multi_agent_v1",
+          name: "spawn_agent",
+          arguments: "{}",
+        },
+        { type: "custom_tool_call_output", call_id: "c1", output: "done" },
+        {
+          type: "function_call_output",
+          call_id: "c2",
+          output: [{ type: "input_text", text: "ok" }],
+        },
+      ],
+    }).get("input"),
+    [],
+    pending,
+    tools,
+  );
+  assert.equal(unanswered, null);
+  assert.deepEqual(messages.slice(1), [
+    {
+      role: "assistant",
+      parts: [
+        { type: "tool_call", id: "c1", name: "apply_patch", arguments: '{"input":"*** Begin"}' },
+        { type: "tool_call", id: "c2", name: "multi_agent_v1__spawn_agent", arguments: "{}" },
+      ],
+    },
+    {
+      role: "tool",
+      parts: [{
+        type: "tool_result",
+        callId: "c1",
+        content: [{ type: "text", text: "done" }],
+        isError: false,
+      }],
+    },
+    {
+      role: "tool",
+      parts: [{
+        type: "tool_result",
+        callId: "c2",
+        content: [{ type: "text", text: "ok" }],
+        isError: false,
+      }],
+    },
+  ]);
+});
+
+Deno.test("a custom tool call must be answered too", () => {
+  const { unanswered } = parse([
+    { role: "user", content: "go" },
+    { type: "custom_tool_call", call_id: "c1", name: "apply_patch", input: "x" },
+  ]);
+  assert.equal(unanswered?.param, "input[1].call_id");
+});

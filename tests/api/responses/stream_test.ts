@@ -198,3 +198,73 @@ Deno.test("parallel function calls: each is completed once the next begins", () 
     done.map((e) => e.item),
   );
 });
+
+Deno.test("calls of namespaced and custom tools stream as the request declared them", () => {
+  const tools = new ToolMap();
+  tools.add({ kind: "custom", name: "apply_patch" });
+  const spawn = tools.add({ kind: "function", name: "spawn_agent", namespace: "multi_agent_v1" });
+  const collector = new ResultCollector();
+  const renderer = new ResponsesStreamRenderer({ ...HEAD, tools }, false, collector, () => 5000);
+  const batches: CanonicalEvent[][] = [
+    [{ type: "start", id: "up1" }],
+    [
+      { type: "block_start", index: 0, block: { type: "tool_call", id: "c1", name: spawn } },
+      { type: "block_delta", index: 0, delta: { type: "arguments", json: '{"task":' } },
+      { type: "block_delta", index: 0, delta: { type: "arguments", json: '"x"}' } },
+      { type: "block_stop", index: 0 },
+      {
+        type: "block_start",
+        index: 1,
+        block: { type: "tool_call", id: "c2", name: "apply_patch" },
+      },
+      { type: "block_delta", index: 1, delta: { type: "arguments", json: '{"input":"*** Be' } },
+      { type: "block_delta", index: 1, delta: { type: "arguments", json: 'gin Patch"}' } },
+      { type: "block_stop", index: 1 },
+    ],
+    [{ type: "finish", reason: "tool_calls" }],
+  ];
+  let text = "";
+  for (const batch of batches) {
+    collector.add(batch);
+    const bytes = renderer.render(batch);
+    if (bytes) text += new TextDecoder().decode(bytes);
+  }
+  const events = parse(text);
+  assert.deepEqual(events.map((e) => e.type), [
+    "response.created",
+    "response.in_progress",
+    "response.output_item.added",
+    "response.function_call_arguments.delta",
+    "response.function_call_arguments.delta",
+    "response.function_call_arguments.done",
+    "response.output_item.done",
+    "response.output_item.added",
+    "response.custom_tool_call_input.delta",
+    "response.custom_tool_call_input.done",
+    "response.output_item.done",
+    "response.completed",
+  ]);
+  assert.equal(events[5]!.name, "spawn_agent");
+  assert.equal(events[9]!.input, "*** Begin Patch");
+  const done = events.filter((e) => e.type === "response.output_item.done").map((e) => e.item);
+  assert.deepEqual(done, [
+    {
+      id: "fc_abc0000",
+      type: "function_call",
+      status: "completed",
+      arguments: '{"task":"x"}',
+      call_id: "c1",
+      namespace: "multi_agent_v1",
+      name: "spawn_agent",
+    },
+    {
+      id: "ctc_abc0001",
+      type: "custom_tool_call",
+      call_id: "c2",
+      name: "apply_patch",
+      input: "*** Begin Patch",
+    },
+  ]);
+  const final = events.at(-1)!.response as Record<string, unknown>;
+  assert.deepEqual(final.output, done);
+});
