@@ -40,6 +40,9 @@ const TOP_LEVEL = new Set([
   "max_tool_calls",
   "conversation",
   "prompt",
+  "prompt_cache_retention",
+  // Undocumented, but OpenAI takes it: Codex CLI sends it on every request.
+  "client_metadata",
 ]);
 
 /** The fake's own encrypted reasoning: opaque to everyone else. */
