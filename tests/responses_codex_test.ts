@@ -175,8 +175,8 @@ Deno.test("a namespaced tool's call comes back under its namespace and is answer
       ...CODEX_FIELDS,
     }, `${target.name} second turn`);
     assert.ok(!second.final.output.some((item) => item.type === "function_call"), target.name);
-    if (target.scripted) assert.equal(second.textOf(final), "Tool results: agent spawned");
-    else assert.match(second.textOf(final), /agent spawned/);
+    if (target.scripted) assert.equal(textOf(second.final), "Tool results: agent spawned");
+    else assert.match(textOf(second.final), /agent spawned/);
   }
 });
 
@@ -215,8 +215,8 @@ Deno.test("a custom tool's call comes back as a custom_tool_call, answered by cu
           { type: "custom_tool_call_output", call_id: call.call_id, output: "patched" },
         ],
       }, `${what} second turn`);
-      if (target.scripted) assert.equal(second.textOf(final), "Tool results: patched", what);
-      else assert.match(second.textOf(final), /patched/);
+      if (target.scripted) assert.equal(textOf(second.final), "Tool results: patched", what);
+      else assert.match(textOf(second.final), /patched/);
     }
   }
 });
