@@ -18,6 +18,7 @@ import type {
 } from "npm:openai@7.55.0/resources/responses/responses";
 import { OpenAISchemas } from "./api/responses/openapi_schema.ts";
 import { startResponsesGateway, TARGETS } from "./api/responses/gateway.ts";
+import { startGateway } from "./support/gateway.ts";
 
 const schemas = await OpenAISchemas.load();
 const CODEX_BODY = JSON.parse(
@@ -219,4 +220,47 @@ Deno.test("a custom tool's call comes back as a custom_tool_call, answered by cu
       else assert.match(textOf(second.final), /patched/);
     }
   }
+});
+
+Deno.test("reasoning round-trips in Codex's tool loop (store false, the whole input replayed) on Anthropic- and Gemini-style back ends", async () => {
+  await using gw = await startGateway();
+  for (const model of ["an-chat", "ge-chat"]) {
+    const ask = { type: "message", role: "user", content: "Use multi_agent_v1__spawn_agent" };
+    const request = {
+      model,
+      tools: TOOLS,
+      ...CODEX_FIELDS,
+      stream: false,
+      reasoning: { effort: "low", summary: "auto" },
+    };
+    const post = async (input: unknown[]) => {
+      const res = await fetch(`${gw.server.url}/v1/responses`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ ...request, input }),
+      });
+      const body = await res.json();
+      assert.equal(res.status, 200, `${model}: ${JSON.stringify(body)}`);
+      assert.deepEqual(schemas.errors("Response", body), [], model);
+      return body as OpenAIResponse;
+    };
+    const first = await post([ask]);
+    const reasoning = first.output.find((item) => item.type === "reasoning");
+    assert.ok(reasoning?.encrypted_content, `${model}: ${JSON.stringify(first.output)}`);
+    const call = first.output.find((item) => item.type === "function_call");
+    assert.ok(call && call.type === "function_call", model);
+    assert.equal((call as { namespace?: string }).namespace, "multi_agent_v1");
+    const second = await post([
+      ask,
+      ...first.output,
+      { type: "function_call_output", call_id: call.call_id, output: "agent spawned" },
+    ]);
+    assert.equal(textOf(second), "Tool results: agent spawned", model);
+  }
+  // Each fake checks what came back: Anthropic's thinking signatures byte for byte, Gemini's
+  // thought signature on the call of the current turn.
+  assert.deepEqual(gw.anthropic.violations, []);
+  assert.deepEqual(gw.gemini.violations, []);
+  const sent = gw.anthropic.last.body as { messages: { content: { type: string }[] }[] };
+  assert.equal(sent.messages[1]!.content[0]!.type, "thinking");
 });
