@@ -5,6 +5,7 @@
  * the head of the message).
  */
 import assert from "node:assert/strict";
+import { admin, startAdminServer } from "./support/admin.ts";
 import { startServer, testConfig, type TestServer } from "./support/server.ts";
 
 const IMAGE = "https://example.com/a.png";
@@ -236,4 +237,21 @@ Deno.test("capabilities: the Responses API's hosted tools are left out where the
     param: "tools[0].type",
     code: "unsupported_capability",
   });
+});
+
+Deno.test("capabilities: the admin API sets a model's hosted_tools policy, which takes effect at once", async () => {
+  await using server = await startAdminServer();
+  const body = { model: "sim-chat", input: "hi", tools: [{ type: "code_interpreter" }] };
+  assert.equal((await post(server, "/v1/responses", body)).status, 200);
+  const patched = await admin(server, "PATCH", "/admin/models/sim-chat", {
+    hosted_tools: "refuse",
+  });
+  assert.equal(patched.status, 200, JSON.stringify(patched.body));
+  assert.equal(patched.body.hosted_tools, "refuse");
+  const refused = await post(server, "/v1/responses", body);
+  assert.equal(refused.status, 400);
+  assert.equal(refused.body.error.param, "tools[0].type");
+  const bad = await admin(server, "PATCH", "/admin/models/sim-chat", { hosted_tools: "maybe" });
+  assert.equal(bad.status, 400);
+  assert.equal(bad.body.error.param, "hosted_tools");
 });

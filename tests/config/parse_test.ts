@@ -217,3 +217,16 @@ Deno.test("each kind of config error names the file and the field path", () => {
 Deno.test("a root that is not an object is a config error", () => {
   assert.equal(configError([]), "switchyard.json: (root): expected an object, but got an array");
 });
+
+Deno.test("models[].hosted_tools: drop (the default, left absent) or refuse", () => {
+  const parse = (model: Record<string, unknown>) =>
+    parseConfig({ providers: [SIM], models: [{ ...CHAT, ...model }] }, "switchyard.json")
+      .models[0]!;
+  assert.equal(parse({}).hosted_tools, undefined);
+  assert.equal(parse({ hosted_tools: "drop" }).hosted_tools, "drop");
+  assert.equal(parse({ hosted_tools: "refuse" }).hosted_tools, "refuse");
+  assert.match(
+    configError({ providers: [SIM], models: [{ ...CHAT, hosted_tools: "fail" }] }),
+    /models\[0\]\.hosted_tools/,
+  );
+});
