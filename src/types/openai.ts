@@ -89,12 +89,19 @@ export interface EmbeddingRequest {
 }
 
 /** A back end's embeddings, one per input in order: floats, or (when `base64` was asked for)
- * little-endian float32 bytes in base64, as OpenAI writes them. */
-export interface EmbeddingResult {
-  embeddings: (number[] | string)[];
-  /** Input tokens, as the back end counted them. */
-  promptTokens: number;
-}
+ * little-endian float32 bytes in base64, as OpenAI writes them; or, passed on from an upstream
+ * that answered in the client's encoding, the whole answer as the client gets it. */
+export type EmbeddingResult =
+  | {
+    embeddings: (number[] | string)[];
+    /** Input tokens, as the back end counted them. */
+    promptTokens: number;
+  }
+  | {
+    /** OpenAI's answer (`object`, `data`, `model`: the gateway's id, `usage`) as JSON text. */
+    answer: string;
+    promptTokens: number;
+  };
 
 /** One vector of the embeddings response. */
 export interface Embedding {

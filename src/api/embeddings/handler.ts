@@ -1,9 +1,12 @@
 import { unsupportedCapability, upstreamError } from "../../errors.ts";
-import { json } from "../../http/response.ts";
+import { BytesResponse, json } from "../../http/response.ts";
 import type { RequestContext } from "../../pipeline/context.ts";
 import type { EmbeddingResponse } from "../../types/openai.ts";
 import { openModel, untilClientLeaves } from "../shared/model_call.ts";
 import { embeddingModelId, readEmbeddingRequest } from "./request.ts";
+
+const encoder = new TextEncoder();
+const JSON_INIT = { headers: { "content-type": "application/json" } };
 
 /**
  * `POST /v1/embeddings`, OpenAI's shape: the model is resolved first (404, 401/403), then it
@@ -31,12 +34,14 @@ export async function createEmbeddings(ctx: RequestContext): Promise<Response> {
   }
   if (config.logs.include_content) ctx.content = request.input;
   const result = await untilClientLeaves(ctx, () => embed(request, call));
+  ctx.usage = { input: result.promptTokens, output: 0 };
+  // Passed on as the upstream wrote it (its vectors counted there).
+  if ("answer" in result) return new BytesResponse(encoder.encode(result.answer), JSON_INIT);
   if (result.embeddings.length !== request.input.length) {
     throw upstreamError(
       `The embedding model \`${record.id}\` returned ${result.embeddings.length} vectors for ${request.input.length} inputs.`,
     );
   }
-  ctx.usage = { input: result.promptTokens, output: 0 };
   const response: EmbeddingResponse = {
     object: "list",
     data: result.embeddings.map((embedding, index) => ({

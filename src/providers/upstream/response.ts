@@ -46,6 +46,17 @@ export class UpstreamResponse {
   /** The body as JSON; a body that is not JSON, or longer than `max_response_bytes` (read no
    * further than that), is a 502. */
   async json(): Promise<unknown> {
+    const text = await this.text();
+    try {
+      return JSON.parse(text);
+    } catch {
+      throw upstreamError("The upstream provider answered with a body that is not JSON.");
+    }
+  }
+
+  /** The body as text; a body longer than `max_response_bytes` (read no further than that) is
+   * a 502. */
+  async text(): Promise<string> {
     const { maxBytes } = this.#reading;
     const declared = this.#response.length;
     if (declared !== null && declared > maxBytes) throw this.#reading.tooLarge("answer");
@@ -57,11 +68,7 @@ export class UpstreamResponse {
     }
     if (!body.complete) throw this.#reading.tooLarge("answer");
     this.#finished = true;
-    try {
-      return JSON.parse(body.text);
-    } catch {
-      throw upstreamError("The upstream provider answered with a body that is not JSON.");
-    }
+    return body.text;
   }
 
   /**

@@ -62,6 +62,16 @@ export class Upstream {
     }
   }
 
+  /** Sends the request and reads the answer's body as text (see {@link json}). */
+  async text(request: UpstreamRequest): Promise<string> {
+    const response = await this.call(request);
+    try {
+      return await response.text();
+    } finally {
+      response.close();
+    }
+  }
+
   /**
    * Sends the request, retrying on connection errors and what {@link shouldRetry} allows (408,
    * 409, 429, 5xx, or as `x-should-retry` says) while no answer has been accepted (bounded by
