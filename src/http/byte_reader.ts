@@ -6,6 +6,7 @@
  * buffer starts small (a slow stream's events are small) and doubles, up to `maxBytes`, each
  * time a read fills it (a fast upstream's burst then still comes in few reads).
  */
+import { concatBytes } from "./bytes.ts";
 export class ByteReader {
   readonly #byob: ReadableStreamBYOBReader | null;
   readonly #reader: ReadableStreamDefaultReader<Uint8Array> | null;
@@ -87,4 +88,34 @@ export async function readText(
     text += decoder.decode(bytes, { stream: true });
   }
   return { text: text + decoder.decode(), complete: true };
+}
+
+/** What {@link readBytes} read. */
+export interface BytesPrefix {
+  /** The bytes read (at most the limit). */
+  bytes: Uint8Array;
+  /** Whether that was the whole stream; when not, the rest was cancelled unread. */
+  complete: boolean;
+}
+
+/** Reads a stream's bytes, at most `maxBytes` of them (see {@link readText}). */
+export async function readBytes(
+  stream: ReadableStream<Uint8Array> | null,
+  maxBytes: number,
+): Promise<BytesPrefix> {
+  if (stream === null) return { bytes: new Uint8Array(0), complete: true };
+  const reader = stream.getReader();
+  const pieces: Uint8Array[] = [];
+  let left = maxBytes;
+  for (let read = await reader.read(); !read.done; read = await reader.read()) {
+    const bytes = read.value;
+    if (bytes.byteLength > left) {
+      reader.cancel().catch(() => {});
+      pieces.push(bytes.subarray(0, left));
+      return { bytes: concatBytes(pieces), complete: false };
+    }
+    left -= bytes.byteLength;
+    pieces.push(bytes);
+  }
+  return { bytes: concatBytes(pieces), complete: true };
 }

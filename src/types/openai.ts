@@ -98,8 +98,9 @@ export type EmbeddingResult =
     promptTokens: number;
   }
   | {
-    /** OpenAI's answer (`object`, `data`, `model`: the gateway's id, `usage`) as JSON text. */
-    answer: string;
+    /** OpenAI's answer (`object`, `data`, `model`: the gateway's id, `usage`): its JSON bytes
+     * in parts, in order. */
+    answer: Uint8Array[];
     promptTokens: number;
   };
 

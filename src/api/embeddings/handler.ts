@@ -5,7 +5,6 @@ import type { EmbeddingResponse } from "../../types/openai.ts";
 import { openModel, untilClientLeaves } from "../shared/model_call.ts";
 import { embeddingModelId, readEmbeddingRequest } from "./request.ts";
 
-const encoder = new TextEncoder();
 const JSON_INIT = { headers: { "content-type": "application/json" } };
 
 /**
@@ -36,7 +35,7 @@ export async function createEmbeddings(ctx: RequestContext): Promise<Response> {
   const result = await untilClientLeaves(ctx, () => embed(request, call));
   ctx.usage = { input: result.promptTokens, output: 0 };
   // Passed on as the upstream wrote it (its vectors counted there).
-  if ("answer" in result) return new BytesResponse(encoder.encode(result.answer), JSON_INIT);
+  if ("answer" in result) return new BytesResponse(result.answer, JSON_INIT);
   if (result.embeddings.length !== request.input.length) {
     throw upstreamError(
       `The embedding model \`${record.id}\` returned ${result.embeddings.length} vectors for ${request.input.length} inputs.`,

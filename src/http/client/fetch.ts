@@ -6,7 +6,13 @@
  * to wherever it points), asks for uncompressed answers, refusing a compressed one, and refuses
  * a transfer coding besides chunked.
  */
-import { ByteReader, readText, type TextPrefix } from "../byte_reader.ts";
+import {
+  ByteReader,
+  type BytesPrefix,
+  readBytes,
+  readText,
+  type TextPrefix,
+} from "../byte_reader.ts";
 import { ACCEPT_ENCODING, IDENTITY, refuseEncoded } from "./content_encoding.ts";
 import { refuseTransferCoded } from "./transfer_encoding.ts";
 import type { ClientRequest, ClientResponse, HttpClient } from "./types.ts";
@@ -141,6 +147,14 @@ class FetchedResponse implements ClientResponse {
       return { text: await this.#response.text(), complete: true };
     }
     return await readText(this.#response.body, maxBytes);
+  }
+
+  async bytes(maxBytes: number): Promise<BytesPrefix> {
+    const length = this.length;
+    if (length !== null && length <= maxBytes) {
+      return { bytes: await this.#response.bytes(), complete: true };
+    }
+    return await readBytes(this.#response.body, maxBytes);
   }
 
   cancel(): void {

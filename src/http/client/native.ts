@@ -5,7 +5,7 @@
  * the CPU (bench notes in the README, "Performance"), because the body's bytes go from the
  * socket to the SSE decoder with no web stream in between.
  */
-import type { TextPrefix } from "../byte_reader.ts";
+import type { BytesPrefix, TextPrefix } from "../byte_reader.ts";
 import { concatBytes } from "../bytes.ts";
 import { BodyCut, type BodyReader, bodyReader, LengthBody } from "./body.ts";
 import type { Http1Connection } from "./connection.ts";
@@ -258,15 +258,7 @@ class NativeResponse implements ClientResponse {
     const body = this.#body;
     if (body instanceof LengthBody && body.left <= maxBytes) {
       // A declared length: read straight into one array and decode it once.
-      try {
-        const bytes = await body.rest();
-        this.#end();
-        return { text: new TextDecoder().decode(bytes), complete: true };
-      } catch (e) {
-        this.cancel();
-        this.#keeping.signal.throwIfAborted();
-        throw e;
-      }
+      return { text: new TextDecoder().decode(await this.#rest(body)), complete: true };
     }
     const decoder = new TextDecoder();
     let text = "";
@@ -281,6 +273,39 @@ class NativeResponse implements ClientResponse {
       text += decoder.decode(piece, { stream: true });
     }
     return { text: text + decoder.decode(), complete: true };
+  }
+
+  async bytes(maxBytes: number): Promise<BytesPrefix> {
+    const body = this.#body;
+    if (body instanceof LengthBody && body.left <= maxBytes) {
+      return { bytes: await this.#rest(body), complete: true };
+    }
+    const pieces: Uint8Array[] = [];
+    let left = maxBytes;
+    for (let piece = await this.read(); piece !== null; piece = await this.read()) {
+      if (piece.length > left) {
+        pieces.push(piece.slice(0, left));
+        this.cancel();
+        return { bytes: concatBytes(pieces), complete: false };
+      }
+      left -= piece.length;
+      // A piece is valid until the next read: kept as a copy.
+      pieces.push(piece.slice());
+    }
+    return { bytes: concatBytes(pieces), complete: true };
+  }
+
+  /** The rest of a body of declared length, read straight into one array. */
+  async #rest(body: LengthBody): Promise<Uint8Array> {
+    try {
+      const bytes = await body.rest();
+      this.#end();
+      return bytes;
+    } catch (e) {
+      this.cancel();
+      this.#keeping.signal.throwIfAborted();
+      throw e;
+    }
   }
 
   cancel(): void {

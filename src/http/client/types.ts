@@ -2,7 +2,7 @@
  * The HTTP client the providers call their upstreams with: a request in, an answer whose body
  * is read piece by piece (no web streams between the socket and the SSE decoder).
  */
-import type { TextPrefix } from "../byte_reader.ts";
+import type { BytesPrefix, TextPrefix } from "../byte_reader.ts";
 
 /** One request to an upstream. */
 export interface ClientRequest {
@@ -32,6 +32,8 @@ export interface ClientResponse {
   more(): Promise<void>;
   /** The body as UTF-8 text, at most `maxBytes` of it (a longer body is cut there). */
   text(maxBytes: number): Promise<TextPrefix>;
+  /** The body's bytes, at most `maxBytes` of them (a longer body is cut there). */
+  bytes(maxBytes: number): Promise<BytesPrefix>;
   /** Stops reading: the rest of the body is not waited for. */
   cancel(): void;
 }

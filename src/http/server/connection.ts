@@ -8,6 +8,7 @@
  * socket once a body larger than its first read has been read, until the response is written,
  * so a client leaving a non-streamed call went unnoticed until the upstream answered.
  */
+import { concatBytes } from "../bytes.ts";
 import type { Expiries, Expiry } from "../expiries.ts";
 import { isHostValue, PLACEHOLDER } from "../request_url.ts";
 import { BytesResponse } from "../response.ts";
@@ -418,9 +419,9 @@ export class HttpConnection {
     if (!EVENT_STREAM.test(response.headers.get("content-type") ?? "")) {
       // Every body but an event stream is written whole, with its length, in one write with the
       // head (reading a body given whole through a stream reader cost ~10 µs a request more).
-      let body: Uint8Array;
+      let parts: readonly Uint8Array[];
       try {
-        body = response instanceof BytesResponse ? response.payload : await response.bytes();
+        parts = response instanceof BytesResponse ? response.parts : [await response.bytes()];
       } catch (e) {
         if (!controller.signal.aborted) this.#ctx.onError(e);
         this.#active = null;
@@ -428,13 +429,15 @@ export class HttpConnection {
       }
       this.#active = null;
       const closing = close();
-      const framing: ResponseFraming = { kind: "length", length: body.length };
-      if (body.length <= JOINED_BODY_BYTES) {
-        await this.#write(this.#head(response, framing, closing, body));
+      let length = 0;
+      for (const part of parts) length += part.length;
+      const framing: ResponseFraming = { kind: "length", length };
+      if (length <= JOINED_BODY_BYTES) {
+        await this.#write(this.#head(response, framing, closing, concatBytes(parts)));
       } else {
-        // A large body goes in a write of its own rather than being copied after the head.
+        // A large body goes in writes of its own rather than being copied after the head.
         await this.#write(this.#head(response, framing, closing));
-        await this.#write(body);
+        for (const part of parts) await this.#write(part);
       }
       return !closing;
     }

@@ -1,39 +1,49 @@
 /**
- * An OpenAI-style embeddings answer in base64 passed on without parsing its vectors: a scan of
- * its JSON text finds the `data` array (checking that it holds `expected` items, each with its
- * own `index` in order and a string `embedding`) and the usage, and the client's answer is
- * OpenAI's shape around the `data` text as the upstream wrote it, with the gateway's model id.
- * Anything else (floats, escapes in keys, items out of order, a shape it does not know) gives
- * `null`, and the answer is parsed instead.
+ * An OpenAI-style embeddings answer in base64 passed on without parsing or copying its vectors:
+ * a scan of its JSON bytes finds the `data` array (checking that it holds `expected` items, each
+ * with its own `index` in order and a string `embedding`) and the usage, and the client's answer
+ * is OpenAI's shape around the `data` bytes as the upstream wrote them, with the gateway's model
+ * id. Anything else (floats, escapes in keys, items out of order, a shape it does not know)
+ * gives `null`, and the answer is parsed instead.
  */
 
-/** The client's answer, and the input tokens the upstream counted. */
+/** The client's answer in parts (head, the upstream's `data` bytes, tail), and the input tokens
+ * the upstream counted. */
 export interface PassedEmbeddings {
-  answer: string;
+  answer: Uint8Array[];
   promptTokens: number;
 }
 
-const WHITESPACE = /[ \t\r\n]/;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
 
-/** The answer for `text` with `model` as its model id, or `null` (see the module doc). */
-export function passEmbeddingText(
-  text: string,
+/** The answer for `bytes` with `model` as its model id, or `null` (see the module doc). */
+export function passEmbeddings(
+  bytes: Uint8Array,
   expected: number,
   model: string,
 ): PassedEmbeddings | null {
-  const scan = new Scan(text);
+  const scan = new Scan(bytes);
   try {
     scan.space();
-    scan.expect("{");
+    scan.expect(OPEN_OBJECT);
     let data: [number, number] | null = null;
     let promptTokens = 0;
     scan.space();
-    if (scan.peek() === "}") return null;
+    if (scan.peek() === CLOSE_OBJECT) return null;
     for (;;) {
       scan.space();
       const key = scan.key();
       scan.space();
-      scan.expect(":");
+      scan.expect(COLON);
       scan.space();
       if (key === "data") {
         const start = scan.at;
@@ -42,7 +52,7 @@ export function passEmbeddingText(
       } else if (key === "usage") {
         const start = scan.at;
         scan.value();
-        const usage = JSON.parse(text.slice(start, scan.at));
+        const usage = JSON.parse(decoder.decode(bytes.subarray(start, scan.at)));
         const prompt = usage?.prompt_tokens;
         if (typeof prompt === "number" && Number.isSafeInteger(prompt) && prompt >= 0) {
           promptTokens = prompt;
@@ -52,16 +62,21 @@ export function passEmbeddingText(
       }
       scan.space();
       const next = scan.next();
-      if (next === "}") break;
-      if (next !== ",") return null;
+      if (next === CLOSE_OBJECT) break;
+      if (next !== COMMA) return null;
     }
     scan.space();
-    if (data === null || scan.at !== text.length) return null;
-    const usage = `{"prompt_tokens":${promptTokens},"total_tokens":${promptTokens}}`;
-    const answer = `{"object":"list","data":${text.slice(data[0], data[1])},"model":${
-      JSON.stringify(model)
-    },"usage":${usage}}`;
-    return { answer, promptTokens };
+    if (data === null || scan.at !== bytes.length) return null;
+    const tail = `,"model":${JSON.stringify(model)},"usage":{"prompt_tokens":${promptTokens},` +
+      `"total_tokens":${promptTokens}}}`;
+    return {
+      answer: [
+        encoder.encode('{"object":"list","data":'),
+        bytes.subarray(data[0], data[1]),
+        encoder.encode(tail),
+      ],
+      promptTokens,
+    };
   } catch (e) {
     if (e instanceof Unexpected) return null;
     throw e;
@@ -71,46 +86,50 @@ export function passEmbeddingText(
 /** The scan met what it does not pass on. */
 class Unexpected extends Error {}
 
-/** A position in the JSON text and the steps over it. */
+/** A position in the JSON bytes and the steps over it. */
 class Scan {
   at = 0;
-  constructor(readonly text: string) {}
+  constructor(readonly bytes: Uint8Array) {}
 
-  peek(): string {
-    return this.text[this.at] ?? "";
+  peek(): number {
+    return this.bytes[this.at] ?? -1;
   }
 
-  next(): string {
-    return this.text[this.at++] ?? "";
+  next(): number {
+    return this.bytes[this.at++] ?? -1;
   }
 
-  expect(char: string): void {
-    if (this.next() !== char) throw new Unexpected();
+  expect(byte: number): void {
+    if (this.next() !== byte) throw new Unexpected();
   }
 
   space(): void {
-    while (this.at < this.text.length && WHITESPACE.test(this.text[this.at]!)) this.at++;
-  }
-
-  /** A key without escapes. */
-  key(): string {
-    this.expect('"');
-    const end = this.text.indexOf('"', this.at);
-    if (end < 0) throw new Unexpected();
-    const key = this.text.slice(this.at, end);
-    if (key.includes("\\")) throw new Unexpected();
-    this.at = end + 1;
-    return key;
-  }
-
-  /** Past a string (at its opening quote); whether it held an escape. */
-  string(): void {
-    this.expect('"');
+    const bytes = this.bytes;
     for (;;) {
-      const end = this.text.indexOf('"', this.at);
+      const b = bytes[this.at];
+      if (b !== 0x20 && b !== 0x0a && b !== 0x0d && b !== 0x09) return;
+      this.at++;
+    }
+  }
+
+  /** A key without escapes, as text. */
+  key(): string {
+    const start = this.at + 1;
+    this.string();
+    const raw = this.bytes.subarray(start, this.at - 1);
+    if (raw.includes(BACKSLASH)) throw new Unexpected();
+    return decoder.decode(raw);
+  }
+
+  /** Past a string (at its opening quote). */
+  string(): void {
+    this.expect(QUOTE);
+    const bytes = this.bytes;
+    for (;;) {
+      const end = bytes.indexOf(QUOTE, this.at);
       if (end < 0) throw new Unexpected();
       let slashes = 0;
-      while (this.text[end - 1 - slashes] === "\\") slashes++;
+      while (bytes[end - 1 - slashes] === BACKSLASH) slashes++;
       this.at = end + 1;
       if (slashes % 2 === 0) return;
     }
@@ -119,9 +138,9 @@ class Scan {
   /** Past any JSON value. */
   value(): void {
     const c = this.peek();
-    if (c === '"') return this.string();
-    if (c === "{" || c === "[") {
-      const close = c === "{" ? "}" : "]";
+    if (c === QUOTE) return this.string();
+    if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+      const close = c === OPEN_OBJECT ? CLOSE_OBJECT : CLOSE_ARRAY;
       this.at++;
       this.space();
       if (this.peek() === close) {
@@ -130,34 +149,42 @@ class Scan {
       }
       for (;;) {
         this.space();
-        if (c === "{") {
+        if (c === OPEN_OBJECT) {
           this.string();
           this.space();
-          this.expect(":");
+          this.expect(COLON);
           this.space();
         }
         this.value();
         this.space();
         const next = this.next();
         if (next === close) return;
-        if (next !== ",") throw new Unexpected();
+        if (next !== COMMA) throw new Unexpected();
       }
     }
+    // A number or a literal: up to the next delimiter.
     const start = this.at;
-    while (this.at < this.text.length && !/[,}\]\s]/.test(this.text[this.at]!)) this.at++;
+    const bytes = this.bytes;
+    for (; this.at < bytes.length; this.at++) {
+      const b = bytes[this.at];
+      if (
+        b === COMMA || b === CLOSE_OBJECT || b === CLOSE_ARRAY || b === 0x20 || b === 0x0a ||
+        b === 0x0d || b === 0x09
+      ) break;
+    }
     if (this.at === start) throw new Unexpected();
   }
 
   /** Past the `data` array: its items, each `{index, embedding: "<base64>", ...}` with its index
    * in order; the number of items. */
   items(expected: number): number {
-    this.expect("[");
+    this.expect(OPEN_ARRAY);
     this.space();
-    let count = 0;
-    if (this.peek() === "]") {
+    if (this.peek() === CLOSE_ARRAY) {
       this.at++;
       return 0;
     }
+    let count = 0;
     for (;;) {
       this.space();
       this.item(count);
@@ -165,37 +192,37 @@ class Scan {
       if (count > expected) throw new Unexpected();
       this.space();
       const next = this.next();
-      if (next === "]") return count;
-      if (next !== ",") throw new Unexpected();
+      if (next === CLOSE_ARRAY) return count;
+      if (next !== COMMA) throw new Unexpected();
     }
   }
 
   /** One item of `data`, which must be the `position`th. */
   item(position: number): void {
-    this.expect("{");
+    this.expect(OPEN_OBJECT);
     let index: number | null = null;
     let embedding = false;
     for (;;) {
       this.space();
       const key = this.key();
       this.space();
-      this.expect(":");
+      this.expect(COLON);
       this.space();
       if (key === "embedding") {
-        if (this.peek() !== '"') throw new Unexpected();
+        if (this.peek() !== QUOTE) throw new Unexpected();
         this.string();
         embedding = true;
       } else if (key === "index") {
         const start = this.at;
         this.value();
-        index = Number(this.text.slice(start, this.at));
+        index = Number(decoder.decode(this.bytes.subarray(start, this.at)));
       } else {
         this.value();
       }
       this.space();
       const next = this.next();
-      if (next === "}") break;
-      if (next !== ",") throw new Unexpected();
+      if (next === CLOSE_OBJECT) break;
+      if (next !== COMMA) throw new Unexpected();
     }
     if (!embedding || (index !== null && index !== position)) throw new Unexpected();
   }

@@ -3,7 +3,6 @@
  * of server-sent events.
  */
 import { type ApiError, upstreamError } from "../../errors.ts";
-import type { TextPrefix } from "../../http/byte_reader.ts";
 import type { ClientResponse } from "../../http/client/types.ts";
 import { SseDecoder, type SseEvent, SseEventTooLarge } from "../../http/sse.ts";
 import type { Deadline } from "./deadline.ts";
@@ -57,18 +56,30 @@ export class UpstreamResponse {
   /** The body as text; a body longer than `max_response_bytes` (read no further than that) is
    * a 502. */
   async text(): Promise<string> {
+    return (await this.#whole((maxBytes) => this.#response.text(maxBytes))).text;
+  }
+
+  /** The body's bytes, bounded as {@link text} is. */
+  async bytes(): Promise<Uint8Array> {
+    return (await this.#whole((maxBytes) => this.#response.bytes(maxBytes))).bytes;
+  }
+
+  /** The whole body as `read` reads it, within `max_response_bytes`. */
+  async #whole<T extends { complete: boolean }>(
+    read: (maxBytes: number) => Promise<T>,
+  ): Promise<T> {
     const { maxBytes } = this.#reading;
     const declared = this.#response.length;
     if (declared !== null && declared > maxBytes) throw this.#reading.tooLarge("answer");
-    let body: TextPrefix;
+    let body: T;
     try {
-      body = await this.#response.text(maxBytes);
+      body = await read(maxBytes);
     } catch (e) {
       throw this.#reading.readFailure(e);
     }
     if (!body.complete) throw this.#reading.tooLarge("answer");
     this.#finished = true;
-    return body.text;
+    return body;
   }
 
   /**

@@ -62,11 +62,11 @@ export class Upstream {
     }
   }
 
-  /** Sends the request and reads the answer's body as text (see {@link json}). */
-  async text(request: UpstreamRequest): Promise<string> {
+  /** Sends the request and reads the answer's body's bytes (see {@link json}). */
+  async bytes(request: UpstreamRequest): Promise<Uint8Array> {
     const response = await this.call(request);
     try {
-      return await response.text();
+      return await response.bytes();
     } finally {
       response.close();
     }

@@ -1,5 +1,21 @@
 import assert from "node:assert/strict";
-import { passEmbeddingText } from "../../../src/providers/openai/embedding_pass.ts";
+import { passEmbeddings } from "../../../src/providers/openai/embedding_pass.ts";
+
+const encoder = new TextEncoder();
+
+/** The answer for `text` as one string, or `null`. */
+function pass(text: string, expected: number, model: string) {
+  const bytes = encoder.encode(text);
+  const passed = passEmbeddings(bytes, expected, model);
+  if (passed === null) return null;
+  const decoder = new TextDecoder();
+  return {
+    answer: passed.answer.map((part) => decoder.decode(part)).join(""),
+    promptTokens: passed.promptTokens,
+    parts: passed.answer,
+    bytes,
+  };
+}
 
 const VECTORS = ["AACAPwAAAEA=", "AABAQAAAgEA=", "AACgQAAAwEA="];
 
@@ -19,9 +35,9 @@ function answer(extra: Record<string, unknown> = {}, data: unknown[] = ITEMS) {
   };
 }
 
-Deno.test("passEmbeddingText: OpenAI's shape around the data as written, with the gateway's model and the usage", () => {
+Deno.test("passEmbeddings: OpenAI's shape around the data as written, with the gateway's model and the usage", () => {
   const text = JSON.stringify(answer({ id: "embd-1", created: 1 }));
-  const passed = passEmbeddingText(text, 3, "gw-embed");
+  const passed = pass(text, 3, "gw-embed");
   assert.ok(passed);
   assert.equal(passed.promptTokens, 9);
   assert.deepEqual(JSON.parse(passed.answer), {
@@ -32,9 +48,10 @@ Deno.test("passEmbeddingText: OpenAI's shape around the data as written, with th
   });
   const dataText = text.slice(text.indexOf("["), text.indexOf("]") + 1);
   assert.ok(passed.answer.includes(dataText), "the data array's text is the upstream's");
+  assert.equal(passed.parts[1]!.buffer, passed.bytes.buffer, "its bytes, not a copy");
 });
 
-Deno.test("passEmbeddingText: whitespace, other key orders, escapes and items without an index", () => {
+Deno.test("passEmbeddings: whitespace, other key orders, escapes and items without an index", () => {
   const pretty = JSON.stringify(
     {
       usage: { prompt_tokens: 4 },
@@ -47,7 +64,7 @@ Deno.test("passEmbeddingText: whitespace, other key orders, escapes and items wi
     null,
     2,
   );
-  const passed = passEmbeddingText(pretty, 2, "m");
+  const passed = pass(pretty, 2, "m");
   assert.ok(passed);
   const parsed = JSON.parse(passed.answer);
   assert.equal(parsed.data[0].embedding, 'with \\"escape\\" \\\\');
@@ -55,7 +72,7 @@ Deno.test("passEmbeddingText: whitespace, other key orders, escapes and items wi
   assert.deepEqual(parsed.usage, { prompt_tokens: 4, total_tokens: 4 });
 });
 
-Deno.test("passEmbeddingText: what it does not pass on is null, to be parsed instead", () => {
+Deno.test("passEmbeddings: what it does not pass on is null, to be parsed instead", () => {
   const cases: [string, string, number][] = [
     [
       "floats",
@@ -79,6 +96,6 @@ Deno.test("passEmbeddingText: what it does not pass on is null, to be parsed ins
     ["an escaped key", '{"da\\u0074a":[]}', 0],
   ];
   for (const [name, text, expected] of cases) {
-    assert.equal(passEmbeddingText(text, expected, "m"), null, name);
+    assert.equal(pass(text, expected, "m"), null, name);
   }
 });
