@@ -103,6 +103,7 @@ Deno.test("discovered models are listed under their prefix with their access; th
     image_input: false,
     function_calling: false,
     embeddings: false,
+    rerank: false,
     featured: false,
     labels: [],
     access: "key",

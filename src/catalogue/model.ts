@@ -37,6 +37,7 @@ export function toApiModel(record: ModelRecord): Model {
     image_input: record.image_input,
     function_calling: record.function_calling,
     embeddings: Boolean(record.embeddings),
+    rerank: Boolean(record.rerank),
     featured: record.featured,
     labels: record.labels,
     access: record.access,

@@ -6,6 +6,7 @@
 import { quote } from "../quote.ts";
 import { OPTIONAL, type Reader } from "../validation/reader.ts";
 import { readImageGeneration } from "./image_generation.ts";
+import { readRerank } from "./rerank.ts";
 import { readRoutes, unknownProvider } from "./routes.ts";
 import { NULLABLE_COUNT, OPTIONAL_TEXT, readStrings, TEXT } from "./rules.ts";
 import { doneWithSuggestion } from "./suggest.ts";
@@ -65,6 +66,7 @@ const CAPABILITIES = [
   "image_input",
   "function_calling",
   "embeddings",
+  "rerank",
 ] as const;
 
 /** The fields of a model entry. */
@@ -80,6 +82,7 @@ const MODEL_FIELDS = [
   "function_calling",
   "image_generation",
   "embeddings",
+  "rerank",
   "access",
   "featured",
   "labels",
@@ -156,6 +159,8 @@ export function readModel(
   const hosted = f.oneOf("hosted_tools", HOSTED_TOOL_POLICIES, OPTIONAL);
   if (hosted !== undefined) model.hosted_tools = hosted;
   if (routes) model.routes = routes;
+  const rerank = readRerank(f.get("rerank"));
+  if (rerank) model.rerank = rerank;
   const continues = f.boolean("continue_on_failure", OPTIONAL);
   if (continues !== undefined) {
     if (!routes) {
@@ -189,10 +194,11 @@ export function readModel(
   }
   doneWithSuggestion(f, MODEL_FIELDS);
   if (
-    !model.chat_completions && !model.moderation && !model.image_generation && !model.embeddings
+    !model.chat_completions && !model.moderation && !model.image_generation &&
+    !model.embeddings && !model.rerank
   ) {
     throw r.invalid(
-      `model "${id}" serves nothing: set chat_completions, moderation, image_generation or embeddings`,
+      `model "${id}" serves nothing: set chat_completions, moderation, image_generation, embeddings or rerank`,
     );
   }
   return model;

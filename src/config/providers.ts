@@ -9,6 +9,7 @@ import {
   PROVIDER_STYLES,
   type ProviderConfig,
   type ProviderStyle,
+  RERANK_FORMATS,
 } from "./types.ts";
 
 const DEFAULT_BASE_URL: Record<ProviderStyle, string> = {
@@ -25,6 +26,14 @@ const ENV_NAME = {
   maxLength: 256,
   pattern: /^[A-Za-z_][A-Za-z0-9_]*$/,
   format: "an environment variable name: letters, digits and _, not starting with a digit",
+} as const;
+
+/** Where an OpenAI-style upstream serves rerank, under its `base_url`. */
+const RERANK_PATH = {
+  optional: true,
+  maxLength: 256,
+  pattern: /^\/[A-Za-z0-9._~\/-]*$/,
+  format: "a path under base_url starting with /, like /rerank or /v2/rerank",
 } as const;
 
 /** The styles whose upstream lists its models (`discover: true`). */
@@ -90,6 +99,10 @@ function readProvider(r: Reader): ProviderConfig {
       ? f.string("anthropic_version", OPTIONAL_TEXT) ?? "2023-06-01"
       : "2023-06-01",
     responses_api: style === "openai" ? f.boolean("responses_api", OPTIONAL) ?? false : false,
+    rerank_path: style === "openai" ? f.string("rerank_path", RERANK_PATH) ?? "/rerank" : "/rerank",
+    rerank_format: style === "openai"
+      ? f.oneOf("rerank_format", RERANK_FORMATS, OPTIONAL) ?? "cohere"
+      : "cohere",
     max_response_bytes: f.integer("max_response_bytes", { optional: true, min: 1024 }) ??
       64 * 1024 * 1024,
     max_event_bytes: f.integer("max_event_bytes", { optional: true, min: 1024 }) ??

@@ -38,7 +38,8 @@ export type Capability =
   | "image_input"
   | "function_calling"
   | "image_generation"
-  | "embeddings";
+  | "embeddings"
+  | "rerank";
 
 /** What each provider style can serve. Anthropic moderates through a guard prompt. */
 export const STYLE_CAPABILITIES: Record<ProviderStyle, ReadonlySet<Capability>> = {
@@ -49,6 +50,7 @@ export const STYLE_CAPABILITIES: Record<ProviderStyle, ReadonlySet<Capability>> 
     "function_calling",
     "image_generation",
     "embeddings",
+    "rerank",
   ]),
   openai: new Set([
     "chat_completions",
@@ -57,6 +59,7 @@ export const STYLE_CAPABILITIES: Record<ProviderStyle, ReadonlySet<Capability>> 
     "function_calling",
     "image_generation",
     "embeddings",
+    "rerank",
   ]),
   anthropic: new Set(["chat_completions", "moderation", "image_input", "function_calling"]),
   gemini: new Set(["chat_completions", "image_input", "function_calling"]),
@@ -79,6 +82,10 @@ export interface ServerConfig {
   reuse_port: boolean;
 }
 
+/** The rerank request bodies an OpenAI-style upstream may take (`rerank_format`). */
+export const RERANK_FORMATS = ["cohere", "tei"] as const;
+export type RerankFormat = typeof RERANK_FORMATS[number];
+
 export interface ProviderConfig {
   id: string;
   style: ProviderStyle;
@@ -98,6 +105,11 @@ export interface ProviderConfig {
   /** OpenAI style only: whether the upstream has the Responses API (`/v1/responses`), so that
    * Responses requests pass through to it rather than through chat completions. */
   responses_api: boolean;
+  /** OpenAI style only: where the upstream serves rerank, appended to `base_url` (default
+   * `/rerank`), and the body it takes there: `cohere` (`documents`: Cohere v2, Jina, vLLM,
+   * llama.cpp, Infinity) or `tei` (`texts`: Hugging Face's text-embeddings-inference). */
+  rerank_path: string;
+  rerank_format: RerankFormat;
   /** Bytes an upstream answer (a JSON body, or a whole stream) may have; past it the call ends
    * with 502 or an SSE error event. */
   max_response_bytes: number;
@@ -141,6 +153,16 @@ export interface EmbeddingsConfig {
   max_input_tokens: number;
 }
 
+/** A model's `rerank` (`true`, or an object of these fields): what `POST /v1/rerank` checks
+ * before the call. */
+export interface RerankConfig {
+  /** Documents in one request, at most (default 1000). */
+  max_documents: number;
+  /** Tokens of the query and of each document, at most (default 8192), text counted at four
+   * characters a token. */
+  max_document_tokens: number;
+}
+
 /** The vector length of a simulator embedding model that states none. */
 export const SIMULATOR_EMBEDDING_DIMENSIONS = 256;
 
@@ -175,6 +197,9 @@ export interface ModelConfig {
   image_generation: ImageGenerationConfig | null;
   /** Served on `POST /v1/embeddings`, with these settings; `null`: not an embedding model. */
   embeddings: EmbeddingsConfig | null;
+  /** Served on `POST /v1/rerank`, with these settings; absent: not a rerank model (absent
+   * rather than `null`, so that the entries of other models fingerprint as before). */
+  rerank?: RerankConfig;
   access: Access;
   featured: boolean;
   labels: string[];

@@ -15,6 +15,7 @@ import type {
   ModerationRequest,
   ModerationResult,
 } from "../types/openai.ts";
+import type { RerankRequest, RerankResult } from "../types/rerank.ts";
 
 /** What a provider adapter is built from. */
 export interface ProviderDeps {
@@ -70,6 +71,8 @@ export interface Provider {
   moderate?(req: ModerationRequest, ctx: CallContext): Promise<ModerationResult[]>;
   /** One vector per input, in the encoding asked for. */
   embed?(req: EmbeddingRequest, ctx: CallContext): Promise<EmbeddingResult>;
+  /** A score for each document (or the best `top_n`), by index, in any order. */
+  rerank?(req: RerankRequest, ctx: CallContext): Promise<RerankResult>;
   /** One JPEG data URL per requested image. */
   generateImages?(req: ImageRequest, ctx: CallContext): Promise<string[]>;
   /** The input tokens of a request, as the back end counts them (DESIGN §6.2). */

@@ -69,6 +69,8 @@ export class RoutedProvider implements Provider {
   readonly passes: ReadonlySet<PassProtocol>;
   /** Embeddings, with fallback, when every route has them. */
   readonly embed?: NonNullable<Provider["embed"]>;
+  /** Rerank, with fallback, when every route has it. */
+  readonly rerank?: NonNullable<Provider["rerank"]>;
 
   constructor(model: string, targets: readonly RouteTarget[], deps: RoutingDeps) {
     this.id = `routes:${model}`;
@@ -85,6 +87,10 @@ export class RoutedProvider implements Provider {
     if (targets.every((t) => t.provider.embed)) {
       this.embed = async (req, ctx) =>
         (await this.#first(this.#order(), ctx, (t, c) => t.provider.embed!(req, c))).value;
+    }
+    if (targets.every((t) => t.provider.rerank)) {
+      this.rerank = async (req, ctx) =>
+        (await this.#first(this.#order(), ctx, (t, c) => t.provider.rerank!(req, c))).value;
     }
   }
 

@@ -66,6 +66,7 @@ export function tracedProvider(
       }
     };
   }
+  if (provider.rerank) traced.rerank = provider.rerank.bind(provider);
   if (provider.generateImages) traced.generateImages = provider.generateImages.bind(provider);
   if (provider.countTokens) traced.countTokens = provider.countTokens.bind(provider);
   if (provider.passthrough) {

@@ -16,6 +16,8 @@ export interface Model {
   function_calling: boolean;
   /** Served on `POST /v1/embeddings`. */
   embeddings: boolean;
+  /** Served on `POST /v1/rerank`. */
+  rerank: boolean;
   featured: boolean;
   labels: string[];
   access: "public" | "key" | "preview";

@@ -102,6 +102,8 @@ export function providerDeps(
       max_event_bytes: 8 * 1024 * 1024,
       anthropic_version: "2023-06-01",
       responses_api: false,
+      rerank_path: "/rerank",
+      rerank_format: "cohere",
       ...patch,
     },
     apiKey,

@@ -185,6 +185,8 @@ Deno.test("tracedProvider: keeps every optional call of the provider it wraps, a
   const full: Provider = {
     ...streaming([]),
     moderate: () => (calls.push("moderate"), Promise.resolve([])),
+    embed: () => (calls.push("embed"), Promise.resolve({ embeddings: [], promptTokens: 0 })),
+    rerank: () => (calls.push("rerank"), Promise.resolve({ scores: [], tokens: 0 })),
     generateImages: () => (calls.push("generateImages"), Promise.resolve([])),
     passes: new Set(["anthropic_messages"]),
     countTokens: () => (calls.push("countTokens"), Promise.resolve(7)),
@@ -193,6 +195,8 @@ Deno.test("tracedProvider: keeps every optional call of the provider it wraps, a
   };
   const optional = [
     "moderate",
+    "embed",
+    "rerank",
     "generateImages",
     "countTokens",
     "passthrough",

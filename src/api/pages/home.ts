@@ -88,6 +88,7 @@ function capabilities(m: ModelRecord): string[] {
   if (m.moderation) caps.push(m.default_moderation ? "moderation (default)" : "moderation");
   if (m.image_generation) caps.push("image generation");
   if (m.embeddings) caps.push("embeddings");
+  if (m.rerank) caps.push("rerank");
   if (m.access !== "public") caps.push(m.access === "key" ? "needs a key" : "preview");
   return caps;
 }
