@@ -8,16 +8,18 @@ import type {
   ModerationRequest,
   ModerationResult,
 } from "../../types/openai.ts";
+import type { RerankRequest, RerankResult } from "../../types/rerank.ts";
 import type { CallContext, Provider, ProviderDeps } from "../types.ts";
 import { simulateChat, simulateChatStream } from "./chat.ts";
 import { simulateEmbeddings } from "./embeddings.ts";
+import { simulateRerank } from "./rerank.ts";
 import { renderImages } from "./images.ts";
 import { classify, type CompiledLexicon, compileSimulatorLexicon } from "./moderation.ts";
 import type { SimulatorOptions } from "./options.ts";
 import { promptTokens } from "../../canonical/prompt_tokens.ts";
 
-/** The built-in simulator: deterministic chat, moderation, embeddings and images with no
- * network. */
+/** The built-in simulator: deterministic chat, moderation, embeddings, rerank and images with
+ * no network. */
 export class SimulatorProvider implements Provider {
   readonly id: string;
   readonly #options: SimulatorOptions;
@@ -49,6 +51,10 @@ export class SimulatorProvider implements Provider {
 
   embed(req: EmbeddingRequest, ctx: CallContext): Promise<EmbeddingResult> {
     return simulateEmbeddings(req, ctx);
+  }
+
+  rerank(req: RerankRequest, ctx: CallContext): Promise<RerankResult> {
+    return simulateRerank(req, ctx);
   }
 
   generateImages(req: ImageRequest, ctx: CallContext): Promise<string[]> {
