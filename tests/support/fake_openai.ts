@@ -7,7 +7,8 @@
  * its {@link OpenAIFlavour}) reasoning the way DeepSeek or OpenRouter send it, a refusal, or
  * cached prompt tokens. What it received is in `received` (`last.body`).
  * It also serves `/v1/moderations` (fake_openai_moderation.ts), `/v1/embeddings`
- * (fake_openai_embeddings.ts) and `/v1/images/generations` (fake_openai_images.ts).
+ * (fake_openai_embeddings.ts), `/v1/images/generations` (fake_openai_images.ts), and vLLM's
+ * `/v1/rerank` and TEI's `/rerank` (fake_rerank.ts).
  */
 import {
   type Conversation,
@@ -22,6 +23,7 @@ import {
 } from "./fake_model.ts";
 import { FAKE_API_KEY, type FakeOptions, type FakeStyle, FakeUpstream } from "./fake_upstream.ts";
 import { embeddingsRoute } from "./fake_openai_embeddings.ts";
+import { rerankRoutes } from "./fake_rerank.ts";
 import { imagesRoute } from "./fake_openai_images.ts";
 import { moderationRoute } from "./fake_openai_moderation.ts";
 import { OPENAI_LISTING, openAIListRoute } from "./fake_model_lists.ts";
@@ -673,6 +675,7 @@ export function startFakeOpenAI(options: FakeOpenAIOptions = {}): FakeOpenAI {
       "/v1/embeddings": embeddingsRoute(apiKey, errorBody),
       "/v1/images/generations": imagesRoute(apiKey),
       "/v1/models": openAIListRoute(apiKey, () => fake),
+      ...rerankRoutes(apiKey, errorBody),
     },
     streamError: (type, message) =>
       `data: ${JSON.stringify({ error: { message, type, param: null, code: null } })}\n\n`,

@@ -2,6 +2,7 @@ import type { CanonicalRequest } from "../../canonical/conversation.ts";
 import type { CanonicalEvent } from "../../canonical/events.ts";
 import type { CanonicalResult } from "../../canonical/result.ts";
 import type { SseEvent } from "../../http/sse.ts";
+import type { RerankRequest, RerankResult } from "../../types/rerank.ts";
 import type {
   EmbeddingRequest,
   EmbeddingResult,
@@ -11,6 +12,7 @@ import type {
 } from "../../types/openai.ts";
 import { EventBatches, type EventTranslation } from "../event_batches.ts";
 import { openAIEmbed } from "./embeddings.ts";
+import { openAIRerank } from "./rerank.ts";
 import { openAIGenerateImages } from "./images.ts";
 import { listOpenAIModels } from "../model_lists.ts";
 import { openAIModerate } from "./moderation.ts";
@@ -158,6 +160,12 @@ export class OpenAIProvider implements Provider {
   /** `POST /embeddings`; see embeddings.ts. */
   embed(req: EmbeddingRequest, ctx: CallContext): Promise<EmbeddingResult> {
     return openAIEmbed(this.#upstream, req, ctx);
+  }
+
+  /** `POST {rerank_path}`; see rerank.ts. */
+  rerank(req: RerankRequest, ctx: CallContext): Promise<RerankResult> {
+    const { rerank_path: path, rerank_format: format } = this.#deps.config;
+    return openAIRerank(this.#upstream, path, format, req, ctx);
   }
 
   /** `POST /images/generations`; see images.ts. */
