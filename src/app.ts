@@ -54,6 +54,7 @@ import { tracedProvider } from "./telemetry/traced_provider.ts";
 import { Tracing } from "./telemetry/tracing.ts";
 import { health } from "./api/health/handler.ts";
 import { createEmbeddings } from "./api/embeddings/handler.ts";
+import { createRerank } from "./api/rerank/handler.ts";
 import { generateImages } from "./api/images/handler.ts";
 import { listModels, retrieveModel } from "./api/models/handler.ts";
 import { createModeration } from "./api/moderations/handler.ts";
@@ -110,6 +111,7 @@ const RESOURCES: readonly Resource[] = [
     json: true,
     metered: true,
   },
+  { path: "/v1/rerank", methods: { POST: createRerank }, scope: "other", json: true },
   {
     path: "/v1/images/generations",
     methods: { POST: generateImages },
