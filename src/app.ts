@@ -111,7 +111,13 @@ const RESOURCES: readonly Resource[] = [
     json: true,
     metered: true,
   },
-  { path: "/v1/rerank", methods: { POST: createRerank }, scope: "other", json: true },
+  {
+    path: "/v1/rerank",
+    methods: { POST: createRerank },
+    scope: "other",
+    json: true,
+    metered: true,
+  },
   {
     path: "/v1/images/generations",
     methods: { POST: generateImages },

@@ -265,6 +265,23 @@ Deno.test("rerank: requests count in the `other` rate-limit scope; content is lo
   await expectError(await post(server, body), 429, {});
 });
 
+Deno.test("rerank: the tokens count against the chat scope's token limits, settled to what the model read", async () => {
+  await using server = await setup((raw) => {
+    raw.limits = { anonymous: { chat: { per_minute: 1000, tokens_per_minute: 300 } } };
+  });
+  const small = await post(server, { model: "sim-rerank", query: "red", documents: ["a red"] });
+  assert.equal(small.status, 200);
+  assert.ok(small.headers.has("x-ratelimit-limit-tokens"), "the token window is shown");
+  await small.body?.cancel();
+  const large = await post(server, {
+    model: "sim-rerank",
+    query: "q",
+    documents: Array.from({ length: 20 }, () => "several words ".repeat(10)),
+  });
+  assert.equal(large.status, 429);
+  assert.match(JSON.stringify((await large.json()).error), /token/i);
+});
+
 const UPSTREAM_MODELS = [
   { id: "oa-rerank", provider: "oa", upstream_model: FAKE_RERANK_MODEL, rerank: true },
   { id: "oa-rerank-missing", provider: "oa", upstream_model: "rerank-9", rerank: true },
