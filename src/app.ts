@@ -1,5 +1,7 @@
 import { createChatCompletion } from "./api/chat_completions/handler.ts";
 import { countMessageTokens, createMessage } from "./api/messages/handler.ts";
+import { callModelMethod } from "./api/gemini/handler.ts";
+import { getGeminiModel, listGeminiModels } from "./api/gemini/models.ts";
 import { AdminToken, TokenAttempts } from "./auth/admin_token.ts";
 import { KeyStore } from "./auth/keys.ts";
 import { ModelDiscovery } from "./catalogue/discovery.ts";
@@ -67,14 +69,26 @@ import {
 import { IdleTrimmer } from "./serve/memory_trim.ts";
 import { adminPage, asset, homePage, playgroundPage } from "./api/pages/handler.ts";
 
+/** A model's Gemini methods (`{model}:generateContent`...): chat calls with a JSON body. */
+const CHAT_JSON = { scope: "chat", json: true } as const;
+
 /** The public API's route table. */
 const RESOURCES: readonly Resource[] = [
   { path: "/v1/models", methods: { GET: listModels }, scope: "other", errors: "versioned" },
   {
     path: "/v1/models/:id",
-    methods: { GET: retrieveModel },
+    methods: { GET: retrieveModel, POST: callModelMethod },
     scope: "other",
     errors: "versioned",
+    overrides: { POST: CHAT_JSON },
+  },
+  { path: "/v1beta/models", methods: { GET: listGeminiModels }, scope: "other", errors: "gemini" },
+  {
+    path: "/v1beta/models/:id",
+    methods: { GET: getGeminiModel, POST: callModelMethod },
+    scope: "other",
+    errors: "gemini",
+    overrides: { POST: CHAT_JSON },
   },
   {
     path: "/v1/chat/completions",

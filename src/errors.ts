@@ -17,8 +17,31 @@ export interface AnthropicErrorBody {
   request_id?: string;
 }
 
+/** Google's error body (the Gemini front door answers in it): the HTTP status, the message,
+ * and the canonical gRPC status name (`INVALID_ARGUMENT`, `NOT_FOUND`...). */
+export interface GeminiErrorBody {
+  error: { code: number; message: string; status: string };
+}
+
 /** Which protocol's error shape a front door answers in. */
-export type ErrorStyle = "openai" | "anthropic";
+export type ErrorStyle = "openai" | "anthropic" | "gemini";
+
+/** Google's status name for each HTTP status its APIs answer; other statuses map by class. */
+const GEMINI_STATUSES: Readonly<Record<number, string>> = {
+  400: "INVALID_ARGUMENT",
+  401: "UNAUTHENTICATED",
+  403: "PERMISSION_DENIED",
+  404: "NOT_FOUND",
+  408: "DEADLINE_EXCEEDED",
+  409: "ABORTED",
+  413: "INVALID_ARGUMENT",
+  429: "RESOURCE_EXHAUSTED",
+  499: "CANCELLED",
+  500: "INTERNAL",
+  501: "UNIMPLEMENTED",
+  503: "UNAVAILABLE",
+  504: "DEADLINE_EXCEEDED",
+};
 
 /** Anthropic's error type for each status it documents; other statuses map by class. */
 const ANTHROPIC_TYPES: Readonly<Record<number, string>> = {
@@ -108,6 +131,16 @@ export class ApiError extends Error {
     const body: AnthropicErrorBody = { type: "error", error: { type, message } };
     if (requestId !== undefined) body.request_id = requestId;
     return body;
+  }
+
+  /** The error in Google's shape: the status, the message led by the field's path as the
+   * Anthropic shape has it, and the status's gRPC name (`INVALID_ARGUMENT`). */
+  toGeminiBody(): GeminiErrorBody {
+    const { status } = this;
+    const name = GEMINI_STATUSES[status] ??
+      (status >= 500 ? (status === 502 ? "UNAVAILABLE" : "INTERNAL") : "FAILED_PRECONDITION");
+    const message = this.param ? `${this.param}: ${this.reasonAlone()}` : this.message;
+    return { error: { code: status, message, status: name } };
   }
 }
 

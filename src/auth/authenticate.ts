@@ -31,10 +31,13 @@ export function bearerToken(header: string): string | null {
 }
 
 /** The API key a request carries: `Authorization: Bearer <key>`, else Anthropic's
- * `x-api-key: <key>`; `null` for none; a 401 for a malformed `Authorization` header. */
-function requestKey(request: Request): string | null {
+ * `x-api-key: <key>`, else Google's `x-goog-api-key: <key>` or `?key=<key>` (`googleKey`);
+ * `null` for none; a 401 for a malformed `Authorization` header. */
+function requestKey(request: Request, url: URL | undefined): string | null {
   const header = request.headers.get("authorization");
-  if (header === null) return request.headers.get("x-api-key")?.trim() ?? null;
+  if (header === null) {
+    return request.headers.get("x-api-key")?.trim() ?? googleKey(request, url);
+  }
   const key = bearerToken(header);
   if (key === null) {
     throw unauthorized(
@@ -44,10 +47,26 @@ function requestKey(request: Request): string | null {
   return key;
 }
 
+/** The key of Google's APIs (the Gemini front door): the `x-goog-api-key` header, else the
+ * `key` query parameter of `url`; `null` for neither. */
+export function googleKey(request: Request, url: URL | undefined): string | null {
+  return request.headers.get("x-goog-api-key")?.trim() ?? url?.searchParams.get("key") ?? null;
+}
+
+/** Whether the caller authenticates the way Gemini's clients do (`x-goog-api-key`, `?key=`). */
+export function authenticatesAsGoogle(request: Request, url: URL): boolean {
+  return request.headers.has("x-goog-api-key") || url.searchParams.has("key");
+}
+
 /** Resolves the request's API key to a caller (spec §5): none -> anonymous; a valid key -> that
- * key; anything else (malformed, unknown, revoked, disabled) -> 401. */
-export async function authenticate(request: Request, keys: KeyStore): Promise<Caller> {
-  const key = requestKey(request);
+ * key; anything else (malformed, unknown, revoked, disabled) -> 401. `url` is the request's,
+ * for Google's `?key=`. */
+export async function authenticate(
+  request: Request,
+  keys: KeyStore,
+  url?: URL,
+): Promise<Caller> {
+  const key = requestKey(request, url);
   if (key === null) return ANONYMOUS_CALLER;
   if (!isKeyShaped(key)) throw unknownKey();
   const hash = hashKey(key);

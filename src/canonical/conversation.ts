@@ -165,7 +165,11 @@ export interface Options {
 }
 
 /** The protocols of front doors and back ends, for fields that pass only between the same. */
-export type Protocol = "openai_chat" | "anthropic_messages" | "openai_responses";
+export type Protocol =
+  | "openai_chat"
+  | "anthropic_messages"
+  | "openai_responses"
+  | "gemini_generate";
 
 /** Fields of one protocol that the canonical model does not carry, kept as sent so that a back
  * end (or front door) of the same protocol passes them on unchanged. */

@@ -51,6 +51,10 @@ export function errorResponse(
   style: ErrorStyle = "openai",
   requestId?: string,
 ): Response {
-  const body = style === "anthropic" ? error.toAnthropicBody(requestId) : error.toBody();
+  const body = style === "anthropic"
+    ? error.toAnthropicBody(requestId)
+    : style === "gemini"
+    ? error.toGeminiBody()
+    : error.toBody();
   return json(body, error.status, error.headers);
 }

@@ -38,7 +38,7 @@ async function byKey(
 ): Promise<Response> {
   store.check();
   try {
-    ctx.caller = await authenticate(ctx.request, keys);
+    ctx.caller = await authenticate(ctx.request, keys, ctx.url);
   } catch (e) {
     throw store.failure(e, ctx);
   }

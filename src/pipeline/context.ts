@@ -49,9 +49,10 @@ export type Handler = (ctx: RequestContext) => Response | Promise<Response>;
  * token (`admin`), or not at all (`none`: the anonymous caller). */
 export type AuthMode = "key" | "admin" | "none";
 
-/** An endpoint's error shape: a protocol's, or `"versioned"` for paths both protocols call
+/** An endpoint's error shape: a protocol's, or `"versioned"` for paths several protocols call
  * (`/v1/models`): Anthropic's for a request with `anthropic-version` (its SDKs send it on
- * every call), else OpenAI's. */
+ * every call), Google's for a POST (Gemini's `{model}:{method}`) or a caller with
+ * `x-goog-api-key` or `?key=`, else OpenAI's. */
 export type EndpointErrors = ErrorStyle | "versioned";
 
 /** What answers a request: chosen by the dispatch step, built once per resource and method. */

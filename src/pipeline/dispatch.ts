@@ -29,6 +29,9 @@ export interface Resource {
   /** Its calls use tokens that count against token limits and budgets (as the chat scope's
    * always do): embeddings. */
   metered?: boolean;
+  /** What differs for one method: Gemini's `POST /v1/models/{model}:{method}` is a chat call
+   * with a JSON body on the path of OpenAI's `GET /v1/models/{id}`. */
+  overrides?: Partial<Record<string, { scope: LimitScope | null; json: boolean }>>;
 }
 
 /** A resource's endpoints, built once: one per method, and the one for any other method. */
@@ -103,9 +106,10 @@ function endpointsOf(resource: Resource): ResourceEndpoints {
         json,
         errors,
         path: resource.path,
+        ...resource.overrides?.[method],
       };
       // Only metered endpoints say so: the others' shape stays as it was.
-      methods[method] = resource.scope === "chat" || resource.metered
+      methods[method] = endpoint.scope === "chat" || resource.metered
         ? { ...endpoint, metered: true }
         : endpoint;
     }

@@ -4,6 +4,7 @@
  * unexpected one as a 500 that names only the request id), with the rate-limit headers of the
  * window the request was admitted in.
  */
+import { authenticatesAsGoogle } from "../auth/authenticate.ts";
 import { ApiError, type ErrorStyle, internalError } from "../errors.ts";
 import { errorResponse } from "../http/response.ts";
 import { setTokenHeaders } from "../limits/tokens.ts";
@@ -35,7 +36,11 @@ export function respond(logger: Logger): Step<RequestContext> {
 function errorStyle(ctx: RequestContext): ErrorStyle {
   const style = ctx.endpoint?.errors ?? "openai";
   if (style !== "versioned") return style;
-  return ctx.request.headers.has("anthropic-version") ? "anthropic" : "openai";
+  const { request } = ctx;
+  if (request.headers.has("anthropic-version")) return "anthropic";
+  // OpenAI's `/v1/models/{id}` has no POST: a POST there is Gemini's `{model}:{method}`.
+  if (request.method === "POST" || authenticatesAsGoogle(request, ctx.url)) return "gemini";
+  return "openai";
 }
 
 /** A bug: written to stderr (its path bounded as in the request log), answered as a 500 without

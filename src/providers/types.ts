@@ -109,14 +109,21 @@ export interface ListedModel {
 }
 
 /** The protocols a back end can take calls in as written: OpenAI's Responses API
- * (`responses_api: true`), Anthropic's Messages API (the `anthropic` style). */
-export type PassProtocol = "openai_responses" | "anthropic_messages";
+ * (`responses_api: true`), Anthropic's Messages API (the `anthropic` style), Gemini's
+ * `generateContent` (the `gemini` style). */
+export type PassProtocol = "openai_responses" | "anthropic_messages" | "gemini_generate";
 
 /** A front door's call as the client made it. */
 export interface PassthroughCall {
   protocol: PassProtocol;
-  /** The protocol's endpoint. */
-  endpoint: "responses" | "messages" | "count_tokens";
+  /** The protocol's endpoint (Gemini's are a model's methods). */
+  endpoint:
+    | "responses"
+    | "messages"
+    | "count_tokens"
+    | "generateContent"
+    | "streamGenerateContent"
+    | "countTokens";
   /** The client's JSON body. */
   body: Record<string, unknown>;
   /** The client's protocol headers the upstream gets (`anthropic-version`, `anthropic-beta`). */
@@ -124,6 +131,8 @@ export interface PassthroughCall {
   /** Fields written into the answer's response object (and a stream's) as the client knows
    * them: the gateway's `model` id; a Responses call's `previous_response_id`. */
   shown: Record<string, unknown>;
+  /** How a Gemini stream is framed for the client: SSE (`?alt=sse`) or one JSON array. */
+  framing?: "sse" | "json_array";
 }
 
 /** The upstream's answer to a passed-through call, with the {@link PassthroughCall.shown}

@@ -91,11 +91,13 @@ export class Tracing {
     const caller = remoteSpan(request.headers.get("traceparent"));
     if (caller) parent = parent.setValue(SPAN_KEY, caller);
     const url = new URL(request.url);
+    // Google's clients may send their API key as `?key=`: spans never show it.
+    if (url.searchParams.has("key")) url.searchParams.set("key", "REDACTED");
     const span = this.#tracer.startSpan(request.method, {
       kind: SPAN_KIND_SERVER,
       attributes: {
         "http.request.method": request.method,
-        "url.full": request.url,
+        "url.full": url.href,
         "url.scheme": url.protocol.slice(0, -1),
         "url.path": url.pathname,
         "url.query": url.search.slice(1),

@@ -1,3 +1,4 @@
+import { authenticatesAsGoogle } from "../../auth/authenticate.ts";
 import { viewerOf } from "../../auth/principal.ts";
 import { canSee, isServed, visibleModels } from "../../catalogue/access.ts";
 import { type ModelRecord, toApiModel } from "../../catalogue/model.ts";
@@ -5,6 +6,7 @@ import type { RequestContext } from "../../pipeline/context.ts";
 import { modelNotFound } from "../../errors.ts";
 import { json } from "../../http/response.ts";
 import type { ModelList } from "../../types/openai.ts";
+import { getGeminiModel, listGeminiModels } from "../gemini/models.ts";
 
 /** A model in Anthropic's shape (`GET /v1/models` of the Messages API). */
 interface AnthropicModel {
@@ -18,9 +20,11 @@ interface AnthropicModel {
 /**
  * `GET /v1/models`: the models this caller may see (spec §4.1). A request with an
  * `anthropic-version` header (Anthropic's SDKs, Claude Code) gets Anthropic's list shape:
- * `{data, has_more, first_id, last_id}`, every model on one page.
+ * `{data, has_more, first_id, last_id}`, every model on one page; one that authenticates the
+ * Gemini way (`x-goog-api-key`, `?key=`) Gemini's (`api/gemini/models.ts`).
  */
 export function listModels(ctx: RequestContext): Response {
+  if (authenticatesAsGoogle(ctx.request, ctx.url)) return listGeminiModels(ctx);
   const { catalogue, providers } = ctx.services;
   const records = visibleModels(catalogue, providers, viewerOf(ctx.principal));
   if (wantsAnthropic(ctx)) {
@@ -36,11 +40,12 @@ export function listModels(ctx: RequestContext): Response {
   return json(list);
 }
 
-/** `GET /v1/models/{id}` (OpenAI's "retrieve model", or Anthropic's with `anthropic-version`):
- * the model object, if the list would show it to this caller; otherwise 404
- * `model_not_found`, whether the model is unknown, disabled or hidden from the caller, so that
- * the answer does not tell them apart. */
+/** `GET /v1/models/{id}` (OpenAI's "retrieve model", Anthropic's with `anthropic-version`,
+ * Gemini's for a caller that authenticates the Gemini way): the model object, if the list
+ * would show it to this caller; otherwise 404 `model_not_found`, whether the model is
+ * unknown, disabled or hidden from the caller, so that the answer does not tell them apart. */
 export function retrieveModel(ctx: RequestContext): Response {
+  if (authenticatesAsGoogle(ctx.request, ctx.url)) return getGeminiModel(ctx);
   const { catalogue, providers } = ctx.services;
   const id = ctx.params.id!;
   const record = catalogue.get(id);

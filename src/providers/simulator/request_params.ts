@@ -13,6 +13,8 @@ export function outputSchemaParam(protocol: Protocol): string {
       return "text.format.schema";
     case "anthropic_messages":
       return "output_config.format.schema";
+    case "gemini_generate":
+      return "generationConfig.responseJsonSchema";
   }
 }
 
@@ -25,5 +27,8 @@ export function toolParametersParam(protocol: Protocol, index: number): string {
       return `tools[${index}].parameters`;
     case "anthropic_messages":
       return `tools[${index}].input_schema`;
+    case "gemini_generate":
+      // Clients declare their functions in one tool (the index counts declarations).
+      return `tools[0].functionDeclarations[${index}].parametersJsonSchema`;
   }
 }

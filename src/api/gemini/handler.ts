@@ -1,0 +1,215 @@
+/**
+ * `POST /v1beta/models/{model}:generateContent`, `:streamGenerateContent` and `:countTokens`
+ * (Google's Gemini API; also under `/v1`): validate into a canonical request, resolve the model
+ * and check its capabilities; then, for a model of a back end that speaks Gemini's API, forward
+ * the call as written (only the model rewritten); for any other, call its provider through the
+ * canonical model and answer a `GenerateContentResponse` or its stream (SSE with `?alt=sse`,
+ * else one JSON array). Request fields the back end left out are named in
+ * `x-switchyard-dropped-params`.
+ */
+import { followingAbort } from "../../abort.ts";
+import type { CanonicalRequest, Part } from "../../canonical/conversation.ts";
+import { promptTokens } from "../../canonical/prompt_tokens.ts";
+import type { CanonicalResult } from "../../canonical/result.ts";
+import type { Uses } from "../../canonical/uses.ts";
+import { type ApiError, internalError } from "../../errors.ts";
+import { json } from "../../http/response.ts";
+import type { RequestContext } from "../../pipeline/context.ts";
+import type { CallContext, PassthroughCall, Provider } from "../../providers/types.ts";
+import type { CountTokensResponse } from "../../types/gemini.ts";
+import { checkChat } from "../shared/capabilities.ts";
+import { loggedMessages } from "../shared/log_content.ts";
+import {
+  callChat,
+  type ChatDoor,
+  type ModelTarget,
+  openModel,
+  untilClientLeaves,
+} from "../shared/model_call.ts";
+import { passedStream } from "../shared/passed_stream.ts";
+import { modelMethod } from "./method.ts";
+import { toGeminiParts } from "./parts.ts";
+import { parseCountTokensRequest, type ParsedGemini, parseGeminiRequest } from "./request.ts";
+import { renderGenerateContent } from "./response.ts";
+import { type GeminiFraming, GeminiStreamRenderer } from "./stream.ts";
+
+/** The protocol, as capability refusals name it. */
+const PROTOCOL = "Google's Gemini API";
+
+/** The handler of `POST .../models/{model}:{method}`. */
+export function callModelMethod(ctx: RequestContext): Promise<Response> {
+  const { model, method } = modelMethod(ctx.params.id!);
+  const caps = ctx.services.config.limits;
+  if (method === "countTokens") return countTokens(ctx, model);
+  const stream = method === "streamGenerateContent";
+  const parsed = parseGeminiRequest(ctx.body, { model, stream }, caps);
+  const framing: GeminiFraming = ctx.url.searchParams.get("alt") === "sse" ? "sse" : "json_array";
+  return callChat(ctx, openModel(ctx, model), new GeminiDoor(ctx, parsed, framing)).then(
+    (response) => stream && framing === "json_array" ? asJsonArray(response) : response,
+  );
+}
+
+/** A stream framed as one JSON array, with its content type. */
+function asJsonArray(response: Response): Response {
+  if (response.ok) response.headers.set("content-type", "application/json");
+  return response;
+}
+
+/** The Gemini protocol's side of a chat call. */
+class GeminiDoor implements ChatDoor {
+  readonly name = "gemini";
+  readonly stream: boolean;
+  readonly needs;
+  readonly passthrough;
+  readonly #ctx: RequestContext;
+  readonly #framing: GeminiFraming;
+  readonly #includeThoughts: boolean;
+  #req: CanonicalRequest | null;
+
+  constructor(ctx: RequestContext, parsed: ParsedGemini, framing: GeminiFraming) {
+    const { req, uses } = parsed;
+    this.#ctx = ctx;
+    this.#req = req;
+    this.#framing = framing;
+    this.#includeThoughts = parsed.includeThoughts;
+    this.stream = req.stream;
+    this.needs = needsOf(req, uses);
+    this.passthrough = {
+      speaks: speaksGemini,
+      answer: (target: ModelTarget) => this.#forward(target),
+    };
+  }
+
+  /** The call forwarded as written to a back end that speaks Gemini's API. */
+  #forward({ provider, call }: ModelTarget): Promise<Response> {
+    const ctx = this.#ctx;
+    const req = this.#take();
+    const content = ctx.services.config.logs.include_content
+      ? { messages: loggedMessages(req.messages), output: null as unknown }
+      : null;
+    if (content) ctx.content = content;
+    // A stream's call also stops when its response body is cancelled (`abort`).
+    const abort = followingAbort(ctx.signal);
+    if (req.stream) call.signal = abort.signal;
+    const passthrough = provider.passthrough!.bind(provider);
+    const endpoint = req.stream ? "streamGenerateContent" : "generateContent";
+    const sent = passed(ctx, endpoint, call.model.id, this.#framing);
+    return untilClientLeaves(ctx, async () => {
+      const answer = await passthrough(sent, call);
+      if (answer.kind === "json") {
+        ctx.usage = answer.usage;
+        if (content) content.output = answer.body.candidates;
+        return json(answer.body);
+      }
+      const framing = this.#framing;
+      return await passedStream(ctx, answer.batches, {
+        abort,
+        errorEvent: (error) => errorChunk(error, framing),
+        onUnexpected: (error) => {
+          ctx.services.logger.error("gemini stream failed", error, ctx.requestId);
+          return internalError(ctx.requestId);
+        },
+      });
+    });
+  }
+
+  canonical({ call }: ModelTarget): CanonicalRequest {
+    const req = this.#take();
+    for (const name of Object.keys(req.extras.fields)) call.dropped.add(name);
+    // The canonical request holds what the body held: a stream need not keep the body as well.
+    this.#ctx.takeBody();
+    return req;
+  }
+
+  /** The request, which the door then lets go of (it lives as long as a stream). */
+  #take(): CanonicalRequest {
+    const req = this.#req!;
+    this.#req = null;
+    return req;
+  }
+
+  answer(result: CanonicalResult, { record }: ModelTarget): unknown {
+    return renderGenerateContent(result, {
+      model: record.id,
+      requestId: this.#ctx.requestId,
+      includeThoughts: this.#includeThoughts,
+    });
+  }
+
+  async renderer(
+    { record, provider, call }: ModelTarget,
+    req: CanonicalRequest,
+  ): Promise<GeminiStreamRenderer> {
+    return new GeminiStreamRenderer({
+      model: record.id,
+      requestId: this.#ctx.requestId,
+      includeThoughts: this.#includeThoughts,
+      framing: this.#framing,
+      estimate: await inputTokens(provider, req, call),
+    });
+  }
+
+  logged(parts: readonly Part[]): unknown {
+    return toGeminiParts(parts, true);
+  }
+}
+
+/** What a request asks of its model. */
+function needsOf(req: CanonicalRequest, uses: Uses) {
+  return { tools: req.options.tools.length, uses, protocol: PROTOCOL };
+}
+
+/** Whether a back end takes Gemini's API as written. */
+function speaksGemini(provider: Provider): boolean {
+  return provider.passes?.has("gemini_generate") ?? false;
+}
+
+/** `:countTokens`: `{"totalTokens": N}`, the back end's own count when it has one (a Gemini
+ * back end's `countTokens`, the simulator's), else the gateway's estimate. */
+async function countTokens(ctx: RequestContext, model: string): Promise<Response> {
+  const { req, uses } = parseCountTokensRequest(ctx.body, model, ctx.services.config.limits);
+  const { record, provider, call } = openModel(ctx, model);
+  const passedThrough = speaksGemini(provider);
+  checkChat(record, { ...needsOf(req, uses), passedThrough });
+  if (passedThrough) {
+    const passthrough = provider.passthrough!.bind(provider);
+    const sent = passed(ctx, "countTokens", record.id, "sse");
+    const answer = await untilClientLeaves(ctx, () => passthrough(sent, call));
+    return json(answer.kind === "json" ? answer.body : {});
+  }
+  const total = await untilClientLeaves(ctx, () => inputTokens(provider, req, call));
+  const body: CountTokensResponse = {
+    totalTokens: total,
+    promptTokensDetails: [{ modality: "TEXT", tokenCount: total }],
+  };
+  return json(body);
+}
+
+/** The input tokens of a request: the back end's own count when it has one, else the
+ * gateway's estimate. */
+function inputTokens(
+  provider: Provider,
+  req: CanonicalRequest,
+  call: CallContext,
+): Promise<number> {
+  return provider.countTokens?.(req, call) ?? Promise.resolve(promptTokens(req));
+}
+
+/** The client's call as it is passed through: its body and the model id the answer shows. */
+function passed(
+  ctx: RequestContext,
+  endpoint: "generateContent" | "streamGenerateContent" | "countTokens",
+  model: string,
+  framing: GeminiFraming,
+): PassthroughCall {
+  // Taken from the context: a passed-through stream need not keep the body.
+  const body = ctx.takeBody();
+  const shown = { modelVersion: model };
+  return { protocol: "gemini_generate", endpoint, body, headers: {}, shown, framing };
+}
+
+/** A failure after a passed-through stream began, as Gemini's error chunk. */
+function errorChunk(error: ApiError, framing: GeminiFraming): string {
+  const chunk = JSON.stringify(error.toGeminiBody());
+  return framing === "sse" ? `data: ${chunk}\r\n\r\n` : `,\r\n${chunk}]`;
+}
