@@ -50,7 +50,9 @@ function requestKey(request: Request, url: URL | undefined): string | null {
 /** The key of Google's APIs (the Gemini front door): the `x-goog-api-key` header, else the
  * `key` query parameter of `url`; `null` for neither. */
 export function googleKey(request: Request, url: URL | undefined): string | null {
-  return request.headers.get("x-goog-api-key")?.trim() ?? url?.searchParams.get("key") ?? null;
+  // The Gemini CLI sends an empty x-goog-api-key when it has no key: that is no key.
+  const key = request.headers.get("x-goog-api-key")?.trim() || url?.searchParams.get("key");
+  return key || null;
 }
 
 /** Whether the caller authenticates the way Gemini's clients do (`x-goog-api-key`, `?key=`). */
