@@ -168,11 +168,15 @@ async function runCli(
   prompt: string,
   where: { home: string; work: string; url: string; key: string },
 ): Promise<{ code: number; stdout: string; stderr: string }> {
+  // The CLI's packages as deno.lock records them, from a copy: a run never writes the lock.
+  const lock = `${where.home}/deno.lock`;
+  await Deno.copyFile(`${ROOT}deno.lock`, lock);
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
       "-A",
-      `--lock=${ROOT}deno.lock`,
+      `--lock=${lock}`,
+      "--frozen",
       GEMINI_CLI,
       ...["-p", prompt, "-m", model, "--yolo", "--output-format", "text"],
     ],
