@@ -3,9 +3,9 @@
  * `GenerateContentResponse` chunk per batch that adds something, each with the candidate's new
  * parts (text and thought pieces as they come, merged within a batch; a function call whole
  * once its arguments are complete; a Gemini signature on the part it came with, or a part of
- * its own `{"text": "", "thoughtSignature"}` after it), `modelVersion` and `responseId`; the
- * usage in every chunk once the back end reported it; the last chunk with `finishReason` and
- * the final `usageMetadata`. Framed as Gemini frames them: with `?alt=sse`, `data: {json}`
+ * its own `{"text": "", "thoughtSignature"}` after it), `modelVersion`, `responseId` and
+ * `usageMetadata` (the prompt's tokens: the back end's count once reported, else the
+ * gateway's), the last chunk with `finishReason` and the whole usage. Framed as Gemini frames them: with `?alt=sse`, `data: {json}`
  * events separated by CRLF blank lines and no end marker; without it, one JSON array
  * (`[{...}` then `,\r\n{...}` for each chunk, `]` at the end). A failure after the stream
  * began is a chunk `{"error": {code, message, status}}`.
@@ -14,7 +14,12 @@ import type { BlockDelta, BlockKind, CanonicalEvent } from "../../canonical/even
 import type { FinishReason, Usage } from "../../canonical/result.ts";
 import type { ApiError } from "../../errors.ts";
 import type { StreamRenderer } from "../../http/sse_response.ts";
-import type { GeminiPart, GenerateContentResponse } from "../../types/gemini.ts";
+import type {
+  GeminiCandidate,
+  GeminiContent,
+  GeminiPart,
+  GenerateContentResponse,
+} from "../../types/gemini.ts";
 import { GEMINI_STYLE } from "./contents.ts";
 import { toFinishReason } from "./finish.ts";
 import { functionCallPart } from "./parts.ts";
@@ -123,22 +128,24 @@ export class GeminiStreamRenderer implements StreamRenderer {
     detail: string | undefined,
   ): GenerateContentResponse {
     const head = this.#head;
-    const candidate: GenerateContentResponse["candidates"][number] = {
-      content: { role: "model", parts: parts.length > 0 ? parts : [{ text: "" }] },
-      index: 0,
+    const content: GeminiContent = {
+      role: "model",
+      parts: parts.length > 0 ? parts : [{ text: "" }],
     };
-    const chunk: GenerateContentResponse = {
+    const candidate: GeminiCandidate = finish !== null
+      ? { content, finishReason: toFinishReason(finish, detail), index: 0 }
+      : { content, index: 0 };
+    const usage = this.#usage ?? { input: head.estimate, output: 0 };
+    // As Gemini writes them: the prompt's count while the answer streams, all of it at the end.
+    const usageMetadata = finish !== null
+      ? toUsageMetadata(usage)
+      : { promptTokenCount: usage.input, totalTokenCount: usage.input };
+    return {
       candidates: [candidate],
+      usageMetadata,
       modelVersion: head.model,
       responseId: this.#id,
     };
-    if (finish !== null) {
-      candidate.finishReason = toFinishReason(finish, detail);
-      chunk.usageMetadata = toUsageMetadata(this.#usage ?? { input: head.estimate, output: 0 });
-    } else if (this.#usage !== null) {
-      chunk.usageMetadata = toUsageMetadata(this.#usage);
-    }
-    return chunk;
   }
 
   #delta(index: number, delta: BlockDelta, parts: GeminiPart[]): void {
