@@ -17,6 +17,10 @@ export interface PassedEvent {
   data: string | null;
   /** The event's name as forwarded, when not the upstream's. */
   name?: string;
+  /** The event's bytes as forwarded, for a client whose stream is framed otherwise than the
+   * upstream's SSE (Gemini's JSON array) or written as the upstream writes it: instead of
+   * `data` as an SSE event. */
+  text?: string;
   /** The usage reported so far, when the event reported some. */
   usage?: Usage;
   /** The upstream's error event, as the gateway's error. */
@@ -35,6 +39,8 @@ export interface EventReading {
   /** The error for a body that ends before an event ended the stream, or `null` when the body's
    * end is the stream's. */
   unfinished(): Error | null;
+  /** The bytes that close the client's stream once the upstream's ended (Gemini's `]`). */
+  closing?(): string;
 }
 
 /** The SSE text of one event: its name and its data, one `data:` line per line. */
@@ -71,13 +77,16 @@ export class PassedEvents implements AsyncIterableIterator<PassedBatch> {
         this.#source.close();
         const error = this.#reading.unfinished();
         if (error) throw error;
-        break;
+        const closing = this.#reading.closing?.() ?? "";
+        if (closing === "") break;
+        return { done: false, value: { bytes: encoder.encode(closing), usage: null } };
       }
       let text = "";
       const batch: PassedBatch = { bytes: EMPTY, usage: null };
       for (const event of events) {
         const passed = this.#reading.read(event);
-        if (passed.data !== null) text += sseText(passed.name ?? event.event, passed.data);
+        if (passed.text !== undefined) text += passed.text;
+        else if (passed.data !== null) text += sseText(passed.name ?? event.event, passed.data);
         if (passed.usage) batch.usage = passed.usage;
         if (passed.failure) batch.failure = passed.failure;
         if (passed.final) batch.final = passed.final;

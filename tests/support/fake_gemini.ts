@@ -1,6 +1,6 @@
 /**
- * A fake Gemini upstream: `POST /v1beta/models/{model}:generateContent` and
- * `:streamGenerateContent?alt=sse`, checked against the documented rules (the
+ * A fake Gemini upstream: `POST /v1beta/models/{model}:generateContent`,
+ * `:streamGenerateContent?alt=sse` and `:countTokens` (its `contents`), checked against the documented rules (the
  * `x-goog-api-key` header, known fields only, `user`/`model` roles, one data field per part,
  * inline images whose bytes match their type, function responses as many as the calls of the
  * turn before and paired by id or name, the JSON Schema keywords Gemini lists, tool config
@@ -19,6 +19,7 @@ import {
   defaultScript,
   generate,
   type Generation,
+  promptTokens,
   type Script,
   sniffImage,
   tokenize,
@@ -37,7 +38,7 @@ type Obj = Record<string, unknown>;
 /** The signature Gemini documents for history it did not write. */
 export const SKIP_SIGNATURE = "skip_thought_signature_validator";
 const SIGNING_KEY = "fake-gemini-signing-key";
-const PATH = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent)$/;
+const PATH = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent|countTokens)$/;
 
 const TOP_LEVEL = [
   "contents",
@@ -615,6 +616,16 @@ export function startFakeGemini(options: FakeGeminiOptions = {}): FakeGemini {
       const m = PATH.exec(url.pathname);
       if (m === null) return undefined;
       const model = decodeURIComponent(m[1]!);
+      if (m[2] === "countTokens") {
+        return {
+          check: (headers, body) => checkGeminiRequest(headers, body, apiKey, model),
+          answer: (body) => ({
+            kind: "json",
+            status: 200,
+            body: { totalTokens: promptTokens(geminiConversation(model, body)) },
+          }),
+        };
+      }
       const stream = m[2] === "streamGenerateContent";
       return {
         check: (headers, body) => {

@@ -8,7 +8,16 @@ import { toGeminiRequest } from "./request.ts";
 import { fromGeminiResponse } from "./response.ts";
 import { GeminiStreamTranslator } from "./stream.ts";
 import { listGeminiModels } from "../model_lists.ts";
-import type { CallContext, ListedModel, Provider, ProviderDeps } from "../types.ts";
+import { GeminiForwarder } from "./passthrough.ts";
+import type {
+  CallContext,
+  ListedModel,
+  PassProtocol,
+  PassthroughAnswer,
+  PassthroughCall,
+  Provider,
+  ProviderDeps,
+} from "../types.ts";
 import type { UpstreamErrorDetail } from "../upstream/error_detail.ts";
 import { mapStreamError } from "../upstream/error_mapping.ts";
 import { chatPost } from "../upstream/request.ts";
@@ -81,11 +90,14 @@ export function modelPath(upstreamModel: string, method: string): string {
  * The adapter for Google's Gemini API (`generateContent`, `streamGenerateContent?alt=sse`,
  * `x-goog-api-key`). The request is translated before the upstream call (a 400 for what
  * cannot be sent, `ctx.dropped` filled): for a stream, when its first batch is asked for.
+ * Calls of the Gemini front door are passed through as written (passthrough.ts).
  */
 export class GeminiProvider implements Provider {
   readonly id: string;
+  readonly passes: ReadonlySet<PassProtocol> = new Set(["gemini_generate"]);
   readonly #deps: ProviderDeps;
   readonly #upstream: Upstream;
+  readonly #forwarder: GeminiForwarder;
 
   constructor(deps: ProviderDeps, timing: RetryTiming = {}) {
     this.id = deps.config.id;
@@ -97,6 +109,15 @@ export class GeminiProvider implements Provider {
       parseError: parseGeminiError,
       mapError: (status, detail) => mapGeminiError(this.id, status, detail),
     }, timing);
+    this.#forwarder = new GeminiForwarder(
+      this.#upstream,
+      modelPath,
+      (data) => mapStreamError(this.id, streamErrorDetail(data), deps.apiKey),
+    );
+  }
+
+  passthrough(call: PassthroughCall, ctx: CallContext): Promise<PassthroughAnswer> {
+    return this.#forwarder.forward(call, ctx);
   }
 
   async chat(req: CanonicalRequest, ctx: CallContext): Promise<CanonicalResult> {
