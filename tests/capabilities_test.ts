@@ -1,8 +1,8 @@
 /**
  * The one capability check of chat calls: the same canonical request, sent through each front
- * door (chat completions, Messages, Responses), is refused with the same status and message,
- * the `param` naming the use in that door's own wire format (Anthropic's error shape puts it at
- * the head of the message).
+ * door (chat completions, Messages, Responses, Gemini), is refused with the same status and
+ * message, the `param` naming the use in that door's own wire format (Anthropic's and Google's
+ * error shapes put it at the head of the message).
  */
 import assert from "node:assert/strict";
 import { admin, startAdminServer } from "./support/admin.ts";
@@ -21,10 +21,12 @@ interface Case {
   chat: Record<string, unknown>;
   messages: Record<string, unknown>;
   responses: Record<string, unknown>;
+  /** Gemini's: the model in the path, the body. */
+  gemini: { model: string; body: Record<string, unknown> };
   /** The message every door answers. */
   message: string;
   /** The param, by door (Anthropic's error shape names it at the head of the message). */
-  params: { chat: string; responses: string; messages: string };
+  params: { chat: string; responses: string; messages: string; gemini: string };
 }
 
 const CASES: Case[] = [
@@ -37,8 +39,9 @@ const CASES: Case[] = [
       messages: [{ role: "user", content: "hi" }],
     },
     responses: { model: "sim-moderation", input: "hi" },
+    gemini: { model: "sim-moderation", body: { contents: [{ parts: [{ text: "hi" }] }] } },
     message: "The model `sim-moderation` does not support chat completions.",
-    params: { chat: "model", responses: "model", messages: "model" },
+    params: { chat: "model", responses: "model", messages: "model", gemini: "model" },
   },
   {
     name: "an image for a model without image_input",
@@ -67,12 +70,22 @@ const CASES: Case[] = [
         content: [{ type: "input_text", text: "see" }, { type: "input_image", image_url: IMAGE }],
       }],
     },
+    gemini: {
+      model: "sim-chat",
+      body: {
+        contents: [{
+          role: "user",
+          parts: [{ text: "see" }, { fileData: { mimeType: "image/png", fileUri: IMAGE } }],
+        }],
+      },
+    },
     message:
       "The model `sim-chat` does not accept image input; send text only or use a model with image_input.",
     params: {
       chat: "messages[0].content[1]",
       responses: "input[0].content[1]",
       messages: "messages.0.content.1",
+      gemini: "contents[0].parts[1]",
     },
   },
   {
@@ -101,8 +114,21 @@ const CASES: Case[] = [
         parameters: TOOL.schema,
       }],
     },
+    gemini: {
+      model: "sim-chat",
+      body: {
+        contents: [{ parts: [{ text: "hi" }] }],
+        tools: [{
+          functionDeclarations: [{
+            name: TOOL.name,
+            description: TOOL.description,
+            parametersJsonSchema: TOOL.schema,
+          }],
+        }],
+      },
+    },
     message: "The model `sim-chat` does not support function calling (tools).",
-    params: { chat: "tools", responses: "tools", messages: "tools" },
+    params: { chat: "tools", responses: "tools", messages: "tools", gemini: "tools" },
   },
   {
     name: "a tool call in the conversation for a model without function_calling",
@@ -150,11 +176,30 @@ const CASES: Case[] = [
         { type: "function_call_output", call_id: "call_1", output: "found" },
       ],
     },
+    gemini: {
+      model: "sim-chat",
+      body: {
+        contents: [
+          { role: "user", parts: [{ text: "hi" }] },
+          {
+            role: "model",
+            parts: [{ functionCall: { id: "call_1", name: TOOL.name, args: { word: "a" } } }],
+          },
+          {
+            role: "user",
+            parts: [{
+              functionResponse: { id: "call_1", name: TOOL.name, response: { output: "found" } },
+            }],
+          },
+        ],
+      },
+    },
     message: "The model `sim-chat` does not support function calling (tools).",
     params: {
       chat: "messages[1].tool_calls",
       responses: "input[1]",
       messages: "messages.1.content.0",
+      gemini: "contents[1].parts[0]",
     },
   },
 ];
@@ -174,7 +219,12 @@ for (const c of CASES) {
     const chat = await post(server, "/v1/chat/completions", c.chat);
     const responses = await post(server, "/v1/responses", c.responses);
     const messages = await post(server, "/v1/messages", c.messages);
-    for (const answer of [chat, responses, messages]) assert.equal(answer.status, 400);
+    const gemini = await post(
+      server,
+      `/v1beta/models/${c.gemini.model}:generateContent`,
+      c.gemini.body,
+    );
+    for (const answer of [chat, responses, messages, gemini]) assert.equal(answer.status, 400);
     assert.deepEqual(chat.body.error, {
       message: c.message,
       type: "invalid_request_error",
@@ -186,6 +236,9 @@ for (const c of CASES) {
       type: "error",
       error: { type: "invalid_request_error", message: `${c.params.messages}: ${c.message}` },
       request_id: messages.body.request_id,
+    });
+    assert.deepEqual(gemini.body, {
+      error: { code: 400, message: `${c.params.gemini}: ${c.message}`, status: "INVALID_ARGUMENT" },
     });
   });
 }
@@ -202,6 +255,15 @@ Deno.test("capabilities: what only a door's own protocol carries needs a back en
   assert.equal(
     messages.body.error.message,
     "tools.0.type: The model `sim-chat` is not served by a provider that speaks Anthropic's Messages API, so it cannot take `web_search_20250305`; only such models can.",
+  );
+  const gemini = await post(server, "/v1beta/models/sim-chat:generateContent", {
+    contents: [{ parts: [{ text: "hi" }] }],
+    tools: [{ googleSearch: {} }],
+  });
+  assert.equal(gemini.status, 400);
+  assert.equal(
+    gemini.body.error.message,
+    "tools[0].googleSearch: The model `sim-chat` is not served by a provider that speaks Google's Gemini API, so it cannot take `googleSearch`; only such models can.",
   );
 });
 
