@@ -80,7 +80,7 @@ const RESOURCES: readonly Resource[] = [
     methods: { GET: retrieveModel, POST: callModelMethod },
     scope: "other",
     errors: "versioned",
-    overrides: { POST: CHAT_JSON },
+    overrides: { POST: { ...CHAT_JSON, errors: "gemini" } },
   },
   { path: "/v1beta/models", methods: { GET: listGeminiModels }, scope: "other", errors: "gemini" },
   {

@@ -31,7 +31,9 @@ export interface Resource {
   metered?: boolean;
   /** What differs for one method: Gemini's `POST /v1/models/{model}:{method}` is a chat call
    * with a JSON body on the path of OpenAI's `GET /v1/models/{id}`. */
-  overrides?: Partial<Record<string, { scope: LimitScope | null; json: boolean }>>;
+  overrides?: Partial<
+    Record<string, { scope: LimitScope | null; json: boolean; errors?: EndpointErrors }>
+  >;
 }
 
 /** A resource's endpoints, built once: one per method, and the one for any other method. */

@@ -38,9 +38,7 @@ function errorStyle(ctx: RequestContext): ErrorStyle {
   if (style !== "versioned") return style;
   const { request } = ctx;
   if (request.headers.has("anthropic-version")) return "anthropic";
-  // OpenAI's `/v1/models/{id}` has no POST: a POST there is Gemini's `{model}:{method}`.
-  if (request.method === "POST" || authenticatesAsGoogle(request, ctx.url)) return "gemini";
-  return "openai";
+  return authenticatesAsGoogle(request, ctx.url) ? "gemini" : "openai";
 }
 
 /** A bug: written to stderr (its path bounded as in the request log), answered as a 500 without
