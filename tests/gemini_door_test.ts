@@ -10,6 +10,7 @@
 import assert from "node:assert/strict";
 import { BACKENDS, startGenaiGateway } from "./support/genai_gateway.ts";
 import { eventually } from "./support/eventually.ts";
+import { startServer, testConfig } from "./support/server.ts";
 
 type Obj = Record<string, unknown>;
 
@@ -198,4 +199,27 @@ Deno.test("gemini-door: the ?key= of a call never reaches the request log", asyn
   assert.ok(record.key_id, "the key was used");
   assert.ok(!gateway.server.output.out.includes(gateway.apiKey));
   assert.ok(!gateway.server.output.err.includes(gateway.apiKey));
+});
+
+Deno.test("gemini-door: token limits reckon the path's model and generationConfig.maxOutputTokens", async () => {
+  await using server = await startServer({
+    config: testConfig((raw) => {
+      raw.limits = { anonymous: { chat: { tokens_per_minute: 300 } } };
+    }),
+  });
+  const call = (maxOutputTokens: number) =>
+    fetch(`${server.url}/v1beta/models/sim-chat:generateContent`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ ...BODY, generationConfig: { maxOutputTokens } }),
+    });
+  const small = await call(50);
+  assert.equal(small.status, 200);
+  assert.ok(small.headers.has("x-ratelimit-limit-tokens"));
+  await small.body?.cancel();
+  const large = await call(1000);
+  assert.equal(large.status, 429);
+  const body = await large.json();
+  assert.equal(body.error.code, 429);
+  assert.equal(body.error.status, "RESOURCE_EXHAUSTED");
 });

@@ -14,21 +14,29 @@ const BASE64 = /^[A-Za-z0-9+/=_-]+$/;
 /** The request fields that bound the output, by protocol (chat, Messages, Responses). */
 const MAX_OUTPUT_FIELDS = ["max_completion_tokens", "max_tokens", "max_output_tokens"] as const;
 
-/** The most tokens `body` may use: its prompt estimate, and its max output field, else
- * `defaultMaxTokens`. */
+/** The most tokens `body` may use: its prompt estimate, and its max output field (Gemini's
+ * `generationConfig.maxOutputTokens`), else `defaultMaxTokens`. */
 export function worstCaseTokens(
   body: Record<string, unknown>,
   defaultMaxTokens: number,
 ): { input: number; output: number } {
-  let output = defaultMaxTokens;
+  const generation = body.generationConfig;
+  let output = typeof generation === "object" && generation !== null
+    ? maxTokens((generation as Record<string, unknown>).maxOutputTokens) ?? defaultMaxTokens
+    : defaultMaxTokens;
   for (const field of MAX_OUTPUT_FIELDS) {
-    const value = body[field];
-    if (typeof value === "number" && Number.isSafeInteger(value) && value > 0) {
+    const value = maxTokens(body[field]);
+    if (value !== undefined) {
       output = value;
       break;
     }
   }
   return { input: promptEstimate(body), output };
+}
+
+/** A max output field's value, if it is one. */
+function maxTokens(value: unknown): number | undefined {
+  return typeof value === "number" && Number.isSafeInteger(value) && value > 0 ? value : undefined;
 }
 
 /** Tokens of every string in the body: text by its length, data (base64, data URLs) as an

@@ -38,7 +38,8 @@ export function reserve(ledgers: Ledgers, store: StoreGuard): Step<RequestContex
     const budget = key?.budget ? budgetLimits(key.budget) : null;
     const budgeted = budget !== null && (budget[0] !== null || budget[1] !== null);
     if (!tokenLimited && !budgeted) return next(ctx);
-    const model = typeof ctx.body.model === "string" ? catalogue.get(ctx.body.model) : undefined;
+    const id = namedModel(ctx);
+    const model = id !== undefined ? catalogue.get(id) : undefined;
     const pricing = budgeted ? model?.pricing : undefined;
     if (!tokenLimited && pricing === undefined) return next(ctx);
     // A refusal is logged with the model it was reckoned for.
@@ -71,6 +72,15 @@ export function reserve(ledgers: Ledgers, store: StoreGuard): Step<RequestContex
       }
     }, store);
   };
+}
+
+/** The model a metered request names: its body's `model`, else the model of a Gemini path
+ * (`models/{model}:{method}`). */
+function namedModel(ctx: RequestContext): string | undefined {
+  if (typeof ctx.body.model === "string") return ctx.body.model;
+  const segment = ctx.params.id;
+  const at = segment?.lastIndexOf(":") ?? -1;
+  return at > 0 ? segment!.slice(0, at) : undefined;
 }
 
 async function reserved(
