@@ -171,7 +171,12 @@ Deno.test("gemini-door: errors on its paths are in Google's shape, the field nam
   assert.ok(Array.isArray(listed.body.models));
   const openai = await call("/v1/models");
   assert.equal(openai.body.object, "list");
-  const hidden = await call(`/v1/models/sim-image?key=${gateway.apiKey}`);
+  // `key` is a key only on Gemini's paths: elsewhere a query parameter like any other.
+  const other = await call("/v1/models?key=1");
+  assert.equal(other.body.object, "list");
+  const hidden = await call("/v1/models/sim-image", {
+    headers: { "x-goog-api-key": gateway.apiKey },
+  });
   assert.equal(hidden.status, 404);
   assert.equal(hidden.body.error.status, "NOT_FOUND");
   // A refused capability says the same as on the other doors.

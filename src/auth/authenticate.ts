@@ -55,14 +55,16 @@ export function googleKey(request: Request, url: URL | undefined): string | null
   return key || null;
 }
 
-/** Whether the caller authenticates the way Gemini's clients do (`x-goog-api-key`, `?key=`). */
-export function authenticatesAsGoogle(request: Request, url: URL): boolean {
-  return request.headers.has("x-goog-api-key") || url.searchParams.has("key");
+/** Whether the caller authenticates the way Gemini's clients do (`x-goog-api-key`): on a path
+ * several protocols share (`/v1/models`), what selects Gemini's shapes. */
+export function authenticatesAsGoogle(request: Request): boolean {
+  return request.headers.has("x-goog-api-key");
 }
 
 /** Resolves the request's API key to a caller (spec §5): none -> anonymous; a valid key -> that
- * key; anything else (malformed, unknown, revoked, disabled) -> 401. `url` is the request's,
- * for Google's `?key=`. */
+ * key; anything else (malformed, unknown, revoked, disabled) -> 401. `url` is the request's
+ * on the Gemini API's paths, where Google's `?key=` carries a key (elsewhere `key` is a query
+ * parameter like any other). */
 export async function authenticate(
   request: Request,
   keys: KeyStore,

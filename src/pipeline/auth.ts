@@ -38,7 +38,9 @@ async function byKey(
 ): Promise<Response> {
   store.check();
   try {
-    ctx.caller = await authenticate(ctx.request, keys, ctx.url);
+    // Google's `?key=` is a key only on the Gemini API's paths.
+    const url = ctx.endpoint.errors === "gemini" ? ctx.url : undefined;
+    ctx.caller = await authenticate(ctx.request, keys, url);
   } catch (e) {
     throw store.failure(e, ctx);
   }

@@ -51,7 +51,7 @@ export type AuthMode = "key" | "admin" | "none";
 
 /** An endpoint's error shape: a protocol's, or `"versioned"` for paths several protocols call
  * (`/v1/models`): Anthropic's for a request with `anthropic-version` (its SDKs send it on
- * every call), Google's for a caller with `x-goog-api-key` or `?key=`, else OpenAI's. */
+ * every call), Google's for a caller with `x-goog-api-key`, else OpenAI's. */
 export type EndpointErrors = ErrorStyle | "versioned";
 
 /** What answers a request: chosen by the dispatch step, built once per resource and method. */

@@ -38,7 +38,7 @@ function errorStyle(ctx: RequestContext): ErrorStyle {
   if (style !== "versioned") return style;
   const { request } = ctx;
   if (request.headers.has("anthropic-version")) return "anthropic";
-  return authenticatesAsGoogle(request, ctx.url) ? "gemini" : "openai";
+  return authenticatesAsGoogle(request) ? "gemini" : "openai";
 }
 
 /** A bug: written to stderr (its path bounded as in the request log), answered as a 500 without

@@ -21,10 +21,10 @@ interface AnthropicModel {
  * `GET /v1/models`: the models this caller may see (spec §4.1). A request with an
  * `anthropic-version` header (Anthropic's SDKs, Claude Code) gets Anthropic's list shape:
  * `{data, has_more, first_id, last_id}`, every model on one page; one that authenticates the
- * Gemini way (`x-goog-api-key`, `?key=`) Gemini's (`api/gemini/models.ts`).
+ * Gemini way (`x-goog-api-key`) Gemini's (`api/gemini/models.ts`).
  */
 export function listModels(ctx: RequestContext): Response {
-  if (authenticatesAsGoogle(ctx.request, ctx.url)) return listGeminiModels(ctx);
+  if (authenticatesAsGoogle(ctx.request)) return listGeminiModels(ctx);
   const { catalogue, providers } = ctx.services;
   const records = visibleModels(catalogue, providers, viewerOf(ctx.principal));
   if (wantsAnthropic(ctx)) {
@@ -45,7 +45,7 @@ export function listModels(ctx: RequestContext): Response {
  * would show it to this caller; otherwise 404 `model_not_found`, whether the model is
  * unknown, disabled or hidden from the caller, so that the answer does not tell them apart. */
 export function retrieveModel(ctx: RequestContext): Response {
-  if (authenticatesAsGoogle(ctx.request, ctx.url)) return getGeminiModel(ctx);
+  if (authenticatesAsGoogle(ctx.request)) return getGeminiModel(ctx);
   const { catalogue, providers } = ctx.services;
   const id = ctx.params.id!;
   const record = catalogue.get(id);
