@@ -16,10 +16,12 @@ export function kvBackoff(attempt: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** Runs a KV operation, trying again while the store is busy, for up to `budgetMs`: under a
- * burst of other processes' writes on a loaded machine, 20 tries (~150 ms) ran out. */
+/** Runs a KV operation, trying again while the store is busy, up to `attempts` times and for up
+ * to `budgetMs`: under a burst of other processes' writes on a loaded machine, 20 tries (~150 ms)
+ * ran out. */
 export async function retryWhileBusy<T>(
   operation: () => Promise<T>,
+  attempts = Infinity,
   budgetMs = 2_000,
 ): Promise<T> {
   const deadline = performance.now() + budgetMs;
@@ -27,7 +29,7 @@ export async function retryWhileBusy<T>(
     try {
       return await operation();
     } catch (e) {
-      if (!isKvBusy(e) || performance.now() >= deadline) throw e;
+      if (!isKvBusy(e) || attempt >= attempts || performance.now() >= deadline) throw e;
       await kvBackoff(attempt);
     }
   }
