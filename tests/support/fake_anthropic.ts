@@ -52,6 +52,15 @@ const TOP_LEVEL = new Set([
   "output_config",
   "service_tier",
 ]);
+/** Tool fields of Anthropic's `Tool` beyond name, description, schema, cache marker and strict
+ * (`@anthropic-ai/sdk` 1.12: tool search's `defer_loading`, programmatic calling's
+ * `allowed_callers`, fine-grained streaming's `eager_input_streaming`, `input_examples`). */
+const TOOL_EXTRAS = ["defer_loading", "allowed_callers", "eager_input_streaming", "input_examples"];
+/** Top-level fields that a beta (named in `anthropic-beta`) admits. */
+const BETA_FIELDS: Record<string, string> = { context_management: "context-management-2025-06-27" };
+/** The beta that admits `role: "system"` messages in `messages` (BetaSystemMessageParam). */
+export const MID_CONVERSATION_BETA = "mid-conversation-tool-changes-2026-07-01";
+
 /** The API versions Anthropic answers: the one its docs name, and the one
  * `@anthropic-ai/sdk` 1.12 sends. */
 export const ANTHROPIC_VERSIONS: readonly string[] = ["2023-06-01", "2026-10-21"];
@@ -297,8 +306,12 @@ export function checkAnthropicRequest(
     bad.push("content-type is not application/json");
   }
   if (!isObj(body)) return [...bad, "body is not a JSON object"];
+  const betas = (headers.get("anthropic-beta") ?? "").split(",").map((b) => b.trim());
   for (const key of Object.keys(body)) {
-    if (!TOP_LEVEL.has(key)) bad.push(`${key}: Extra inputs are not permitted`);
+    const beta = BETA_FIELDS[key];
+    if (!TOP_LEVEL.has(key) && !(beta !== undefined && betas.includes(beta))) {
+      bad.push(`${key}: Extra inputs are not permitted`);
+    }
   }
   if (typeof body.model !== "string" || body.model === "") bad.push("model: Field required");
   const model = String(body.model);
@@ -332,7 +345,7 @@ export function checkAnthropicRequest(
         if (!isObj(tool)) return void bad.push(`tools[${i}]: not an object`);
         keysAllowed(
           tool,
-          ["name", "description", "input_schema", "cache_control", "strict"],
+          ["name", "description", "input_schema", "cache_control", "strict", ...TOOL_EXTRAS],
           `tools[${i}]`,
           bad,
         );
@@ -383,6 +396,10 @@ export function checkAnthropicRequest(
   body.messages.forEach((m, i) => {
     const at = `messages[${i}]`;
     if (!isObj(m)) return void bad.push(`${at}: not an object`);
+    if (m.role === "system" && betas.includes(MID_CONVERSATION_BETA)) {
+      // Between turns; the turns around it are checked as if it were not there.
+      return checkSystemMessage(m, at, bad);
+    }
     keysAllowed(m, ["role", "content"], at, bad);
     if (m.role !== "user" && m.role !== "assistant") {
       bad.push(`${at}.role: Input should be 'user' or 'assistant'`);
@@ -487,8 +504,37 @@ export function checkAnthropicRequest(
   if (last?.role === "assistant" && toolUseIds(last).size > 0) {
     bad.push("the last assistant message has tool_use blocks without results");
   }
-  if (thinkingOn(body)) checkToolLoopThinking(body.messages as Obj[], bad);
+  if (thinkingOn(body)) {
+    checkToolLoopThinking((body.messages as Obj[]).filter((m) => m.role !== "system"), bad);
+  }
   return bad;
+}
+
+/** A `role: "system"` message (the mid-conversation beta): text blocks (or a string), tool
+ * additions and removals, `clear_at`, a per-message `output_config`. */
+function checkSystemMessage(m: Obj, at: string, bad: string[]): void {
+  keysAllowed(m, ["role", "content", "clear_at", "output_config"], at, bad);
+  if (m.clear_at !== undefined && m.clear_at !== null) {
+    if (m.clear_at !== "next_user_message" && m.clear_at !== "never") {
+      bad.push(`${at}.clear_at: Input should be 'next_user_message' or 'never'`);
+    }
+  }
+  if (typeof m.content === "string") {
+    if (m.content.trim() === "") bad.push(`${at}: text content must be non-empty`);
+    return;
+  }
+  if (m.content === undefined) {
+    if (!isObj(m.output_config)) bad.push(`${at}: content or output_config is required`);
+    return;
+  }
+  if (!Array.isArray(m.content)) return void bad.push(`${at}.content: string or blocks`);
+  m.content.forEach((b, j) => {
+    const bat = `${at}.content[${j}]`;
+    if (isObj(b) && b.type === "text") checkTextBlock(b, bat, bad);
+    else if (!isObj(b) || (b.type !== "tool_addition" && b.type !== "tool_removal")) {
+      bad.push(`${bat}.type: text, tool_addition or tool_removal`);
+    }
+  });
 }
 
 /** With thinking on, mid tool loop, the final assistant turn must start with thinking. */
@@ -542,7 +588,14 @@ function anthropicConversation(body: Obj): Conversation {
     : typeof body.system === "string"
     ? [body.system]
     : (body.system as Obj[]).map((b) => b.text as string);
-  const turns = (body.messages as Obj[]).map((m): Turn => {
+  const messages = body.messages as Obj[];
+  // Mid-conversation system messages (the beta) instruct like `system`.
+  for (const m of messages.filter((m) => m.role === "system")) {
+    for (const b of m.content === undefined ? [] : blocksOf(m.content)) {
+      if (b.type === "text") system.push(b.text as string);
+    }
+  }
+  const turns = messages.filter((m) => m.role !== "system").map((m): Turn => {
     const turn: Turn = {
       role: m.role as Turn["role"],
       texts: [],
