@@ -7,7 +7,8 @@
  * part for (`document`, `search_result`, server tools' blocks...) are recorded in `uses`: only an
  * Anthropic upstream takes them. Anthropic's rules for a conversation are checked as it is read:
  * no empty message but a last assistant one, and tool blocks that pair up (see
- * {@link ToolUsePairing}).
+ * {@link ToolUsePairing}). A `role: "system"` message inside `messages` (the beta Claude Code
+ * sends) is a canonical system message at its place (see {@link systemMessage}).
  */
 import type {
   ImagePart,
@@ -60,7 +61,14 @@ const OWNER: Readonly<Record<string, string>> = {
 interface Context {
   pending: PendingImages;
   uses: Uses;
+  /** Names of what was read but cannot be carried on (a back end of another protocol). */
+  dropped: Set<string>;
 }
+
+const CLEAR_AT = ["next_user_message", "never"] as const;
+const EFFORTS = ["low", "medium", "high", "xhigh", "max"] as const;
+/** Blocks of a `system` message that change the tools mid-conversation (beta). */
+const TOOL_CHANGES = ["tool_addition", "tool_removal"];
 
 /** `system`: a string or text blocks, as one system message (none when absent). */
 export function parseSystem(body: Fields): Message[] {
@@ -78,9 +86,13 @@ export function parseSystem(body: Fields): Message[] {
 export function parseMessages(body: Fields, ctx: Context): Message[] {
   const pairing = new ToolUsePairing();
   const items = body.array("messages", AT_LEAST_ONE);
-  const messages = items.map((item, i): Message => {
+  const lastUser = items.findLastIndex((item) =>
+    (item.value as { role?: unknown } | null)?.role === "user"
+  );
+  const messages = items.map((item, i): Message | null => {
     const f = item.object();
     const role = f.oneOf("role", ROLES);
+    if (role === "system") return systemMessage(f, i < lastUser, ctx);
     pairing.next(item.path);
     const content = f.get("content");
     const empty = content.value === "" ||
@@ -100,7 +112,40 @@ export function parseMessages(body: Fields, ctx: Context): Message[] {
     return { role, parts };
   });
   pairing.end();
-  return messages;
+  return messages.filter((m) => m !== null);
+}
+
+/**
+ * A `role: "system"` message inside `messages` (Anthropic's mid-conversation beta, which
+ * Claude Code sends): a canonical system message at its place, of its text blocks; `null` when
+ * it has no text for the model: no `content` (only an `output_config`), or `clear_at:
+ * "next_user_message"` with a user message after it (Anthropic no longer shows it then). Its
+ * tool additions and removals and its per-turn `output_config` are named in `dropped`. Tool
+ * pairing looks through it.
+ */
+function systemMessage(f: Fields, userAfter: boolean, ctx: Context): Message | null {
+  const clear = f.oneOf("clear_at", CLEAR_AT, { optional: true, nullable: true });
+  const config = f.object("output_config", { optional: true, nullable: true });
+  if (config?.oneOf("effort", EFFORTS, { optional: true, nullable: true })) {
+    ctx.dropped.add("messages.output_config");
+  }
+  const content = f.optional("content");
+  if (content === undefined) return null;
+  if (content.value === "") throw f.reader.invalid(EMPTY);
+  const parts: Part[] = [];
+  if (typeof content.value === "string") parts.push({ type: "text", text: content.value });
+  else {
+    for (const block of content.array(BLOCKS)) {
+      const type = (block.value as { type?: unknown } | null)?.type;
+      if (typeof type === "string" && TOOL_CHANGES.includes(type)) ctx.dropped.add(type);
+      else {
+        const part = blockPart(block, "system", ctx);
+        if (part !== null) parts.push(part);
+      }
+    }
+  }
+  if (clear === "next_user_message" && userAfter) return null;
+  return parts.length === 0 ? null : { role: "system", parts };
 }
 
 /** One content block as a part; `null` for a block only Anthropic takes (recorded). */

@@ -41,8 +41,8 @@ const FORWARDED_HEADERS = ["anthropic-version", "anthropic-beta"] as const;
 /** The Messages handler. */
 export function createMessage(ctx: RequestContext): Promise<Response> {
   const { config } = ctx.services;
-  const { req, uses } = parseMessagesRequest(ctx.body, config.limits);
-  return callChat(ctx, openModel(ctx, req.model), new MessagesDoor(ctx, req, uses));
+  const { req, uses, dropped } = parseMessagesRequest(ctx.body, config.limits);
+  return callChat(ctx, openModel(ctx, req.model), new MessagesDoor(ctx, req, uses, dropped));
 }
 
 /** The Messages protocol's side of a chat call. */
@@ -53,10 +53,12 @@ class MessagesDoor implements ChatDoor {
   readonly passthrough;
   readonly #ctx: RequestContext;
   #req: CanonicalRequest | null;
+  readonly #dropped: ReadonlySet<string>;
 
-  constructor(ctx: RequestContext, req: CanonicalRequest, uses: Uses) {
+  constructor(ctx: RequestContext, req: CanonicalRequest, uses: Uses, dropped: Set<string>) {
     this.#ctx = ctx;
     this.#req = req;
+    this.#dropped = dropped;
     this.stream = req.stream;
     this.needs = { tools: req.options.tools.length, uses, protocol: PROTOCOL };
     this.passthrough = {
@@ -93,6 +95,7 @@ class MessagesDoor implements ChatDoor {
   canonical({ call }: ModelTarget): CanonicalRequest {
     const req = this.#take();
     for (const name of Object.keys(req.extras.fields)) call.dropped.add(name);
+    for (const name of this.#dropped) call.dropped.add(name);
     // The canonical request holds what the body held: a stream need not keep the body as well.
     this.#ctx.takeBody();
     return req;

@@ -3,7 +3,9 @@
  * field checked by the validation readers so that a mistake is a 400 naming its path (answered
  * in Anthropic's shape: `messages.0.content.1: ...`). Fields the canonical model does not carry
  * (`service_tier`, `container`, `context_management`...) are kept as extras of protocol
- * `anthropic_messages`, for an Anthropic upstream.
+ * `anthropic_messages`, for an Anthropic upstream; what Claude Code sends beyond the GA API
+ * (`role: "system"` messages mid-conversation, `defer_loading` tools, `thinking.display`) is
+ * read as content.ts and tools.ts say, never refused.
  */
 import type {
   CanonicalRequest,
@@ -25,6 +27,10 @@ import { noUses, type Uses } from "../../canonical/uses.ts";
 export interface ParsedMessages {
   req: CanonicalRequest;
   uses: Uses;
+  /** Names of what the request carries inside its messages and tools that only an Anthropic
+   * upstream can act on (`defer_loading`, `tool_addition`...): a back end reached through the
+   * canonical model reports them as dropped, with the top-level extras. */
+  dropped: Set<string>;
 }
 
 const RULES = {
@@ -63,12 +69,13 @@ export function parseMessagesRequest(
   const f = readRequest(body);
   const uses = noUses();
   const pending: PendingImages = { fields: [], parts: [] };
+  const dropped = new Set<string>();
   const model = f.string("model", RULES.model);
   const maxTokens = countOnly ? undefined : f.integer("max_tokens", RULES.maxTokens);
-  const messages = [...parseSystem(f), ...parseMessages(f, { pending, uses })];
+  const messages = [...parseSystem(f), ...parseMessages(f, { pending, uses, dropped })];
   markLast(messages, f);
   decodeImages(pending, caps);
-  const tools = parseTools(f, uses);
+  const tools = parseTools(f, uses, dropped);
   const serverTools = uses.protocolOnly.some((u) => u.path.startsWith("tools"));
   const choice = parseToolChoice(f.object("tool_choice", OPTIONAL), tools, serverTools);
   const options: Options = {
@@ -97,6 +104,7 @@ export function parseMessagesRequest(
       extras: { protocol: "anthropic_messages", fields: f.extras() },
     },
     uses,
+    dropped,
   };
 }
 

@@ -15,8 +15,23 @@ const SCHEMA = { expected: "a JSON schema object" } as const;
 const OBJECT_SCHEMA = ["object"] as const;
 const CHOICES = ["auto", "any", "tool", "none"] as const;
 
-/** `tools`: client tools with unique names, as canonical tools. */
-export function parseTools(body: Fields, uses: Uses): ToolSpec[] {
+/** The fields of a client tool that the canonical tool carries. */
+const TOOL_FIELDS = new Set([
+  "type",
+  "name",
+  "description",
+  "input_schema",
+  "strict",
+  "cache_control",
+]);
+
+/**
+ * `tools`: client tools with unique names, as canonical tools. A tool's other fields
+ * (`defer_loading`, `eager_input_streaming`, `input_examples`, `allowed_callers`: hints only
+ * Anthropic acts on) are added to `dropped` by name; the tool itself stays, so a deferred tool
+ * (`defer_loading: true`) is offered up front and callable on every back end.
+ */
+export function parseTools(body: Fields, uses: Uses, dropped?: Set<string>): ToolSpec[] {
   const items = body.array("tools", TOOLS);
   if (items === undefined) return [];
   const names = new Map<string, number>();
@@ -40,6 +55,7 @@ export function parseTools(body: Fields, uses: Uses): ToolSpec[] {
     if (strict !== undefined) tool.strict = strict;
     const cache = parseCacheControl(t.object("cache_control", OPTIONAL));
     if (cache) tool.cache = cache;
+    for (const key of Object.keys(t.value)) if (!TOOL_FIELDS.has(key)) dropped?.add(key);
     tools.push(tool);
   });
   return tools;

@@ -8,6 +8,7 @@ import type {
   ToolResultPart,
 } from "../../canonical/conversation.ts";
 import { invalidRequest } from "../../errors.ts";
+import { systemReminder } from "../system_reminder.ts";
 import { parseImageDataUrl, UNCAPPED } from "../../http/image_data_url.ts";
 import type {
   CacheControl,
@@ -30,7 +31,11 @@ export interface AnthropicMessages {
 
 /**
  * The `system` and `messages` of a Messages request for a canonical conversation:
- * - system and developer messages hoisted into `system`, in order;
+ * - system and developer messages before the first assistant turn as `system`, in order; one
+ *   after an assistant turn stays at its place, as user text marked as a system reminder
+ *   (`../system_reminder.ts`:
+ *   the mid-conversation `role: "system"` message is a beta that needs the client's
+ *   `anthropic-beta` header, which a canonical request does not carry);
  * - consecutive turns of one role merged (Anthropic alternates user and assistant);
  * - `tool` messages' results as `tool_result` blocks of the next user turn, before anything else
  *   in it; assistant reasoning as `thinking` (with its signature) or `redacted_thinking` blocks
@@ -51,13 +56,22 @@ export function toAnthropicMessages(
 ): AnthropicMessages {
   const system: TextBlock[] = [];
   const messages: Message[] = [];
+  /** Whether the model spoke yet: a system message after that stays at its place. */
+  let began = false;
   conversation.forEach((message, i) => {
     const at = `messages[${i}]`;
+    if (message.role === "assistant") began = true;
     switch (message.role) {
       case "system":
-      case "developer":
+      case "developer": {
+        if (began) {
+          const reminder = systemReminder(message.parts);
+          if (reminder !== null) addTurn(messages, "user", [{ type: "text", text: reminder }]);
+          break;
+        }
         system.push(...blocksOf(message.parts, (part) => part.type === "text" ? text(part) : []));
         break;
+      }
       case "user":
       case "tool":
         addTurn(messages, "user", userBlocks(message.parts, at, dropped));

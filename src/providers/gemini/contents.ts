@@ -8,6 +8,7 @@ import type {
 } from "../../canonical/conversation.ts";
 import { invalidRequest } from "../../errors.ts";
 import { parseImageDataUrl, UNCAPPED } from "../../http/image_data_url.ts";
+import { systemReminder } from "../system_reminder.ts";
 import { parseCallId } from "./call_ids.ts";
 import type { GeminiContent, GeminiPart } from "./types.ts";
 
@@ -44,7 +45,9 @@ interface KnownCall {
 
 /**
  * The `systemInstruction` parts and `contents` for a canonical conversation:
- * - system and developer messages' text hoisted into the system instruction;
+ * - the text of system and developer messages before the first model turn as the system
+ *   instruction; one after a model turn stays at its place, as user text marked as a system
+ *   reminder (`../system_reminder.ts`);
  * - assistant messages as `model` turns: text; refusals as text; tool calls as `functionCall`
  *   parts with their arguments object, Gemini's id and the thought signature the call's id
  *   carries (call_ids.ts); Gemini reasoning with a signature back as it came (a thought
@@ -71,18 +74,27 @@ export function toGeminiContents(
   const calls = new Map<string, KnownCall>();
   /** The position of each function response's call in its model turn. */
   const order = new Map<GeminiPart, number>();
+  /** Whether the model spoke yet: a system message after that stays at its place. */
+  let began = false;
   conversation.forEach((message, i) => {
     const at = `messages[${i}]`;
     if (message.parts.some((p) => "cache" in p && p.cache !== undefined)) {
       dropped.add("cache_control");
     }
+    if (message.role === "assistant") began = true;
     switch (message.role) {
       case "system":
-      case "developer":
+      case "developer": {
+        if (began) {
+          const text = systemReminder(message.parts);
+          if (text !== null) addTurn(contents, "user", [{ text }], order);
+          break;
+        }
         for (const part of message.parts) {
           if (part.type === "text" && part.text.trim() !== "") system.push({ text: part.text });
         }
         break;
+      }
       case "assistant":
         // The calls a result may answer are those of the model turn just before it.
         if (contents.at(-1)?.role !== "model") calls.clear();

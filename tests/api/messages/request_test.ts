@@ -233,3 +233,95 @@ Deno.test("parseMessagesRequest: tool_use and tool_result blocks pair up, messag
     );
   }
 });
+
+Deno.test("parseMessagesRequest: a system message mid-conversation is a canonical system message at its place", () => {
+  const { req, dropped } = parseMessagesRequest({
+    ...BASE,
+    system: "Top.",
+    messages: [
+      { role: "user", content: "one" },
+      { role: "system", content: [{ type: "text", text: "Tools changed." }] },
+      { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "f", input: {} }] },
+      // A system message between a call and its result: tool pairing looks through it.
+      { role: "system", content: "Between." },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: "ok" }] },
+      { role: "system", content: "Shown once.", clear_at: "next_user_message" },
+      { role: "system", output_config: { effort: "low" } },
+      { role: "user", content: "two" },
+      { role: "system", content: "Still shown.", clear_at: "next_user_message" },
+    ],
+  });
+  assert.deepEqual(
+    req.messages.map((m) => [m.role, m.parts.map((p) => p.type === "text" ? p.text : p.type)]),
+    [
+      ["system", ["Top."]],
+      ["user", ["one"]],
+      ["system", ["Tools changed."]],
+      ["assistant", ["tool_call"]],
+      ["system", ["Between."]],
+      ["user", ["tool_result"]],
+      ["user", ["two"]],
+      ["system", ["Still shown."]],
+    ],
+  );
+  assert.deepEqual([...dropped], ["messages.output_config"]);
+});
+
+Deno.test("parseMessagesRequest: tool changes in a system message and Anthropic-only tool fields are named, never refused", () => {
+  const { req, uses, dropped } = parseMessagesRequest({
+    ...BASE,
+    messages: [
+      { role: "user", content: "hi" },
+      {
+        role: "system",
+        content: [
+          { type: "tool_addition", tool: { type: "tool_reference", name: "later" } },
+          { type: "tool_removal", tool: { type: "tool_reference", name: "f" } },
+        ],
+      },
+    ],
+    tools: [
+      { name: "f", input_schema: { type: "object" }, eager_input_streaming: true },
+      {
+        name: "later",
+        input_schema: { type: "object" },
+        defer_loading: true,
+        input_examples: [{}],
+        allowed_callers: ["direct"],
+        cache_control: { type: "ephemeral" },
+      },
+    ],
+  });
+  // A deferred tool is offered up front: it stays callable on every back end.
+  assert.deepEqual(req.options.tools.map((t) => t.name), ["f", "later"]);
+  assert.deepEqual(req.messages.map((m) => m.role), ["user"]);
+  assert.deepEqual(uses.protocolOnly, []);
+  assert.deepEqual([...dropped].sort(), [
+    "allowed_callers",
+    "defer_loading",
+    "eager_input_streaming",
+    "input_examples",
+    "tool_addition",
+    "tool_removal",
+  ]);
+});
+
+Deno.test("parseMessagesRequest: the request Claude Code 2.1.332 sent (captured) reads whole", () => {
+  const fixture = JSON.parse(
+    Deno.readTextFileSync(new URL("../../support/claude_code_request.json", import.meta.url)),
+  );
+  const { req, uses, dropped } = parseMessagesRequest(fixture.body);
+  assert.deepEqual(req.messages.map((m) => m.role), [
+    "system",
+    "user",
+    "system",
+    "assistant",
+    "user",
+  ]);
+  assert.deepEqual(req.options.reasoning, { effort: "high" });
+  assert.equal(req.options.tools.length, fixture.body.tools.length);
+  assert.match(req.options.user ?? "", /device_id/);
+  assert.deepEqual(Object.keys(req.extras.fields), ["context_management"]);
+  assert.deepEqual(uses.protocolOnly, []);
+  assert.deepEqual([...dropped], ["defer_loading"]);
+});

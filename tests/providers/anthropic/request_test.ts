@@ -650,3 +650,21 @@ Deno.test("toAnthropicRequest: the forced JSON tool beside the caller's tools", 
   // A caller's tool of the same name.
   assert.equal(names({ tools: [{ name: "json_output" }] }).jsonTool, "json_output_2");
 });
+
+Deno.test("toAnthropicRequest: a system message after an assistant turn stays at its place, marked as a system reminder", () => {
+  const got = body({ tools: [WEATHER] }, [
+    { role: "system", parts: [{ type: "text", text: "Be brief." }] },
+    user("Hi"),
+    { role: "assistant", parts: [call("call_1", "get_weather", '{"city":"Paris"}')] },
+    { role: "system", parts: [{ type: "text", text: "Tools changed." }] },
+    result("call_1", "18C"),
+  ]);
+  assert.deepEqual(got.system, [{ type: "text", text: "Be brief." }]);
+  assert.deepEqual(got.messages.at(-1), {
+    role: "user",
+    content: [
+      { type: "tool_result", tool_use_id: "call_1", content: "18C" },
+      { type: "text", text: "<system-reminder>\nTools changed.\n</system-reminder>" },
+    ],
+  });
+});

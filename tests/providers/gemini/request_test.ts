@@ -332,3 +332,23 @@ Deno.test("gemini request: cache markers are dropped and named", () => {
     ["cache_control"],
   );
 });
+
+Deno.test("gemini request: a system message after a model turn stays at its place, marked as a system reminder", () => {
+  const got = body({}, [
+    { role: "system", parts: [{ type: "text", text: "Be brief." }] },
+    user("one"),
+    { role: "assistant", parts: [call("c1", "Paris")] },
+    { role: "system", parts: [{ type: "text", text: "Tools changed." }] },
+    result("c1", "18C"),
+    { role: "developer", parts: [{ type: "text", text: "Answer in French." }] },
+  ]);
+  assert.deepEqual(got.systemInstruction, { parts: [{ text: "Be brief." }] });
+  assert.deepEqual(got.contents.at(-1), {
+    role: "user",
+    parts: [
+      { functionResponse: { id: "c1", name: "get_weather", response: { output: "18C" } } },
+      { text: "<system-reminder>\nTools changed.\n</system-reminder>" },
+      { text: "<system-reminder>\nAnswer in French.\n</system-reminder>" },
+    ],
+  });
+});

@@ -412,3 +412,23 @@ Deno.test("toOpenAIRequest: streams always ask for usage; nothing optional is in
     max_tokens: 256,
   });
 });
+
+Deno.test("toOpenAIRequest: a system message mid-conversation stays in place", () => {
+  const { body } = toOpenAIRequest(
+    chatRequest({
+      messages: [
+        { role: "user", parts: [{ type: "text", text: "one" }] },
+        { role: "assistant", parts: [{ type: "text", text: "two" }] },
+        { role: "system", parts: [{ type: "text", text: "Tools changed." }] },
+        { role: "user", parts: [{ type: "text", text: "three" }] },
+      ],
+    }),
+    OPTIONS,
+  );
+  assert.deepEqual(body.messages, [
+    { role: "user", content: "one" },
+    { role: "assistant", content: "two" },
+    { role: "system", content: "Tools changed." },
+    { role: "user", content: "three" },
+  ]);
+});
