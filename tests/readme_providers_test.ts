@@ -1,4 +1,5 @@
-/** The provider page's examples (docs/providers.md) are valid configs that enable what they say. */
+/** The provider pages' examples (docs/providers.md, docs/routing.md) are valid configs that
+ * enable what they say. */
 import assert from "node:assert/strict";
 import { parseConfig } from "../src/config/parse.ts";
 import { Logger } from "../src/log/logger.ts";
@@ -6,8 +7,14 @@ import { createProviders } from "../src/providers/registry.ts";
 import { FetchHttpClient } from "../src/http/client/fetch.ts";
 import { CapturedOutput, FakeClock } from "./support/server.ts";
 
-const section = await Deno.readTextFile(new URL("../docs/providers.md", import.meta.url));
-const examples = [...section.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => JSON.parse(m[1]!));
+const pages = await Promise.all(
+  ["providers", "routing"].map((page) =>
+    Deno.readTextFile(new URL(`../docs/${page}.md`, import.meta.url))
+  ),
+);
+const examples = pages.flatMap((page) =>
+  [...page.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => JSON.parse(m[1]!))
+);
 
 Deno.test("the README's provider examples are valid configs", () => {
   assert.equal(examples.length, 6);
