@@ -316,7 +316,7 @@ Deno.test("embeddings: with content logging on, the inputs are in the log record
   assert.deepEqual(record.content, ["first text", "second"]);
 });
 
-Deno.test("config: embeddings on a style that cannot serve them, and the settings' bounds", () => {
+Deno.test("config: embeddings on a style that cannot serve them (Anthropic; Gemini can), and the settings' bounds", () => {
   const raw = (models: unknown[], providers: unknown[] = []) => ({
     providers: [{ id: "sim", style: "simulator" }, ...providers],
     models,
@@ -333,18 +333,16 @@ Deno.test("config: embeddings on a style that cannot serve them, and the setting
       ),
     /models\[0\]\.embeddings: provider "a" \(style anthropic\) cannot serve embeddings/,
   );
-  assert.throws(
-    () =>
-      parseConfig(
-        raw([{ id: "e", provider: "g", embeddings: true }], [{
-          id: "g",
-          style: "gemini",
-          api_key_env: "K",
-        }]),
-        "switchyard.json",
-      ),
-    /style gemini\) cannot serve embeddings/,
+  // Gemini serves embeddings (batchEmbedContents) since issue #35's Gemini back end.
+  const gemini = parseConfig(
+    raw([{ id: "e", provider: "g", embeddings: true }], [{
+      id: "g",
+      style: "gemini",
+      api_key_env: "K",
+    }]),
+    "switchyard.json",
   );
+  assert.equal(gemini.models[0]!.embeddings?.max_inputs, 2048);
   assert.throws(
     () =>
       parseConfig(

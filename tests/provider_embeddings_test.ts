@@ -138,3 +138,82 @@ Deno.test("embeddings through an OpenAI-style upstream: the upstream fault table
 Deno.test("embeddings through an OpenAI-style upstream: a client that disconnects closes the upstream call", async () => {
   await assertDisconnectAborts(ENDPOINT);
 });
+
+const GEMINI_MODELS = [
+  {
+    id: "ge-embed",
+    provider: "ge",
+    upstream_model: "gemini-embedding-001",
+    embeddings: { dimensions: 768 },
+  },
+];
+
+Deno.test("embeddings through a Gemini-style upstream: batches of 100 in order, floats and base64, outputDimensionality", async () => {
+  await using gateway = await startGateway({ models: GEMINI_MODELS });
+  const client = openaiClient(gateway.server);
+  const fake = gateway.gemini;
+  const input = Array.from({ length: 150 }, (_, i) => `passage number ${i}`);
+  const floats = await client.embeddings.create({
+    model: "ge-embed",
+    input,
+    encoding_format: "float",
+  });
+  assert.deepEqual(fake.violations, []);
+  assert.deepEqual(fake.received.map((r) => r.path), [
+    "/v1beta/models/gemini-embedding-001:batchEmbedContents",
+    "/v1beta/models/gemini-embedding-001:batchEmbedContents",
+  ]);
+  assert.deepEqual(
+    fake.received.map((r) => (r.body as { requests: unknown[] }).requests.length),
+    [100, 50],
+  );
+  assert.equal(floats.model, "ge-embed");
+  assert.deepEqual(floats.data.map((d) => d.index), input.map((_, i) => i));
+  floats.data.forEach((d, i) => assert.deepEqual(d.embedding, fakeVector(input[i]!, 768)));
+  assert.ok(floats.usage.prompt_tokens > 0, "the gateway's estimate: Gemini reports none");
+
+  const short = await postJson(`${gateway.server.url}/v1/embeddings`, {
+    model: "ge-embed",
+    input: ["one text", "another"],
+    encoding_format: "base64",
+    dimensions: 64,
+    task_type: "RETRIEVAL_QUERY",
+  });
+  assert.equal(short.status, 200);
+  const body = await short.json();
+  assert.deepEqual(fake.last.body, {
+    requests: ["one text", "another"].map((text) => ({
+      model: "models/gemini-embedding-001",
+      content: { parts: [{ text }] },
+      outputDimensionality: 64,
+      taskType: "RETRIEVAL_QUERY",
+    })),
+  });
+  assert.equal(body.data[0].embedding, fakeBase64(fakeVector("one text", 64)));
+  assert.deepEqual(fake.violations, []);
+});
+
+Deno.test("embeddings through a Gemini-style upstream: token ids are refused naming the input, task_type is dropped elsewhere", async () => {
+  await using gateway = await startGateway({ models: [...GEMINI_MODELS, ...MODELS] });
+  await expectError(
+    await postJson(`${gateway.server.url}/v1/embeddings`, {
+      model: "ge-embed",
+      input: [[1, 2, 3]],
+    }),
+    400,
+    { type: "invalid_request_error", param: "input[0]", message: /Gemini embeds text/ },
+  );
+  assert.equal(gateway.gemini.received.length, 0);
+  const openai = await postJson(`${gateway.server.url}/v1/embeddings`, {
+    model: "oa-embed",
+    input: "text",
+    task_type: "CLUSTERING",
+  });
+  assert.equal(openai.status, 200);
+  assert.equal(openai.headers.get("x-switchyard-dropped-params"), "task_type");
+  await openai.body?.cancel();
+  assert.equal(
+    gateway.openai.last.body && "task_type" in (gateway.openai.last.body as object),
+    false,
+  );
+});

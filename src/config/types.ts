@@ -62,7 +62,7 @@ export const STYLE_CAPABILITIES: Record<ProviderStyle, ReadonlySet<Capability>> 
     "rerank",
   ]),
   anthropic: new Set(["chat_completions", "moderation", "image_input", "function_calling"]),
-  gemini: new Set(["chat_completions", "image_input", "function_calling"]),
+  gemini: new Set(["chat_completions", "image_input", "function_calling", "embeddings"]),
 };
 
 export interface ServerConfig {

@@ -88,6 +88,8 @@ export interface EmbeddingRequest {
   /** The vector length asked for; `null`: the model's own. */
   dimensions: number | null;
   user: string | null;
+  /** What the vectors are for (Gemini's `taskType`, an extension field), or `null`. */
+  task_type: string | null;
 }
 
 /** A back end's embeddings, one per input in order: floats, or (when `base64` was asked for)

@@ -14,6 +14,7 @@
  */
 import { createHmac } from "node:crypto";
 import { GEMINI_LISTING, geminiListRoute } from "./fake_model_lists.ts";
+import { fakeVector } from "./fake_openai_embeddings.ts";
 import {
   type Conversation,
   defaultScript,
@@ -38,7 +39,52 @@ type Obj = Record<string, unknown>;
 /** The signature Gemini documents for history it did not write. */
 export const SKIP_SIGNATURE = "skip_thought_signature_validator";
 const SIGNING_KEY = "fake-gemini-signing-key";
-const PATH = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent|countTokens)$/;
+const PATH =
+  /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent|countTokens|batchEmbedContents)$/;
+
+/** The vector length of the fake's embedding models when a request asks none. */
+export const FAKE_GEMINI_DIMENSIONS = 768;
+const TASK_TYPES = new Set([
+  "TASK_TYPE_UNSPECIFIED",
+  "RETRIEVAL_QUERY",
+  "RETRIEVAL_DOCUMENT",
+  "SEMANTIC_SIMILARITY",
+  "CLASSIFICATION",
+  "CLUSTERING",
+  "QUESTION_ANSWERING",
+  "FACT_VERIFICATION",
+  "CODE_RETRIEVAL_QUERY",
+]);
+
+/** What is wrong with a `batchEmbedContents` body for `model` (Gemini's documented rules: at
+ * most 100 requests, each naming the same model, one text content, an optional positive
+ * `outputDimensionality` and a known `taskType`). */
+function checkEmbedBody(body: unknown, model: string): string[] {
+  const bad: string[] = [];
+  const requests = (body as { requests?: unknown })?.requests;
+  if (!Array.isArray(requests) || requests.length === 0) return ["requests: missing or empty"];
+  if (requests.length > 100) bad.push(`requests: ${requests.length} (at most 100)`);
+  requests.forEach((r: Obj, i) => {
+    if (r.model !== `models/${model}`) bad.push(`requests[${i}].model: ${r.model}`);
+    const parts = (r.content as Obj | undefined)?.parts;
+    if (!Array.isArray(parts) || parts.length !== 1 || typeof parts[0]?.text !== "string") {
+      bad.push(`requests[${i}].content: expected one text part`);
+    }
+    const dims = r.outputDimensionality;
+    if (dims !== undefined && !(Number.isInteger(dims) && (dims as number) > 0)) {
+      bad.push(`requests[${i}].outputDimensionality: ${dims}`);
+    }
+    if (r.taskType !== undefined && !TASK_TYPES.has(r.taskType as string)) {
+      bad.push(`requests[${i}].taskType: ${r.taskType}`);
+    }
+    for (const key of Object.keys(r)) {
+      if (!["model", "content", "outputDimensionality", "taskType", "title"].includes(key)) {
+        bad.push(`requests[${i}]: unknown field ${key}`);
+      }
+    }
+  });
+  return bad;
+}
 
 const TOP_LEVEL = [
   "contents",
@@ -616,6 +662,27 @@ export function startFakeGemini(options: FakeGeminiOptions = {}): FakeGemini {
       const m = PATH.exec(url.pathname);
       if (m === null) return undefined;
       const model = decodeURIComponent(m[1]!);
+      if (m[2] === "batchEmbedContents") {
+        return {
+          check: (headers, body) => {
+            const bad = checkEmbedBody(body, model);
+            if (headers.get("x-goog-api-key") !== apiKey) bad.push("x-goog-api-key: wrong key");
+            return bad;
+          },
+          answer: (body) => ({
+            kind: "json",
+            status: 200,
+            body: {
+              embeddings: (body as { requests: Obj[] }).requests.map((r) => ({
+                values: fakeVector(
+                  ((r.content as Obj).parts as Obj[])[0]!.text as string,
+                  (r.outputDimensionality as number | undefined) ?? FAKE_GEMINI_DIMENSIONS,
+                ),
+              })),
+            },
+          }),
+        };
+      }
       if (m[2] === "countTokens") {
         return {
           check: (headers, body) => checkGeminiRequest(headers, body, apiKey, model),

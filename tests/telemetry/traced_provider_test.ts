@@ -226,6 +226,7 @@ Deno.test("tracedProvider: an embeddings call is one CLIENT span with the embedd
     encoding_format: "float" as const,
     dimensions: null,
     user: null,
+    task_type: null,
   };
   const result = await provider.embed!(request, callContext());
   assert.equal(result.promptTokens, 7);

@@ -2,7 +2,7 @@ import { unsupportedCapability, upstreamError } from "../../errors.ts";
 import { BytesResponse, json } from "../../http/response.ts";
 import type { RequestContext } from "../../pipeline/context.ts";
 import type { EmbeddingResponse } from "../../types/openai.ts";
-import { openModel, untilClientLeaves } from "../shared/model_call.ts";
+import { openModel, untilClientLeaves, withDropped } from "../shared/model_call.ts";
 import { embeddingModelId, readEmbeddingRequest } from "./request.ts";
 
 const JSON_INIT = { headers: { "content-type": "application/json" } };
@@ -35,7 +35,7 @@ export async function createEmbeddings(ctx: RequestContext): Promise<Response> {
   const result = await untilClientLeaves(ctx, () => embed(request, call));
   ctx.usage = { input: result.promptTokens, output: 0 };
   // Passed on as the upstream wrote it (its vectors counted there).
-  if ("answer" in result) return new BytesResponse(result.answer, JSON_INIT);
+  if ("answer" in result) return withDropped(new BytesResponse(result.answer, JSON_INIT), call);
   if (result.embeddings.length !== request.input.length) {
     throw upstreamError(
       `The embedding model \`${record.id}\` returned ${result.embeddings.length} vectors for ${request.input.length} inputs.`,
@@ -51,5 +51,5 @@ export async function createEmbeddings(ctx: RequestContext): Promise<Response> {
     model: record.id,
     usage: { prompt_tokens: result.promptTokens, total_tokens: result.promptTokens },
   };
-  return json(response);
+  return withDropped(json(response), call);
 }

@@ -10,6 +10,18 @@ const CHARS_PER_TOKEN = 4;
 
 const MODEL = { nonEmpty: true } as const;
 const ENCODINGS = ["float", "base64"] as const;
+/** Gemini's task types (`task_type`, an extension field: back ends without it drop it). */
+const TASK_TYPES = [
+  "TASK_TYPE_UNSPECIFIED",
+  "RETRIEVAL_QUERY",
+  "RETRIEVAL_DOCUMENT",
+  "SEMANTIC_SIMILARITY",
+  "CLASSIFICATION",
+  "CLUSTERING",
+  "QUESTION_ANSWERING",
+  "FACT_VERIFICATION",
+  "CODE_RETRIEVAL_QUERY",
+] as const;
 const INPUT = {
   minItems: 1,
   expected: "a string, an array of strings, an array of token ids or an array of such arrays",
@@ -51,7 +63,7 @@ function tooLong(settings: EmbeddingsConfig, got: string): string {
  * Validates an embeddings request for a model with `settings`: `input` (a string, strings,
  * token ids, or arrays of token ids; none empty, at most `max_inputs` of them, each within
  * `max_input_tokens`), `encoding_format`, `dimensions` (up to the model's vector length, and
- * only where the model takes it) and `user`. Throws a 400 naming the parameter. Unknown
+ * only where the model takes it), `user` and `task_type` (Gemini's). Throws a 400 naming the parameter. Unknown
  * fields are ignored, as on the other OpenAI endpoints.
  */
 export function readEmbeddingRequest(
@@ -96,5 +108,6 @@ export function readEmbeddingRequest(
     encoding_format: encoding,
     dimensions: dimensions ?? null,
     user: f.string("user", { optional: true }) ?? null,
+    task_type: f.oneOf("task_type", TASK_TYPES, { optional: true }) ?? null,
   };
 }

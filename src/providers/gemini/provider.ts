@@ -23,10 +23,10 @@ import { mapStreamError } from "../upstream/error_mapping.ts";
 import { chatPost } from "../upstream/request.ts";
 import type { RetryTiming } from "../upstream/retry.ts";
 import { Upstream } from "../upstream/upstream.ts";
+import type { EmbeddingRequest, EmbeddingResult } from "../../types/openai.ts";
+import { geminiEmbed } from "./embeddings.ts";
+import { modelPath } from "./model_path.ts";
 import { isObject, parseEventData } from "../wire.ts";
-
-/** The version of Gemini's API the paths are under. */
-const API_VERSION = "v1beta";
 
 /**
  * Reads a Gemini error body (`{"error": {"code", "message", "status", "details"}}`): the
@@ -79,13 +79,6 @@ export function mapGeminiError(
   return null;
 }
 
-/** The path of a model's method: `/v1beta/models/{model}:{method}` (a `models/` prefix in the
- * configured id is allowed). */
-export function modelPath(upstreamModel: string, method: string): string {
-  const name = upstreamModel.replace(/^models\//, "");
-  return `/${API_VERSION}/models/${encodeURIComponent(name)}:${method}`;
-}
-
 /**
  * The adapter for Google's Gemini API (`generateContent`, `streamGenerateContent?alt=sse`,
  * `x-goog-api-key`). The request is translated before the upstream call (a 400 for what
@@ -125,6 +118,11 @@ export class GeminiProvider implements Provider {
     const path = modelPath(ctx.upstreamModel, "generateContent");
     const data = await this.#upstream.json(chatPost(ctx, path, body, false));
     return fromGeminiResponse(data, ctx.requestId);
+  }
+
+  /** `batchEmbedContents`; see embeddings.ts. */
+  embed(req: EmbeddingRequest, ctx: CallContext): Promise<EmbeddingResult> {
+    return geminiEmbed(this.#upstream, req, ctx);
   }
 
   /** `GET /v1beta/models`, every page; see model_lists.ts. */

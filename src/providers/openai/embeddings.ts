@@ -91,6 +91,7 @@ export async function openAIEmbed(
   ctx: CallContext,
 ): Promise<EmbeddingResult> {
   const body = toOpenAIEmbeddingBody(req, ctx.upstreamModel);
+  if (req.task_type !== null) ctx.dropped.add("task_type");
   const request = chatPost(ctx, "/embeddings", body, false);
   if (req.encoding_format !== "base64") {
     return readEmbeddingAnswer(await upstream.json(request), req.input.length, "float");

@@ -7,9 +7,9 @@ import { parseConfig } from "../../../src/config/parse.ts";
 import {
   GeminiProvider,
   mapGeminiError,
-  modelPath,
   parseGeminiError,
 } from "../../../src/providers/gemini/provider.ts";
+import { modelPath } from "../../../src/providers/gemini/model_path.ts";
 import { type FakeGemini, startFakeGemini } from "../../support/fake_gemini.ts";
 import {
   assembleEvents,
