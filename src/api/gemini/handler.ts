@@ -7,18 +7,16 @@
  * else one JSON array). Request fields the back end left out are named in
  * `x-switchyard-dropped-params`.
  */
-import { followingAbort } from "../../abort.ts";
 import type { CanonicalRequest, Part } from "../../canonical/conversation.ts";
 import { promptTokens } from "../../canonical/prompt_tokens.ts";
 import type { CanonicalResult } from "../../canonical/result.ts";
 import type { Uses } from "../../canonical/uses.ts";
-import { type ApiError, internalError } from "../../errors.ts";
+import type { ApiError } from "../../errors.ts";
 import { json } from "../../http/response.ts";
 import type { RequestContext } from "../../pipeline/context.ts";
 import type { CallContext, PassthroughCall, Provider } from "../../providers/types.ts";
 import type { CountTokensResponse } from "../../types/gemini.ts";
 import { checkChat } from "../shared/capabilities.ts";
-import { loggedMessages } from "../shared/log_content.ts";
 import {
   callChat,
   type ChatDoor,
@@ -26,7 +24,7 @@ import {
   openModel,
   untilClientLeaves,
 } from "../shared/model_call.ts";
-import { passedStream } from "../shared/passed_stream.ts";
+import { answerPassedThrough } from "../shared/passed_call.ts";
 import { modelMethod } from "./method.ts";
 import { toGeminiParts } from "./parts.ts";
 import { parseCountTokensRequest, type ParsedGemini, parseGeminiRequest } from "./request.ts";
@@ -80,36 +78,16 @@ class GeminiDoor implements ChatDoor {
     };
   }
 
-  /** The call forwarded as written to a back end that speaks Gemini's API. */
-  #forward({ provider, call }: ModelTarget): Promise<Response> {
-    const ctx = this.#ctx;
+  /** The call passed through as written to a back end that speaks Gemini's API. */
+  #forward(target: ModelTarget): Promise<Response> {
     const req = this.#take();
-    const content = ctx.services.config.logs.include_content
-      ? { messages: loggedMessages(req.messages), output: null as unknown }
-      : null;
-    if (content) ctx.content = content;
-    // A stream's call also stops when its response body is cancelled (`abort`).
-    const abort = followingAbort(ctx.signal);
-    if (req.stream) call.signal = abort.signal;
-    const passthrough = provider.passthrough!.bind(provider);
     const endpoint = req.stream ? "streamGenerateContent" : "generateContent";
-    const sent = passed(ctx, endpoint, call.model.id, this.#framing);
-    return untilClientLeaves(ctx, async () => {
-      const answer = await passthrough(sent, call);
-      if (answer.kind === "json") {
-        ctx.usage = answer.usage;
-        if (content) content.output = answer.body.candidates;
-        return json(answer.body);
-      }
-      const framing = this.#framing;
-      return await passedStream(ctx, answer.batches, {
-        abort,
-        errorEvent: (error) => errorChunk(error, framing),
-        onUnexpected: (error) => {
-          ctx.services.logger.error("gemini stream failed", error, ctx.requestId);
-          return internalError(ctx.requestId);
-        },
-      });
+    const sent = passed(this.#ctx, endpoint, target.call.model.id, this.#framing);
+    const framing = this.#framing;
+    return answerPassedThrough(this.#ctx, target, req, sent, {
+      name: "gemini",
+      logged: (body) => body.candidates,
+      errorEvent: (error) => errorChunk(error, framing),
     });
   }
 

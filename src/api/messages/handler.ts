@@ -5,14 +5,12 @@
  * any other, call its provider through the canonical model and answer a message or its SSE
  * events. Request fields the back end left out are named in `x-switchyard-dropped-params`.
  */
-import { followingAbort } from "../../abort.ts";
 import type { CanonicalRequest, Part } from "../../canonical/conversation.ts";
 import { promptTokens } from "../../canonical/prompt_tokens.ts";
 import type { CanonicalResult } from "../../canonical/result.ts";
 import type { Uses } from "../../canonical/uses.ts";
-import { type ApiError, internalError } from "../../errors.ts";
+import type { ApiError } from "../../errors.ts";
 import { json } from "../../http/response.ts";
-import type { Logger } from "../../log/logger.ts";
 import type { RequestContext } from "../../pipeline/context.ts";
 import {
   type CallContext,
@@ -21,7 +19,6 @@ import {
   type Provider,
 } from "../../providers/types.ts";
 import { checkChat } from "../shared/capabilities.ts";
-import { loggedMessages } from "../shared/log_content.ts";
 import {
   callChat,
   type ChatDoor,
@@ -29,7 +26,7 @@ import {
   openModel,
   untilClientLeaves,
 } from "../shared/model_call.ts";
-import { passedStream } from "../shared/passed_stream.ts";
+import { answerPassedThrough, type PassedAnswers } from "../shared/passed_call.ts";
 import { parseMessagesRequest } from "./request.ts";
 import { contentBlocks, messageId, renderMessage } from "./response.ts";
 import { withoutGatewayThinking } from "./signature.ts";
@@ -67,29 +64,11 @@ class MessagesDoor implements ChatDoor {
     };
   }
 
-  /** The call forwarded as written to a back end that speaks the Messages API. */
-  #forward({ provider, call }: ModelTarget): Promise<Response> {
-    const ctx = this.#ctx;
+  /** The call passed through as written to a back end that speaks the Messages API. */
+  #forward(target: ModelTarget): Promise<Response> {
     const req = this.#take();
-    const content = ctx.services.config.logs.include_content
-      ? { messages: loggedMessages(req.messages), output: null as unknown }
-      : null;
-    if (content) ctx.content = content;
-    // A stream's call also stops when its response body is cancelled (`abort`).
-    const abort = followingAbort(ctx.signal);
-    if (req.stream) call.signal = abort.signal;
-    const onUnexpected = streamFailure(ctx, ctx.services.logger);
-    const passthrough = provider.passthrough!.bind(provider);
-    const sent = passed(ctx, "messages", call.model.id);
-    return untilClientLeaves(ctx, async () => {
-      const answer = await passthrough(sent, call);
-      if (answer.kind === "json") {
-        ctx.usage = answer.usage;
-        if (content) content.output = answer.body.content;
-        return json(answer.body);
-      }
-      return await passedStream(ctx, answer.batches, { abort, errorEvent, onUnexpected });
-    });
+    const sent = passed(this.#ctx, "messages", target.call.model.id);
+    return answerPassedThrough(this.#ctx, target, req, sent, MESSAGES_ANSWERS);
   }
 
   canonical({ call }: ModelTarget): CanonicalRequest {
@@ -134,13 +113,12 @@ class MessagesDoor implements ChatDoor {
 /** The protocol, as capability refusals name it. */
 const PROTOCOL = "Anthropic's Messages API";
 
-/** A bug in a stream, logged and answered as a 500 naming the request id. */
-function streamFailure(ctx: RequestContext, logger: Logger): (error: unknown) => ApiError {
-  return (error) => {
-    logger.error("messages stream failed", error, ctx.requestId);
-    return internalError(ctx.requestId);
-  };
-}
+/** How passed-through Messages calls are answered: the log shows a message's content blocks. */
+const MESSAGES_ANSWERS: PassedAnswers = {
+  name: "messages",
+  logged: (body) => body.content,
+  errorEvent,
+};
 
 /** The count_tokens handler: `{"input_tokens": N}`, exact from an Anthropic upstream (its own
  * count_tokens) and the simulator, else the gateway's estimate (see {@link inputTokens}): also
