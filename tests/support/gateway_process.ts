@@ -37,6 +37,9 @@ export interface GatewayProcess {
 
 /** Starts `main.ts` with a config over the two fakes (shutdown grace 1 s) and waits until it
  * answers. */
+/** How long a stopped gateway may take to exit before it is killed. */
+const STOP_MS = 20_000;
+
 export async function startGatewayProcess(
   openai: FakeUpstream,
   anthropic: FakeUpstream,
@@ -100,11 +103,20 @@ export async function startGatewayProcess(
     },
     async stop() {
       child.kill("SIGTERM");
+      // A process that does not exit is a failure to report, not a test that hangs CI.
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<"late">((resolve) => {
+        timer = setTimeout(() => resolve("late"), STOP_MS);
+      });
+      const first = await Promise.race([child.status, late]);
+      clearTimeout(timer);
+      if (first === "late") child.kill("SIGKILL");
       const status = await child.status;
       await reading;
       const text = await stderr;
       await Deno.remove(dir, { recursive: true });
-      return { code: status.code, stderr: text };
+      const note = first === "late" ? `\n(did not exit within ${STOP_MS} ms of SIGTERM)` : "";
+      return { code: status.code, stderr: text + note };
     },
   };
 }
