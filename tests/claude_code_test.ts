@@ -15,7 +15,7 @@ import { startFakeGemini } from "./support/fake_gemini.ts";
 import { type Conversation, defaultScript, type Reply } from "./support/fake_model.ts";
 import { startFakeOpenAI } from "./support/fake_openai.ts";
 import type { FakeUpstream } from "./support/fake_upstream.ts";
-import { dataTempDir, freePort, MAIN, ROOT, startFlagsSync } from "./support/process.ts";
+import { startGatewayProcess } from "./support/gateway_process.ts";
 
 const SECRET = "pelican";
 const CHAT = { chat_completions: true, function_calling: true, image_input: true };
@@ -41,83 +41,30 @@ function hintScript(c: Conversation): Reply {
   return defaultScript(c);
 }
 
-/** A gateway process over the three fakes and the simulator, its request log read from
- * stdout, with an API key made through the admin API. */
+/** A gateway process over the three fakes and the simulator, with an API key made through the
+ * admin API. */
 async function startGateway(fakes: { oa: FakeUpstream; an: FakeUpstream; ge: FakeUpstream }) {
-  const dir = await dataTempDir("claude-code-");
-  const port = freePort();
-  const config = `${dir}/switchyard.json`;
-  await Deno.writeTextFile(
-    config,
-    JSON.stringify({
-      server: { hostname: "127.0.0.1", port, shutdown_grace_seconds: 1 },
-      kv: { path: `${dir}/kv.sqlite` },
-      providers: [
-        { id: "sim", style: "simulator" },
-        { id: "oa", style: "openai", base_url: `${fakes.oa.url}/v1`, api_key_env: "OA_KEY" },
-        { id: "an", style: "anthropic", base_url: fakes.an.url, api_key_env: "AN_KEY" },
-        { id: "ge", style: "gemini", base_url: fakes.ge.url, api_key_env: "GE_KEY" },
-      ],
-      models: [
-        { id: "cc-sim", provider: "sim", ...CHAT },
-        { id: "cc-openai", provider: "oa", upstream_model: "gpt-up", ...CHAT },
-        // A model with adaptive thinking and effort, which Claude Code asks for.
-        { id: "cc-anthropic", provider: "an", upstream_model: "claude-sonnet-4-6", ...CHAT },
-        { id: "cc-gemini", provider: "ge", upstream_model: "gemini-up", ...CHAT },
-      ],
-    }),
-  );
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", ...startFlagsSync(), MAIN, "--config", config],
-    cwd: ROOT,
-    env: {
-      NO_COLOR: "1",
-      SWITCHYARD_ADMIN_TOKEN: ADMIN_TOKEN,
-      OA_KEY: fakes.oa.apiKey,
-      AN_KEY: fakes.an.apiKey,
-      GE_KEY: fakes.ge.apiKey,
-    },
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const records: Record<string, unknown>[] = [];
-  const stderr = new Response(child.stderr).text();
-  const reading = (async () => {
-    let buffer = "";
-    for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
-      buffer += chunk;
-      const lines = buffer.split("\n");
-      buffer = lines.pop()!;
-      for (const line of lines) if (line.startsWith("{")) records.push(JSON.parse(line));
-    }
-  })();
-  const url = `http://127.0.0.1:${port}`;
-  const stop = async () => {
-    child.kill("SIGTERM");
-    await child.status;
-    await reading;
-    await stderr;
-    await Deno.remove(dir, { recursive: true });
-  };
-  for (let i = 0;; i++) {
-    try {
-      await (await fetch(`${url}/healthz`)).body?.cancel();
-      break;
-    } catch (e) {
-      if (i > 600) {
-        child.kill("SIGKILL");
-        throw new Error(`the gateway did not start: ${await stderr}`, { cause: e });
-      }
-      await new Promise((r) => setTimeout(r, 25));
-    }
-  }
-  const made = await fetch(`${url}/admin/keys`, {
+  const gateway = await startGatewayProcess(fakes.oa, fakes.an, {
+    env: { SWITCHYARD_ADMIN_TOKEN: ADMIN_TOKEN, GE_KEY: fakes.ge.apiKey },
+    providers: [
+      { id: "sim", style: "simulator" },
+      { id: "ge", style: "gemini", base_url: fakes.ge.url, api_key_env: "GE_KEY" },
+    ],
+    models: [
+      { id: "cc-sim", provider: "sim", ...CHAT },
+      { id: "cc-openai", provider: "oa", upstream_model: "gpt-up", ...CHAT },
+      // A model with adaptive thinking and effort, which Claude Code asks for.
+      { id: "cc-anthropic", provider: "an", upstream_model: "claude-sonnet-4-6", ...CHAT },
+      { id: "cc-gemini", provider: "ge", upstream_model: "gemini-up", ...CHAT },
+    ],
+  });
+  const made = await fetch(`${gateway.url}/admin/keys`, {
     method: "POST",
     headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
     body: JSON.stringify({ name: "claude-code" }),
   });
   const { key } = await made.json();
-  return { url, key: key as string, records, stop };
+  return { ...gateway, key: key as string };
 }
 
 Deno.test({

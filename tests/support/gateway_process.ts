@@ -4,14 +4,7 @@
  */
 import type { FakeUpstream } from "./fake_upstream.ts";
 import { FAKE_CHAT_MODELS, fakeProviders } from "./gateway.ts";
-import { dataTempDir, MAIN, ROOT, startFlagsSync } from "./process.ts";
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
-}
+import { dataTempDir, freePort, MAIN, ROOT, startFlagsSync } from "./process.ts";
 
 /** Options for {@link startGatewayProcess}. */
 export interface GatewayProcessOptions {
@@ -35,11 +28,11 @@ export interface GatewayProcess {
   stop(): Promise<{ code: number; stderr: string }>;
 }
 
-/** Starts `main.ts` with a config over the two fakes (shutdown grace 1 s) and waits until it
- * answers. */
 /** How long a stopped gateway may take to exit before it is killed. */
 const STOP_MS = 20_000;
 
+/** Starts `main.ts` with a config over the two fakes (shutdown grace 1 s) and waits until it
+ * answers. */
 export async function startGatewayProcess(
   openai: FakeUpstream,
   anthropic: FakeUpstream,
