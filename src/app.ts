@@ -290,6 +290,8 @@ export async function createApp(deps: AppDeps): Promise<App> {
     routes: new RouteHealth({ clock }),
     random: deps.random ?? Math.random,
     bodyTimers: new Expiries(Expiries.tickFor(config.server.body_timeout_ms)),
+    // The steps around chat calls' models (pipeline/model_step.ts), outermost first.
+    modelSteps: [],
   };
   // One group commit for the request and token counters: their writes share KV commits.
   const commits = new GroupCommit(kv, metrics?.commitObserver("ratelimit"));

@@ -22,6 +22,7 @@ import type { RouteHealth } from "../routing/health.ts";
 import type { ListEntry } from "../entry_list.ts";
 import type { StreamTally } from "../http/sse_response.ts";
 import type { Held } from "./held.ts";
+import type { ModelStep } from "./model_step.ts";
 
 /** Everything a step or handler may use, built once per app. */
 export interface Services {
@@ -40,6 +41,8 @@ export interface Services {
   random: () => number;
   /** The time limits of request bodies (`server.body_timeout_ms`), on one timer. */
   bodyTimers: Expiries;
+  /** The steps around chat calls' models, outermost first (see model_step.ts). */
+  modelSteps: readonly ModelStep[];
 }
 
 /** An endpoint.s handler: answers a request that passed every step before it. */

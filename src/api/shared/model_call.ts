@@ -16,6 +16,7 @@ import { ApiError, clientClosed, internalError } from "../../errors.ts";
 import { json } from "../../http/response.ts";
 import { eventStreamResponse, type StreamRenderer } from "../../http/sse_response.ts";
 import type { RequestContext } from "../../pipeline/context.ts";
+import { aroundModel } from "../../pipeline/model_step.ts";
 import { resolve } from "../../pipeline/resolve.ts";
 import type { CallContext, Provider } from "../../providers/types.ts";
 import { RoutedProvider } from "../../routing/routed_provider.ts";
@@ -75,8 +76,11 @@ export async function callChat(
   target: ModelTarget,
   door: ChatDoor,
 ): Promise<Response> {
-  const { record, provider, call } = target;
-  const passedThrough = door.passthrough?.speaks(provider) ?? false;
+  const { record, call } = target;
+  // The model steps see the call in canonical form, so a call they act on is not passed on.
+  const stepped = aroundModel(ctx.services.modelSteps, target.provider, ctx, record);
+  const provider = stepped ?? target.provider;
+  const passedThrough = stepped === null && (door.passthrough?.speaks(provider) ?? false);
   checkChat(record, { ...door.needs, passedThrough });
   if (passedThrough) return await door.passthrough!.answer(target);
   const req = await door.canonical(target);
