@@ -22,6 +22,8 @@
  *                                   per client (bench/slow_clients.ts)
  *   deno task bench --against main  also a Switchyard built from a git revision (a branch, a tag,
  *                                   a commit, HEAD~1), in the same run: see below
+ *   deno task bench --v8-prof       also V8's tick profile of each Switchyard process, written to
+ *                                   .bench-out/prof/<pid>.log (read with `node --prof-process`)
  *   deno task bench --metrics       the cost of metrics: this checkout with metrics on (a metrics
  *                                   token set) and off (`metrics.enabled` false), interleaved
  *
@@ -128,6 +130,7 @@ function parseArgs(argv: string[]) {
   return {
     soak: argv.includes("--soak"),
     metrics: argv.includes("--metrics"),
+    v8Prof: argv.includes("--v8-prof"),
     seconds: get("seconds", 5),
     rounds: get("rounds", 2),
     streams: get("streams", 1000),
@@ -509,10 +512,19 @@ async function startSwitchyard(
 ): Promise<Proc> {
   const port = freePort();
   const start = await startCommand(root);
+  let flags = start.flags;
+  if (args.v8Prof) {
+    await Deno.mkdir(`${OUT}/prof`, { recursive: true });
+    const prof = `,--prof,--logfile=${OUT}/prof/%p.log`;
+    flags = flags.map((f) => f.startsWith("--v8-flags=") ? f + prof : f);
+    if (!flags.some((f) => f.startsWith("--v8-flags="))) {
+      flags.unshift(`--v8-flags=${prof.slice(1)}`);
+    }
+  }
   return spawn(
     name,
     0,
-    [Deno.execPath(), "run", ...start.flags, `${root}main.ts`, "--config", configPath],
+    [Deno.execPath(), "run", ...flags, `${root}main.ts`, "--config", configPath],
     { ...start.env, PORT: String(port), BENCH_UPSTREAM_KEY: "sk-upstream-bench", ...env },
     port,
     root,

@@ -41,15 +41,15 @@ export function passEmbeddings(
     if (scan.peek() === CLOSE_OBJECT) return null;
     for (;;) {
       scan.space();
-      const key = scan.key();
+      const key = scan.keyOf(TOP_KEYS);
       scan.space();
       scan.expect(COLON);
       scan.space();
-      if (key === "data") {
+      if (key === 0) {
         const start = scan.at;
         if (scan.items(expected) !== expected) return null;
         data = [start, scan.at];
-      } else if (key === "usage") {
+      } else if (key === 1) {
         const start = scan.at;
         scan.value();
         const usage = JSON.parse(decoder.decode(bytes.subarray(start, scan.at)));
@@ -86,10 +86,57 @@ export function passEmbeddings(
 /** The scan met what it does not pass on. */
 class Unexpected extends Error {}
 
+/** The keys the scan looks for, as bytes (compared in place: decoding each key was a tenth of
+ * the scan). */
+const DATA = encoder.encode("data");
+const USAGE = encoder.encode("usage");
+const EMBEDDING = encoder.encode("embedding");
+const INDEX = encoder.encode("index");
+
+/** The top-level keys read, and an item's, by position in these lists. */
+const TOP_KEYS = [DATA, USAGE];
+const ITEM_KEYS = [EMBEDDING, INDEX];
+
 /** A position in the JSON bytes and the steps over it. */
 class Scan {
   at = 0;
-  constructor(readonly bytes: Uint8Array) {}
+  /** The bytes' 4-byte-aligned middle as words, for {@link quoteFrom}. */
+  readonly #words: Uint32Array;
+  /** Where the first word starts, in `bytes`. */
+  readonly #wordsAt: number;
+
+  constructor(readonly bytes: Uint8Array) {
+    const first = (bytes.byteOffset + 3) & ~3;
+    const count = Math.max(0, (bytes.byteOffset + bytes.length - first) >> 2);
+    this.#words = count > 0 ? new Uint32Array(bytes.buffer, first, count) : new Uint32Array(0);
+    this.#wordsAt = first - bytes.byteOffset;
+  }
+
+  /**
+   * The position of the first quote at or after `from`, or -1. Four bytes at a time (a word has
+   * a 0x22 byte when `w ^ 0x22222222` has a zero byte): the vectors are most of the answer, and
+   * this scans them in a quarter of the time of `Uint8Array.indexOf` (100 x 1536 base64: 166
+   * against 697 µs).
+   */
+  quoteFrom(from: number): number {
+    const bytes = this.bytes;
+    const words = this.#words;
+    const wordsAt = this.#wordsAt;
+    let i = from;
+    // Up to the first whole word.
+    const firstWord = (Math.max(wordsAt, i) - wordsAt + 3) >> 2;
+    const wordStart = wordsAt + (firstWord << 2);
+    for (; i < wordStart && i < bytes.length; i++) if (bytes[i] === QUOTE) return i;
+    let w = firstWord;
+    for (; w < words.length; w++) {
+      const q = words[w]! ^ 0x22222222;
+      if (((q - 0x01010101) | 0) & ~q & 0x80808080) break;
+    }
+    for (i = Math.max(i, wordsAt + (w << 2)); i < bytes.length; i++) {
+      if (bytes[i] === QUOTE) return i;
+    }
+    return -1;
+  }
 
   peek(): number {
     return this.bytes[this.at] ?? -1;
@@ -112,13 +159,26 @@ class Scan {
     }
   }
 
-  /** A key without escapes, as text. */
-  key(): string {
+  /** Past a key without escapes; whether it is `name`. */
+  key(name: Uint8Array): boolean {
     const start = this.at + 1;
     this.string();
-    const raw = this.bytes.subarray(start, this.at - 1);
-    if (raw.includes(BACKSLASH)) throw new Unexpected();
-    return decoder.decode(raw);
+    const end = this.at - 1;
+    const bytes = this.bytes;
+    for (let i = start; i < end; i++) if (bytes[i] === BACKSLASH) throw new Unexpected();
+    if (end - start !== name.length) return false;
+    for (let i = 0; i < name.length; i++) if (bytes[start + i] !== name[i]) return false;
+    return true;
+  }
+
+  /** Past a key without escapes; which of `names` it is (-1: none). */
+  keyOf(names: readonly Uint8Array[]): number {
+    const start = this.at;
+    for (let n = 0; n < names.length; n++) {
+      this.at = start;
+      if (this.key(names[n]!)) return n;
+    }
+    return -1;
   }
 
   /** Past a string (at its opening quote). */
@@ -126,7 +186,7 @@ class Scan {
     this.expect(QUOTE);
     const bytes = this.bytes;
     for (;;) {
-      const end = bytes.indexOf(QUOTE, this.at);
+      const end = this.quoteFrom(this.at);
       if (end < 0) throw new Unexpected();
       let slashes = 0;
       while (bytes[end - 1 - slashes] === BACKSLASH) slashes++;
@@ -204,15 +264,15 @@ class Scan {
     let embedding = false;
     for (;;) {
       this.space();
-      const key = this.key();
+      const key = this.keyOf(ITEM_KEYS);
       this.space();
       this.expect(COLON);
       this.space();
-      if (key === "embedding") {
+      if (key === 0) {
         if (this.peek() !== QUOTE) throw new Unexpected();
         this.string();
         embedding = true;
-      } else if (key === "index") {
+      } else if (key === 1) {
         const start = this.at;
         this.value();
         index = Number(decoder.decode(this.bytes.subarray(start, this.at)));

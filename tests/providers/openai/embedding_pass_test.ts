@@ -99,3 +99,37 @@ Deno.test("passEmbeddings: what it does not pass on is null, to be parsed instea
     assert.equal(pass(text, expected, "m"), null, name);
   }
 });
+
+Deno.test("passEmbeddings: the same answer wherever its bytes start in their buffer, with quotes and escapes at every alignment", () => {
+  const decoder = new TextDecoder();
+  // Vectors and other fields of every length around a word, so that quotes and escaped quotes
+  // fall on each of a word's four bytes.
+  for (let length = 0; length < 9; length++) {
+    const vector = "QUJD".repeat(3).slice(0, length);
+    const items = [0, 1, 2].map((index) => ({
+      object: "embedding",
+      note: `a \\"quoted\\" ${"x".repeat(length)} note`.replaceAll("\\", ""),
+      index,
+      embedding: vector + "=".repeat(index),
+    }));
+    const text = JSON.stringify(answer({}, items));
+    const expected = pass(text, 3, "gw")?.answer;
+    assert.ok(expected !== undefined, `length ${length}`);
+    const body = encoder.encode(text);
+    for (let offset = 0; offset < 8; offset++) {
+      const buffer = new Uint8Array(body.length + 16);
+      buffer.set(body, offset);
+      const passed = passEmbeddings(buffer.subarray(offset, offset + body.length), 3, "gw");
+      assert.ok(passed !== null, `length ${length}, offset ${offset}`);
+      assert.equal(passed.answer.map((part) => decoder.decode(part)).join(""), expected);
+      assert.deepEqual(
+        JSON.parse(expected!).data.map((d: { embedding: string }) => d.embedding),
+        items.map((d) => d.embedding),
+      );
+    }
+    // Cut anywhere inside, it is never passed on.
+    for (let end = 0; end < body.length; end += 7) {
+      assert.equal(passEmbeddings(body.subarray(0, end), 3, "gw"), null);
+    }
+  }
+});
