@@ -225,6 +225,44 @@ Deno.test({
         assert.equal(await page.$$eval("#moderation-result svg.score", (els) => els.length), 11);
       });
 
+      await t.step(
+        "embeddings show two texts' similarity, closer when they share words",
+        async () => {
+          const compare = async (a: string, b: string) => {
+            await page.$eval("#embedding-a", (el, v) => ((el as HTMLTextAreaElement).value = v), a);
+            await page.$eval("#embedding-b", (el, v) => ((el as HTMLTextAreaElement).value = v), b);
+            await page.$eval("#embeddings-result", (el) => (el.textContent = ""));
+            await page.click("#embeddings-form button[type=submit]");
+            await until(
+              page,
+              "the similarity",
+              `!!document.querySelector("#embeddings-result .num")`,
+            );
+            assert.match(
+              await textOf(page, "#embeddings-result .hint"),
+              /^256 dimensions, \d+ input tokens$/,
+            );
+            return Number(await textOf(page, "#embeddings-result .num"));
+          };
+          assert.equal(
+            await page.$eval("#embedding-model", (s) => (s as HTMLSelectElement).value),
+            "sim-embed",
+          );
+          const same = await compare("the harbour ferry timetable", "the harbour ferry timetable");
+          const close = await compare(
+            "the harbour ferry timetable",
+            "ferry timetable for the harbour today",
+          );
+          const far = await compare(
+            "the harbour ferry timetable",
+            "quantum chromodynamics lecture notes",
+          );
+          assert.ok(Math.abs(same - 1) < 0.001, `same text: ${same}`);
+          assert.ok(close > far, `sharing words ${close} against none ${far}`);
+          assert.equal(await page.$$eval("#embeddings-result svg.score", (els) => els.length), 1);
+        },
+      );
+
       await t.step("the playground is accessible; screenshots", async () => {
         assert.equal(
           await page.$eval("#image-form button", (b) => (b as HTMLButtonElement).disabled),

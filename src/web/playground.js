@@ -1,6 +1,7 @@
 // @ts-check
 /// <reference lib="dom" />
-/** The playground: chat (streamed, with tools and images), moderation and image generation,
+/** The playground: chat (streamed, with tools and images), moderation, the similarity of two
+ * texts' embeddings and image generation,
  * all through the public API with the visitor's key (kept in this browser's storage only). */
 import { ApiFailure, call, callJson, sseData } from "./api.js";
 import { scoreBar } from "./chart.js";
@@ -10,7 +11,7 @@ const KEY_STORAGE = "switchyard.apiKey";
 
 /**
  * @typedef {{ id: string, chat_completions?: boolean, moderation?: boolean,
- *   default_moderation?: boolean, image_input?: boolean, function_calling?: boolean,
+ *   default_moderation?: boolean, embeddings?: boolean, image_input?: boolean, function_calling?: boolean,
  *   image_generation?: { sizes: string[], max_n: number } }} Model
  * @typedef {{ id: string, name: string, arguments: string }} ToolCall
  * @typedef {{ role: string, content?: unknown, tool_calls?: unknown[], tool_call_id?: string }} Message
@@ -36,6 +37,11 @@ const moderationForm = byId("moderation-form", HTMLFormElement);
 const moderationModel = byId("moderation-model", HTMLSelectElement);
 const moderationInput = byId("moderation-input", HTMLTextAreaElement);
 const moderationResult = byId("moderation-result", HTMLElement);
+const embeddingsForm = byId("embeddings-form", HTMLFormElement);
+const embeddingModel = byId("embedding-model", HTMLSelectElement);
+const embeddingA = byId("embedding-a", HTMLTextAreaElement);
+const embeddingB = byId("embedding-b", HTMLTextAreaElement);
+const embeddingsResult = byId("embeddings-result", HTMLElement);
 const imageForm = byId("image-form", HTMLFormElement);
 const imageModel = byId("image-model", HTMLSelectElement);
 const imagePrompt = byId("image-prompt", HTMLInputElement);
@@ -94,6 +100,11 @@ async function loadModels() {
     models.filter((m) => m.moderation),
     models.find((m) => m.default_moderation)?.id,
   );
+  const embeddingModels = models.filter((m) => m.embeddings);
+  fill(embeddingModel, embeddingModels, undefined);
+  for (const control of embeddingsForm.elements) {
+    if (control instanceof HTMLButtonElement) control.disabled = embeddingModels.length === 0;
+  }
   const imageModels = models.filter((m) => m.image_generation);
   fill(imageModel, imageModels, undefined);
   imagesNote.hidden = imageModels.length > 0;
@@ -425,6 +436,58 @@ moderationForm.addEventListener("submit", async (event) => {
     );
   } catch (e) {
     show(moderationResult, h("p", { class: "error", role: "alert" }, messageOf(e)));
+  }
+});
+
+// Embeddings: the cosine similarity of two texts.
+
+/**
+ * The cosine of the angle between two vectors (1: same direction).
+ * @param {number[]} a
+ * @param {number[]} b
+ */
+function cosine(a, b) {
+  let dot = 0, aa = 0, bb = 0;
+  a.forEach((x, i) => {
+    const y = b[i] ?? 0;
+    dot += x * y;
+    aa += x * x;
+    bb += y * y;
+  });
+  return aa === 0 || bb === 0 ? 0 : dot / Math.sqrt(aa * bb);
+}
+
+embeddingsForm.addEventListener("submit", async (event) => {
+  event.preventDefault();
+  show(embeddingsResult, h("p", { class: "hint" }, "Embedding\u2026"));
+  try {
+    const answer = await callJson("/v1/embeddings", {
+      method: "POST",
+      token: apiKey(),
+      body: { model: embeddingModel.value, input: [embeddingA.value, embeddingB.value] },
+    });
+    /** @type {number[][]} */
+    const vectors = answer.data.map((/** @type {{ embedding: number[] }} */ d) => d.embedding);
+    const a = vectors[0] ?? [];
+    const b = vectors[1] ?? [];
+    const similarity = cosine(a, b);
+    show(
+      embeddingsResult,
+      h(
+        "p",
+        { class: "similarity" },
+        "Similarity ",
+        scoreBar(similarity),
+        h("span", { class: "num" }, similarity.toFixed(3)),
+      ),
+      h(
+        "p",
+        { class: "hint" },
+        `${a.length} dimensions, ${answer.usage.prompt_tokens} input tokens`,
+      ),
+    );
+  } catch (e) {
+    show(embeddingsResult, h("p", { class: "error", role: "alert" }, messageOf(e)));
   }
 });
 

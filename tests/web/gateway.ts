@@ -38,7 +38,7 @@ export async function startWebGateway(options: { admin?: boolean } = {}): Promis
       provider: "slow",
       chat_completions: true,
       labels: ["chat completions", "slow"],
-    });
+    }, { id: "sim-embed", provider: "sim", embeddings: { dimensions: 256 } });
     raw.limits = {
       anonymous: { chat: GENEROUS, other: GENEROUS, images: GENEROUS },
       key: { chat: GENEROUS, other: GENEROUS, images: GENEROUS },
