@@ -235,6 +235,19 @@ class Scan {
     if (this.at === start) throw new Unexpected();
   }
 
+  /** Past a non-negative integer written in plain digits (no sign, fraction or exponent), and
+   * its value. */
+  digits(): number {
+    const bytes = this.bytes;
+    const start = this.at;
+    let value = 0;
+    for (let b = bytes[this.at]; b !== undefined && b >= 0x30 && b <= 0x39; b = bytes[++this.at]) {
+      value = value * 10 + (b - 0x30);
+    }
+    if (this.at === start || this.at - start > 9) throw new Unexpected();
+    return value;
+  }
+
   /** Past the `data` array: its items, each `{index, embedding: "<base64>", ...}` with its index
    * in order; the number of items. */
   items(expected: number): number {
@@ -273,9 +286,7 @@ class Scan {
         this.string();
         embedding = true;
       } else if (key === 1) {
-        const start = this.at;
-        this.value();
-        index = Number(decoder.decode(this.bytes.subarray(start, this.at)));
+        index = this.digits();
       } else {
         this.value();
       }

@@ -94,6 +94,9 @@ Deno.test("passEmbeddings: what it does not pass on is null, to be parsed instea
     ["trailing text", JSON.stringify(answer()) + " x", 3],
     ["not an object", "[1,2,3]", 3],
     ["an escaped key", '{"da\\u0074a":[]}', 0],
+    ["an index not in plain digits", '{"data":[{"index":0e0,"embedding":"a"}]}', 1],
+    ["a negative index", '{"data":[{"index":-0,"embedding":"a"}]}', 1],
+    ["an index as a string", '{"data":[{"index":"0","embedding":"a"}]}', 1],
   ];
   for (const [name, text, expected] of cases) {
     assert.equal(pass(text, expected, "m"), null, name);
