@@ -243,27 +243,89 @@ for (const c of CASES) {
   });
 }
 
-Deno.test("capabilities: what only a door's own protocol carries needs a back end that speaks it", async () => {
+Deno.test("capabilities: hosted tools follow the model's hosted_tools policy on every door: left out and named by default, refused with refuse", async () => {
+  await using server = await startServer({
+    config: testConfig((raw) => {
+      (raw.models as Record<string, unknown>[]).push({
+        id: "sim-strict",
+        provider: "sim",
+        chat_completions: true,
+        hosted_tools: "refuse",
+      });
+    }),
+  });
+  const messagesBody = {
+    max_tokens: 16,
+    messages: [{ role: "user", content: "hi" }],
+    tools: [{ type: "web_search_20250305", name: "web_search" }],
+    // A choice only the server tool meets leaves the choice to the model where it is left out.
+    tool_choice: { type: "tool", name: "web_search" },
+  };
+  const geminiBody = {
+    contents: [{ parts: [{ text: "hi" }] }],
+    tools: [{ googleSearch: {} }, { codeExecution: {} }],
+  };
+  const headers = { "content-type": "application/json", "anthropic-version": "2023-06-01" };
+  for (const stream of [false, true]) {
+    const messages = await fetch(`${server.url}/v1/messages`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ ...messagesBody, model: "sim-chat", stream }),
+    });
+    assert.equal(messages.status, 200);
+    assert.equal(messages.headers.get("x-switchyard-dropped-params"), "tools.web_search_20250305");
+    await messages.body?.cancel();
+  }
+  const method = ["generateContent", "streamGenerateContent?alt=sse"];
+  for (const m of method) {
+    const gemini = await fetch(`${server.url}/v1beta/models/sim-chat:${m}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(geminiBody),
+    });
+    assert.equal(gemini.status, 200);
+    assert.equal(
+      gemini.headers.get("x-switchyard-dropped-params"),
+      "tools.codeExecution,tools.googleSearch",
+    );
+    await gemini.body?.cancel();
+  }
+  assert.match(
+    server.output.err + server.output.out,
+    /hosted tools left out for model sim-chat, whose back end cannot run them: googleSearch, codeExecution/,
+  );
+
+  const messages = await post(server, "/v1/messages", { ...messagesBody, model: "sim-strict" });
+  assert.equal(messages.status, 400);
+  assert.equal(
+    messages.body.error.message,
+    "tools.0.type: The model `sim-strict` is not served by a provider that speaks Anthropic's Messages API, so it cannot take `web_search_20250305`; only such models can.",
+  );
+  const gemini = await post(server, "/v1beta/models/sim-strict:generateContent", geminiBody);
+  assert.equal(gemini.status, 400);
+  assert.equal(
+    gemini.body.error.message,
+    "tools[0].googleSearch: The model `sim-strict` is not served by a provider that speaks Google's Gemini API, so it cannot take `googleSearch`; only such models can.",
+  );
+});
+
+Deno.test("capabilities: what only a door's own protocol carries (not a tool) needs a back end that speaks it, whatever the policy", async () => {
   await using server = await startServer();
   const messages = await post(server, "/v1/messages", {
     model: "sim-chat",
     max_tokens: 16,
-    messages: [{ role: "user", content: "hi" }],
-    tools: [{ type: "web_search_20250305", name: "web_search" }],
+    messages: [{
+      role: "user",
+      content: [{
+        type: "document",
+        source: { type: "text", media_type: "text/plain", data: "x" },
+      }],
+    }],
   });
   assert.equal(messages.status, 400);
-  assert.equal(
+  assert.match(
     messages.body.error.message,
-    "tools.0.type: The model `sim-chat` is not served by a provider that speaks Anthropic's Messages API, so it cannot take `web_search_20250305`; only such models can.",
-  );
-  const gemini = await post(server, "/v1beta/models/sim-chat:generateContent", {
-    contents: [{ parts: [{ text: "hi" }] }],
-    tools: [{ googleSearch: {} }],
-  });
-  assert.equal(gemini.status, 400);
-  assert.equal(
-    gemini.body.error.message,
-    "tools[0].googleSearch: The model `sim-chat` is not served by a provider that speaks Google's Gemini API, so it cannot take `googleSearch`; only such models can.",
+    /^messages\.0\.content\.0\.type: The model `sim-chat` is not served by a provider that speaks Anthropic's Messages API, so it cannot take `document`/,
   );
 });
 

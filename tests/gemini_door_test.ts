@@ -182,10 +182,16 @@ Deno.test("gemini-door: errors on its paths are in Google's shape, the field nam
   // A refused capability says the same as on the other doors.
   const refused = await call(
     "/v1beta/models/sim-chat:generateContent",
-    post({ ...BODY, tools: [{ googleSearch: {} }] }),
+    post({
+      ...BODY,
+      contents: [{ parts: [{ fileData: { fileUri: "gs://b/o", mimeType: "text/plain" } }] }],
+    }),
   );
   assert.equal(refused.status, 400);
-  assert.match(refused.body.error.message, /^tools\[0\]\.googleSearch: The model `sim-chat`/);
+  assert.match(
+    refused.body.error.message,
+    /^contents\[0\]\.parts\[0\]\.fileData: The model `sim-chat`/,
+  );
 });
 
 Deno.test("gemini-door: the ?key= of a call never reaches the request log", async () => {

@@ -9,13 +9,16 @@ export interface Uses {
   images: string[];
   /** Tool calls and tool results in the conversation. */
   toolUses: string[];
-  /** What only the door's own protocol carries (documents, server or hosted tools...): a model
-   * takes it only from a back end that speaks that protocol. The path of its `type`, and the
-   * type. */
+  /** What only the door's own protocol carries (documents, search results...): a model takes
+   * it only from a back end that speaks that protocol. The path of its `type`, and the type. */
   protocolOnly: { path: string; type: string }[];
+  /** Tools that only the door's protocol's own back end runs (the Responses API's hosted tools,
+   * Messages' server tools, Gemini's built-in tools): elsewhere left out or refused, as the
+   * model's `hosted_tools` policy says. The path of its `type`, and the type. */
+  hostedTools: { path: string; type: string }[];
 }
 
 /** Nothing used yet. */
 export function noUses(): Uses {
-  return { images: [], toolUses: [], protocolOnly: [] };
+  return { images: [], toolUses: [], protocolOnly: [], hostedTools: [] };
 }

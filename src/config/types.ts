@@ -213,8 +213,9 @@ export interface ModelConfig {
   enabled: boolean;
   /** What its tokens cost; absent: free (DESIGN §4.1). */
   pricing?: Pricing;
-  /** What a Responses request's hosted tools (`web_search`, `file_search`...) do when the
-   * model's back end cannot run them; absent: `drop`. */
+  /** What tools only one protocol's back end runs (Responses hosted tools, Messages server
+   * tools, Gemini's built-in tools: `Uses.hostedTools`) do when the model's back end cannot run
+   * them; absent: `drop`. */
   hosted_tools?: HostedTools;
 }
 

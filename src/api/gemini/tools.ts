@@ -2,7 +2,7 @@
  * `tools` and `toolConfig` of a Gemini request: each `functionDeclarations` entry a canonical
  * tool (`parametersJsonSchema` as written, else `parameters`, Gemini's `Schema`, as JSON
  * Schema); Gemini's own tools (`googleSearch`, `codeExecution`, `urlContext`...) recorded in
- * `uses`, since only a Gemini back end runs them. `functionCallingConfig.mode`: `AUTO` and
+ * `uses` as hosted tools, since only a Gemini back end runs them. `functionCallingConfig.mode`: `AUTO` and
  * `VALIDATED` -> auto, `NONE` -> none, `ANY` -> required, or the one tool when
  * `allowedFunctionNames` names exactly one.
  */
@@ -24,7 +24,7 @@ export function parseTools(body: Fields, uses: Uses): ToolSpec[] {
     const tool = item.object();
     for (const key of tool.keys) {
       if (key !== "functionDeclarations") {
-        uses.protocolOnly.push({ path: `${item.path}.${key}`, type: key });
+        uses.hostedTools.push({ path: `${item.path}.${key}`, type: key });
       }
     }
     for (const d of tool.array("functionDeclarations", OPTIONAL) ?? []) {

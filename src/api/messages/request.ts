@@ -76,7 +76,7 @@ export function parseMessagesRequest(
   markLast(messages, f);
   decodeImages(pending, caps);
   const tools = parseTools(f, uses, dropped);
-  const serverTools = uses.protocolOnly.some((u) => u.path.startsWith("tools"));
+  const serverTools = uses.hostedTools.length > 0;
   const choice = parseToolChoice(f.object("tool_choice", OPTIONAL), tools, serverTools);
   const options: Options = {
     maxTokens: maxTokens ?? 1,

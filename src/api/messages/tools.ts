@@ -1,7 +1,7 @@
 /**
  * `tools` and `tool_choice` of a Messages request. Client tools (no `type`, or `custom`) become
  * canonical tools; server tools (`web_search_...`, `bash_...`, `code_execution_...`: any other
- * `type`) are recorded in `uses`, since only Anthropic runs them.
+ * `type`) are recorded in `uses` as hosted tools, since only Anthropic runs them.
  */
 import type { ToolChoice, ToolSpec } from "../../canonical/conversation.ts";
 import { quote } from "../../quote.ts";
@@ -41,7 +41,7 @@ export function parseTools(body: Fields, uses: Uses, dropped?: Set<string>): Too
     const type = t.get("type");
     const kind = type.string(OPTIONAL);
     if (kind !== undefined && kind !== "custom") {
-      uses.protocolOnly.push({ path: type.path, type: kind });
+      uses.hostedTools.push({ path: type.path, type: kind });
       return;
     }
     const name = uniqueToolName(t, names, i);
@@ -62,7 +62,9 @@ export function parseTools(body: Fields, uses: Uses, dropped?: Set<string>): Too
 }
 
 /** `tool_choice`: auto, any (needs tools), a tool by name, or none; with
- * `disable_parallel_tool_use` as `parallelToolCalls: false`. */
+ * `disable_parallel_tool_use` as `parallelToolCalls: false`. A choice only server tools can
+ * meet (`any` with no client tools, a server tool by name) leaves the choice to the model
+ * (`auto`) where the server tools are left out, as the Responses API's hosted tools do. */
 export function parseToolChoice(
   f: Fields | undefined,
   tools: readonly ToolSpec[],
@@ -81,10 +83,11 @@ export function parseToolChoice(
       if (tools.length === 0 && !serverTools) {
         throw f.get("type").invalid('"any" needs tools, but no tools were given');
       }
-      return { choice: "required", ...parallel };
+      return { choice: tools.length === 0 ? "auto" : "required", ...parallel };
     case "tool": {
       const name = f.string("name", { nonEmpty: true });
-      if (!serverTools && !tools.some((t) => t.name === name)) {
+      if (!tools.some((t) => t.name === name)) {
+        if (serverTools) return { choice: "auto", ...parallel };
         throw f.get("name").invalid(
           `expected the name of one of the tools, but got ${quote(name)}`,
         );

@@ -5,14 +5,12 @@
  * the `instructions`, which are not carried over from the previous response, as OpenAI's), the
  * result or stream rendered as a Response or its events, and the turn stored before the client
  * hears that it completed (so that a `previous_response_id` sent right after finds it). Hosted
- * tools (`web_search`...), which only an upstream with the Responses API runs, are left out of
- * the canonical request and named in `x-switchyard-dropped-params` (`tools.web_search`) and in
- * the log, unless the model's `hosted_tools` policy refuses them (uses.ts).
+ * tools (`web_search`...), which only an upstream with the Responses API runs, are not in the
+ * canonical request (`callChat` names them as dropped, or refuses them: `hosted_tools`).
  */
 import type { CanonicalRequest, Message, Part } from "../../canonical/conversation.ts";
 import type { CanonicalEvent } from "../../canonical/events.ts";
 import type { CanonicalResult, Usage } from "../../canonical/result.ts";
-import type { HostedTools } from "../../config/types.ts";
 import type { RequestContext } from "../../pipeline/context.ts";
 import type { Provider } from "../../providers/types.ts";
 import { Reader } from "../../validation/reader.ts";
@@ -47,18 +45,16 @@ export class ResponsesDoor implements ChatDoor {
   #items: WireObject[] = [];
   readonly #collector = new ResultCollector();
 
-  /** `hosted` is the model's policy for hosted tools its back end cannot run. */
   constructor(
     ctx: RequestContext,
     req: ResponsesRequest,
     previous: (id: string) => Promise<StoredResponse>,
-    hosted: HostedTools,
   ) {
     this.#ctx = ctx;
     this.#req = req;
     this.#previous = previous;
     this.stream = req.stream;
-    const uses = responsesUses(req, hosted);
+    const uses = responsesUses(req);
     this.needs = { tools: req.options.tools.length, uses, protocol: PROTOCOL };
     this.passthrough = {
       speaks: (provider: Provider) => provider.passes?.has("openai_responses") ?? false,
@@ -108,12 +104,6 @@ export class ResponsesDoor implements ChatDoor {
       tools: req.tools,
     };
     this.#items = inputItems(req.input.value);
-    if (req.hostedTools.length > 0) {
-      const types = [...new Set(req.hostedTools.map((h) => h.type))].join(", ");
-      ctx.services.logger.info(
-        `${ctx.requestId}: hosted tools left out for model ${target.record.id}, whose back end cannot run them: ${types}`,
-      );
-    }
     return {
       model: req.model,
       messages,
@@ -125,15 +115,7 @@ export class ResponsesDoor implements ChatDoor {
   }
 
   async answer(result: CanonicalResult): Promise<unknown> {
-    this.#noteHosted();
     return await this.#finished(result.finish, result.parts, result.usage);
-  }
-
-  /** Names the hosted tools left out among the call's dropped params (once the back end has
-   * answered: a model with routes starts each route's dropped params anew). */
-  #noteHosted(): void {
-    const dropped = this.#turn!.call.dropped;
-    for (const { type } of this.#req.hostedTools) dropped.add(`tools.${type}`);
   }
 
   renderer(): ResponsesStreamRenderer {
@@ -148,7 +130,7 @@ export class ResponsesDoor implements ChatDoor {
 
   events(events: AsyncIterable<CanonicalEvent[]>): AsyncIterable<CanonicalEvent[]> {
     const collector = this.#collector;
-    return storedAtFinish(events, collector, () => this.#noteHosted(), async () => {
+    return storedAtFinish(events, collector, async () => {
       await this.#finished(collector.finish ?? "stop", collector.parts, collector.usage);
     });
   }
@@ -178,21 +160,14 @@ export class ResponsesDoor implements ChatDoor {
   }
 }
 
-/** The batches as they come, each added to `collector` first (`first` told before the first
- * is handed on); the batch that finishes the answer waits for `finished` (the store) before it
- * is handed on. */
+/** The batches as they come, each added to `collector` first; the batch that finishes the
+ * answer waits for `finished` (the store) before it is handed on. */
 async function* storedAtFinish(
   batches: AsyncIterable<CanonicalEvent[]>,
   collector: ResultCollector,
-  first: () => void,
   finished: () => Promise<void>,
 ): AsyncGenerator<CanonicalEvent[]> {
-  let started = false;
   for await (const batch of batches) {
-    if (!started) {
-      started = true;
-      first();
-    }
     collector.add(batch);
     if (batch.some((e) => e.type === "finish")) await finished();
     yield batch;

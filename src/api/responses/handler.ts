@@ -26,7 +26,7 @@ export function createResponse(ctx: RequestContext): Promise<Response> {
     if (stored === null) throw responseNotFound(id, "previous_response_id");
     return stored;
   };
-  const door = new ResponsesDoor(ctx, req, previous, target.record.hosted_tools ?? "drop");
+  const door = new ResponsesDoor(ctx, req, previous);
   return callChat(ctx, target, door);
 }
 

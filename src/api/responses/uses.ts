@@ -1,5 +1,4 @@
 import { noUses, type Uses } from "../../canonical/uses.ts";
-import type { HostedTools } from "../../config/types.ts";
 import { isObject } from "../../validation/reader.ts";
 import type { ResponsesRequest } from "./request.ts";
 
@@ -10,13 +9,12 @@ const TOOL_ITEM = /^(function_call|custom_tool_call)/;
  * Where a Responses request uses images, tool items and hosted tools, read from its input
  * items as sent (no further than an upstream with the Responses API reads them: the items'
  * shapes are checked where the gateway itself answers): `input_image` parts, function and
- * custom tool call and output items, and - for a model whose `hosted_tools` policy is
- * `refuse` - hosted tools (`web_search`...), which only a back end with the Responses API
- * runs. Under the default policy, `drop`, other back ends go without them (door.ts).
+ * custom tool call and output items, and hosted tools (`web_search`...), which only a back
+ * end with the Responses API runs.
  */
-export function responsesUses(req: ResponsesRequest, hosted: HostedTools): Uses {
+export function responsesUses(req: ResponsesRequest): Uses {
   const uses = noUses();
-  if (hosted === "refuse") uses.protocolOnly.push(...req.hostedTools);
+  uses.hostedTools.push(...req.hostedTools);
   const input = req.input.value;
   if (!Array.isArray(input)) return uses;
   input.forEach((item: unknown, i) => {

@@ -17,8 +17,10 @@ export interface ChatNeeds {
 /**
  * The one capability check of chat calls (spec §4.2 rules 4-6), the same for every front door:
  * a chat model; image inputs need `image_input`; tools, tool calls and tool results
- * `function_calling`; parts only the door's protocol carries a back end that speaks it. The
- * first use in the request is named as the `param`.
+ * `function_calling`; parts only the door's protocol carries a back end that speaks it, and so
+ * do its hosted tools when the model's `hosted_tools` policy is `refuse` (under `drop`, the
+ * default, they are left out: `callChat`). The first use in the request is named as the
+ * `param`.
  */
 export function checkChat(record: ModelRecord, needs: ChatNeeds): void {
   const id = record.id;
@@ -39,7 +41,8 @@ export function checkChat(record: ModelRecord, needs: ChatNeeds): void {
     const use = uses.toolUses[0];
     if (use !== undefined) throw unsupportedCapability(why, use);
   }
-  const only = uses.protocolOnly[0];
+  const only = uses.protocolOnly[0] ??
+    (record.hosted_tools === "refuse" ? uses.hostedTools[0] : undefined);
   if (!needs.passedThrough && only !== undefined) {
     throw unsupportedCapability(
       `The model \`${id}\` is not served by a provider that speaks ${needs.protocol}, so it cannot take \`${only.type}\`; only such models can.`,

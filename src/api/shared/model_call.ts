@@ -22,6 +22,7 @@ import type { CallContext, Provider } from "../../providers/types.ts";
 import { RoutedProvider } from "../../routing/routed_provider.ts";
 import { type ChatNeeds, checkChat } from "./capabilities.ts";
 import { loggedMessages, StreamedParts } from "./log_content.ts";
+import type { Uses } from "../../canonical/uses.ts";
 
 /** A resolved model, the adapter that calls it and the call's context. */
 export interface ModelTarget {
@@ -88,6 +89,7 @@ export async function callChat(
     // `??` also covers records stored before the field existed.
     req.options.maxTokens = record.default_max_tokens ?? DEFAULT_MAX_TOKENS;
   }
+  const hosted = hostedLeftOut(ctx, record, door.needs.uses);
   const content: LoggedContent | null = ctx.services.config.logs.include_content
     ? { messages: loggedMessages(req.messages), output: null }
     : null;
@@ -97,7 +99,7 @@ export async function callChat(
     ctx.usage = result.usage;
     const body = await door.answer(result, target);
     if (content) content.output = door.logged(result.parts);
-    return withDropped(json(body), call);
+    return withDropped(json(body), call, hosted);
   }
   ctx.stream = true;
   // A stream's call also stops when its response body is cancelled (`abort`).
@@ -107,6 +109,7 @@ export async function callChat(
   return await streamChat(ctx, target, door, provider.chatStream(req, call), renderer, {
     abort,
     content,
+    hosted,
   });
 }
 
@@ -119,7 +122,11 @@ async function streamChat(
   door: ChatDoor,
   events: AsyncIterable<CanonicalEvent[]>,
   renderer: StreamRenderer,
-  { abort, content }: { abort: AbortController; content: LoggedContent | null },
+  { abort, content, hosted }: {
+    abort: AbortController;
+    content: LoggedContent | null;
+    hosted: readonly string[];
+  },
 ): Promise<Response> {
   const streamed = content ? new StreamedParts() : null;
   const response = await streamAnswer(ctx, door.events?.(events) ?? events, renderer, {
@@ -129,9 +136,11 @@ async function streamChat(
     observe: streamed ? (batch) => streamed.add(batch) : undefined,
     ended() {
       if (content && streamed) content.output = door.logged(streamed.parts);
+      // A routed stream that went on from another route started its dropped params anew.
+      for (const name of hosted) target.call.dropped.add(name);
     },
   });
-  return withDropped(response, target.call);
+  return withDropped(response, target.call, hosted);
 }
 
 /** The adapter and call context for a resolved model (see `pipeline/resolve.ts`): its
@@ -202,8 +211,28 @@ export async function untilClientLeaves<T>(ctx: RequestContext, run: () => Promi
   }
 }
 
-/** The response with the dropped-params header, when the back end dropped any. */
-export function withDropped(response: Response, call: CallContext): Response {
+/** The hosted tools of a call not passed through (`Uses.hostedTools`), which the back end
+ * goes without: their dropped-param names (`tools.web_search`), also told to the log. (A model
+ * whose `hosted_tools` policy is `refuse` has refused them in `checkChat`.) */
+function hostedLeftOut(ctx: RequestContext, record: ModelRecord, uses: Uses): string[] {
+  if (uses.hostedTools.length === 0) return [];
+  const names = [...new Set(uses.hostedTools.map((h) => `tools.${h.type}`))];
+  ctx.services.logger.info(
+    `${ctx.requestId}: hosted tools left out for model ${record.id}, whose back end cannot run them: ${
+      names.map((n) => n.slice(6)).join(", ")
+    }`,
+  );
+  return names;
+}
+
+/** The response with the dropped-params header, when the back end dropped any (`also`: names
+ * dropped before the call, which a routed call's attempts do not see). */
+export function withDropped(
+  response: Response,
+  call: CallContext,
+  also: readonly string[] = [],
+): Response {
+  for (const name of also) call.dropped.add(name);
   if (call.dropped.size > 0) {
     response.headers.set(DROPPED_HEADER, [...call.dropped].sort().join(","));
   }

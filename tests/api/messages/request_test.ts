@@ -115,7 +115,8 @@ Deno.test("parseMessagesRequest: options, tools, tool_choice, thinking and outpu
     parameters: { type: "object" },
     cache: { type: "ephemeral" },
   }]);
-  assert.deepEqual(uses.protocolOnly, [{ path: "tools[1].type", type: "web_search_20250305" }]);
+  assert.deepEqual(uses.hostedTools, [{ path: "tools[1].type", type: "web_search_20250305" }]);
+  assert.deepEqual(uses.protocolOnly, []);
   assert.equal(o.toolChoice, "required");
   assert.equal(o.parallelToolCalls, false);
   assert.deepEqual(o.reasoning, { effort: "high", budgetTokens: 2048 });
