@@ -244,13 +244,12 @@ function toolResult(b: Fields, ctx: Context): ToolResultPart {
 }
 
 /** A `thinking` block: Anthropic's signature kept for Anthropic; the gateway's own mark says
- * which other style the reasoning came from. */
+ * which other style the reasoning came from, with that back end's signature if it gave one. */
 function thinking(b: Fields): ReasoningPart {
   const text = b.string("thinking");
-  const signature = b.string("signature");
-  const { style, anthropic } = signatureStyle(signature);
+  const { style, signature } = signatureStyle(b.string("signature"));
   const part: ReasoningPart = { type: "reasoning", text, style };
-  if (anthropic) part.signature = signature;
+  if (signature !== undefined) part.signature = signature;
   return part;
 }
 

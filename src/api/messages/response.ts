@@ -36,9 +36,20 @@ export function renderMessage(
   };
 }
 
-/** The content blocks of an answer's parts. */
+/** The content blocks of an answer's parts, less the bare signatures after its last text (see
+ * stream.ts). */
 export function contentBlocks(parts: readonly Part[]): ResponseBlock[] {
+  let end = parts.length;
+  while (end > 0 && isBareSignature(parts[end - 1]!)) end--;
+  if (end < parts.length && parts[end - 1]?.type === "text") parts = parts.slice(0, end);
   return parts.flatMap(blockOf);
+}
+
+/** Whether a part is reasoning of a back end other than Anthropic with no text of its own: a
+ * signature alone (Gemini's on a text part). */
+export function isBareSignature(part: Part): boolean {
+  return part.type === "reasoning" && part.text === "" && part.redacted === undefined &&
+    part.style !== undefined && part.style !== "anthropic";
 }
 
 /** A part's block (none for an empty text). */
@@ -52,7 +63,7 @@ function blockOf(part: Part): ResponseBlock[] {
       return [{
         type: "thinking",
         thinking: part.text,
-        signature: part.signature ?? styleSignature(part.style),
+        signature: styleSignature(part.style, part.signature),
       }];
     case "tool_call":
       return [{ type: "tool_use", id: part.id, name: part.name, input: toolInput(part.arguments) }];

@@ -1,25 +1,33 @@
 /**
- * Thinking blocks of back ends that do not sign their reasoning (the simulator, OpenAI-style
- * upstreams): the Messages API requires a `signature` on every `thinking` block, and a client
- * sends the block back unchanged. The gateway signs such a block with the name of the style it
- * came from, so that it knows the block again when it returns: an Anthropic signature is any
- * other value.
+ * Thinking blocks of back ends other than Anthropic: the Messages API requires a `signature` on
+ * every `thinking` block, and a client sends the block back unchanged. The gateway signs such a
+ * block with the name of the style it came from (and the back end's own signature, for one that
+ * signs its reasoning: Gemini's thought signatures), so that it knows the block again when it
+ * returns: an Anthropic signature is any other value.
  */
 
 /** What a gateway signature starts with. */
 const PREFIX = "switchyard.reasoning.";
 
-/** The signature of a thinking block from a back end of `style` that gave none. */
-export function styleSignature(style: string | undefined): string {
-  return PREFIX + (style ?? "unknown");
+/** The signature of a thinking block from a back end of `style`, which signed it with
+ * `signature` (if it did): Anthropic's as it is, another style's in the gateway's mark
+ * (`switchyard.reasoning.gemini/<its signature>`). */
+export function styleSignature(style: string | undefined, signature?: string): string {
+  if (signature !== undefined && (style === undefined || style === "anthropic")) return signature;
+  const mark = PREFIX + (style ?? "unknown");
+  return signature === undefined ? mark : `${mark}/${signature}`;
 }
 
-/** The provider style a `thinking` block's signature names: the gateway's own mark, else
- * Anthropic's (whose signatures only Anthropic can check). */
-export function signatureStyle(signature: string): { style: string; anthropic: boolean } {
-  return signature.startsWith(PREFIX)
-    ? { style: signature.slice(PREFIX.length), anthropic: false }
-    : { style: "anthropic", anthropic: true };
+/** The provider style a `thinking` block's signature names, and the signature its back end
+ * gave: the gateway's own mark, else Anthropic's (whose signatures only Anthropic can check). */
+export function signatureStyle(
+  signature: string,
+): { style: string; anthropic: boolean; signature?: string } {
+  if (!signature.startsWith(PREFIX)) return { style: "anthropic", anthropic: true, signature };
+  const mark = signature.slice(PREFIX.length);
+  const slash = mark.indexOf("/");
+  if (slash < 0) return { style: mark, anthropic: false };
+  return { style: mark.slice(0, slash), anthropic: false, signature: mark.slice(slash + 1) };
 }
 
 /**

@@ -14,12 +14,18 @@
  *
  * Blocks that a back end interleaves (OpenAI-style parallel tool calls) are sent whole one
  * after the other: a block's events wait until the blocks opened before it have stopped.
+ *
+ * A bare signature after the answer's text (Gemini signs its last text part) is left out: a
+ * thinking block after the text would be the message's last block, which clients such as
+ * `claude -p` report as the answer (an empty one). Whole answers leave it out the same way
+ * (response.ts); a signed thought before the text, or a bare signature followed by more
+ * blocks, is sent.
  */
 import type { BlockDelta, BlockKind, CanonicalEvent } from "../../canonical/events.ts";
 import type { FinishReason, Usage } from "../../canonical/result.ts";
 import type { ApiError } from "../../errors.ts";
 import type { StreamRenderer } from "../../http/sse_response.ts";
-import { messageId } from "./response.ts";
+import { isBareSignature, messageId } from "./response.ts";
 import { styleSignature } from "./signature.ts";
 import { toStopReason } from "./stop.ts";
 import { toMessagesUsage } from "./usage.ts";
@@ -65,6 +71,11 @@ export class MessagesStreamRenderer implements StreamRenderer {
   /** Blocks not yet written whole, in order of opening; the first one streams live. */
   readonly #queue: Block[] = [];
   #finished = false;
+  /** The kind of the block opened last. */
+  #last: BlockKind | null = null;
+  /** A reasoning block opened right after a text block, held back (its events) until it shows
+   * it is more than a bare signature, or another block follows; left out at the finish. */
+  #held: { at: number; events: CanonicalEvent[] } | null = null;
 
   constructor(head: MessagesStreamHead) {
     this.#head = head;
@@ -113,10 +124,35 @@ export class MessagesStreamRenderer implements StreamRenderer {
   }
 
   #push(event: CanonicalEvent): string {
+    const held = this.#held;
+    if (held !== null) {
+      const own = event.type !== "block_start" && "index" in event && event.index === held.at;
+      const thought = event.type === "block_delta" && event.delta.type === "reasoning" &&
+        event.delta.text !== "";
+      if (own && !thought) {
+        held.events.push(event);
+        return "";
+      }
+      this.#held = null;
+      if (event.type !== "finish" && event.type !== "usage") {
+        let out = "";
+        for (const e of held.events) out += this.#push(e);
+        return out + this.#push(event);
+      }
+    }
+    if (
+      event.type === "block_start" && this.#last?.type === "text" &&
+      event.block.type === "reasoning" && isBareSignature({ ...event.block, text: "" })
+    ) {
+      this.#last = event.block;
+      this.#held = { at: event.index, events: [event] };
+      return "";
+    }
     switch (event.type) {
       case "start":
         return "";
       case "block_start":
+        this.#last = event.block;
         return this.#open(event.index, event.block);
       case "block_delta":
         return this.#delta(event.index, event.delta);
@@ -248,7 +284,11 @@ function deltaOf(block: Block, delta: BlockDelta): Record<string, unknown> | nul
         ? null
         : { type: "thinking_delta", thinking: delta.text };
     case "signature":
-      return redacted ? null : { type: "signature_delta", signature: delta.signature };
+      if (redacted || block.kind.type !== "reasoning") return null;
+      return {
+        type: "signature_delta",
+        signature: styleSignature(block.kind.style, delta.signature),
+      };
     case "arguments":
       return delta.json === "" ? null : { type: "input_json_delta", partial_json: delta.json };
   }

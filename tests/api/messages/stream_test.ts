@@ -131,3 +131,68 @@ Deno.test("MessagesStreamRenderer: a failure is Anthropic's error event (a strea
     'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Busy."}}\n\n',
   );
 });
+
+/** A text answer that Gemini signed on its last text part (parts.ts), then `after`. */
+function signedText(after: CanonicalEvent[][]): CanonicalEvent[][] {
+  return [
+    [{ type: "start" }, { type: "block_start", index: 0, block: { type: "text" } }],
+    [{ type: "block_delta", index: 0, delta: { type: "text", text: "The word is lantern." } }],
+    [
+      { type: "block_stop", index: 0 },
+      {
+        type: "block_start",
+        index: 1,
+        block: { type: "reasoning", style: "gemini" },
+      },
+      { type: "block_delta", index: 1, delta: { type: "signature", signature: "c2lnMQ==" } },
+      {
+        type: "block_stop",
+        index: 1,
+      },
+    ],
+    ...after,
+  ];
+}
+
+Deno.test("MessagesStreamRenderer: a bare Gemini signature after the last text is left out, so the text is the message's last block", () => {
+  const t = checkTranscript(parseTranscript(run(signedText([[
+    { type: "usage", usage: { input: 5, output: 4 } },
+    { type: "finish", reason: "stop" },
+  ]]))));
+  assert.deepEqual(t.blocks, [{ type: "text", text: "The word is lantern." }]);
+  assert.equal(t.stopReason, "end_turn");
+});
+
+Deno.test("MessagesStreamRenderer: a bare Gemini signature followed by more blocks is sent in its place, in the gateway's mark", () => {
+  const t = checkTranscript(parseTranscript(run(signedText([[
+    { type: "block_start", index: 2, block: { type: "tool_call", id: "call_1", name: "read" } },
+    { type: "block_delta", index: 2, delta: { type: "arguments", json: '{"p":1}' } },
+    { type: "block_stop", index: 2 },
+    { type: "finish", reason: "tool_calls" },
+  ]]))));
+  assert.deepEqual(t.blocks.map((b) => b.type), ["text", "thinking", "tool_use"]);
+  assert.equal(t.blocks[1]!.signature, "switchyard.reasoning.gemini/c2lnMQ==");
+  assert.equal(t.blocks[1]!.thinking, "");
+  assert.deepEqual(t.blocks[2]!.input, { p: 1 });
+});
+
+Deno.test("MessagesStreamRenderer: a Gemini thought after text streams as it comes once it has text", () => {
+  const t = checkTranscript(parseTranscript(run([
+    [{ type: "start" }, { type: "block_start", index: 0, block: { type: "text" } }],
+    [{ type: "block_delta", index: 0, delta: { type: "text", text: "First." } }, {
+      type: "block_stop",
+      index: 0,
+    }],
+    [{ type: "block_start", index: 1, block: { type: "reasoning", style: "gemini" } }],
+    [{ type: "block_delta", index: 1, delta: { type: "reasoning", text: "Then think." } }],
+    [{ type: "block_delta", index: 1, delta: { type: "signature", signature: "s2" } }, {
+      type: "block_stop",
+      index: 1,
+    }, { type: "finish", reason: "stop" }],
+  ])));
+  assert.deepEqual(t.blocks.map((b) => [b.type, b.thinking ?? b.text]), [
+    ["text", "First."],
+    ["thinking", "Then think."],
+  ]);
+  assert.equal(t.blocks[1]!.signature, "switchyard.reasoning.gemini/s2");
+});
