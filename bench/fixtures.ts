@@ -172,3 +172,131 @@ export function embeddingsJson(base64: boolean): string {
     usage: { prompt_tokens: EMBED_INPUTS * 40, total_tokens: EMBED_INPUTS * 40 },
   });
 }
+
+/** The conversation size of the agent-shaped rows: agents send 50-400 KB on every turn. */
+export const AGENT_BYTES = 200 * 1024;
+/** The tools an agent-shaped request declares. */
+export const AGENT_TOOLS = 20;
+
+/** An agent request as captured at the gateway, and the headers it came with. */
+interface Captured {
+  headers?: Record<string, string>;
+  body: Record<string, unknown>;
+}
+
+function captured(path: string): Captured {
+  const json = JSON.parse(Deno.readTextFileSync(new URL(path, import.meta.url)));
+  return "body" in json ? json : { body: json };
+}
+
+/** A file's contents as an agent's Read tool returns them: numbered lines of code. */
+function fileContents(n: number, bytes: number): string {
+  const lines: string[] = [];
+  let size = 0;
+  for (let i = 1; size < bytes; i++) {
+    const line = `${
+      String(i).padStart(6)
+    }\u2192  const value${n}_${i} = compute(input, ${i}); // step ${i} of file ${n}`;
+    lines.push(line);
+    size += line.length + 1;
+  }
+  return lines.join("\n");
+}
+
+/** `tools` grown to {@link AGENT_TOOLS} by copies under new names. */
+function moreTools<T extends Record<string, unknown>>(
+  tools: T[],
+  rename: (tool: T, name: string) => T,
+  nameOf: (tool: T) => string,
+): T[] {
+  const out = [...tools];
+  for (let i = 0; out.length < AGENT_TOOLS; i++) {
+    const tool = tools[i % tools.length]!;
+    out.push(rename(tool, `${nameOf(tool)}_${Math.floor(i / tools.length) + 2}`));
+  }
+  return out;
+}
+
+/**
+ * A Claude Code turn through `/v1/messages`: the request Claude Code 2.1.332 sent
+ * (tests/support/claude_code_request.json), its conversation grown to about {@link AGENT_BYTES}
+ * with Read round trips (a `tool_use`, then a `tool_result` of a file's lines), its tools to
+ * {@link AGENT_TOOLS}, a `cache_control` mark on the last turn as Claude Code puts it, streamed.
+ */
+export function claudeCodeBody(model: string, bytes = AGENT_BYTES): string {
+  const { body } = captured("../tests/support/claude_code_request.json");
+  // The captured turn ends with a Read call and its result: the round trips go before them.
+  const messages = [...body.messages as Record<string, unknown>[]];
+  const end = messages.splice(-2);
+  for (let n = 0; JSON.stringify(messages).length < bytes; n++) {
+    const id = `toolu_bench${String(n).padStart(4, "0")}`;
+    messages.push(
+      {
+        role: "assistant",
+        content: [
+          { type: "text", text: `Reading src/module_${n}.ts next.` },
+          { type: "tool_use", id, name: "Read", input: { file_path: `/repo/src/module_${n}.ts` } },
+        ],
+      },
+      {
+        role: "user",
+        content: [{ type: "tool_result", tool_use_id: id, content: fileContents(n, 8 * 1024) }],
+      },
+    );
+  }
+  messages.push(...end);
+  type Tool = Record<string, unknown> & { name: string };
+  const tools = moreTools(
+    body.tools as Tool[],
+    (t, name) => ({ ...t, name }),
+    (t) => t.name,
+  );
+  return JSON.stringify({ ...body, model, messages, tools, stream: true });
+}
+
+/** The headers Claude Code sent with {@link claudeCodeBody}'s request (its betas). */
+export function claudeCodeHeaders(): Record<string, string> {
+  const headers = captured("../tests/support/claude_code_request.json").headers ?? {};
+  return {
+    "anthropic-version": headers["anthropic-version"] ?? "2023-06-01",
+    "anthropic-beta": headers["anthropic-beta"] ?? "",
+  };
+}
+
+/**
+ * A Codex CLI turn through `/v1/responses`: the request Codex 0.171.0 sent
+ * (tests/api/responses/fixtures/codex_0.171.0_request.json), its input grown to about
+ * {@link AGENT_BYTES} with `exec_command` round trips (a `function_call`, then its output), its
+ * function tools copied up to about {@link AGENT_TOOLS} (the hosted and namespace tools once),
+ * streamed.
+ */
+export function codexBody(model: string, bytes = AGENT_BYTES): string {
+  const { body } = captured("../tests/api/responses/fixtures/codex_0.171.0_request.json");
+  const input = [...body.input as Record<string, unknown>[]];
+  const last = input.pop()!;
+  for (let n = 0; JSON.stringify(input).length < bytes; n++) {
+    const call_id = `call_bench${String(n).padStart(4, "0")}`;
+    input.push(
+      {
+        type: "function_call",
+        name: "exec_command",
+        arguments: JSON.stringify({ cmd: `cat src/module_${n}.rs` }),
+        call_id,
+      },
+      {
+        type: "function_call_output",
+        call_id,
+        output: JSON.stringify({ output: fileContents(n, 8 * 1024), metadata: { exit_code: 0 } }),
+      },
+    );
+  }
+  input.push(last);
+  type Tool = Record<string, unknown>;
+  const nameOf = (t: Tool) => String(t.name ?? t.type);
+  const tools = moreTools(
+    body.tools as Tool[],
+    (t, name) => t.type === "function" || t.type === "custom" ? { ...t, name } : t,
+    nameOf,
+  ).filter((t, i, all) => all.findIndex((u) => JSON.stringify(u) === JSON.stringify(t)) === i);
+  return JSON.stringify({ ...body, model, input, tools, stream: true });
+}

@@ -17,7 +17,7 @@
  *   deno task bench --seconds 5     length of each wrk run (default 5)
  *   deno task bench --rounds 2      interleaved rounds per row (default 2; medians reported)
  *   deno task bench --only clients  one part of the table: gateway, long, paced, anthropic,
- *                                   routing, embeddings or clients
+ *                                   routing, embeddings, agents or clients
  *   deno task bench --only slow     200 clients uploading a chunked body a byte every 2 s: RSS
  *                                   per client (bench/slow_clients.ts)
  *   deno task bench --against main  also a Switchyard built from a git revision (a branch, a tag,
@@ -50,7 +50,15 @@ import {
   removeWorktree,
   type Worktree,
 } from "./against.ts";
-import { chatBody, EMBED_DIMENSIONS, EMBED_INPUTS, embedBody } from "./fixtures.ts";
+import {
+  chatBody,
+  claudeCodeBody,
+  claudeCodeHeaders,
+  codexBody,
+  EMBED_DIMENSIONS,
+  EMBED_INPUTS,
+  embedBody,
+} from "./fixtures.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 const OUT = `${ROOT}.bench-out`;
@@ -283,6 +291,7 @@ async function wrk(
   measured: Proc,
   clients = 1,
   seconds = args.seconds,
+  extraHeaders: Record<string, string> = {},
 ): Promise<Sample> {
   // One script per measured process: `--metrics` runs two wrks at once.
   const script = `${OUT}/post_${measured.name}_${connections}_${
@@ -290,6 +299,9 @@ async function wrk(
   }_${body.length}_${clients}.lua`;
   const headers = [`wrk.headers["Content-Type"] = "application/json"`];
   if (key) headers.push(`wrk.headers["Authorization"] = "Bearer ${key}"`);
+  for (const [name, value] of Object.entries(extraHeaders)) {
+    headers.push(`wrk.headers[${JSON.stringify(name)}] = ${JSON.stringify(value)}`);
+  }
   const rotation = clients > 1 ? rotatingClients(clients) : [];
   await Deno.writeTextFile(
     script,
@@ -336,19 +348,26 @@ async function timeTo(
   body: string,
   key: string | null,
   byte: "first" | "last",
-  n = 200,
+  { n = 200, extraHeaders = {}, fresh = false }: {
+    n?: number;
+    extraHeaders?: Record<string, string>;
+    /** A new connection for each request (as curl and many clients make), else keep-alive. */
+    fresh?: boolean;
+  } = {},
 ): Promise<number> {
   const times: number[] = [];
-  const headers: Record<string, string> = { "content-type": "application/json" };
+  const headers: Record<string, string> = { "content-type": "application/json", ...extraHeaders };
   if (key) headers.authorization = `Bearer ${key}`;
   for (let i = 0; i < n; i++) {
+    const client = fresh ? Deno.createHttpClient({}) : undefined;
     const t0 = performance.now();
-    const res = await fetch(url, { method: "POST", headers, body });
+    const res = await fetch(url, { method: "POST", headers, body, ...(client ? { client } : {}) });
     const reader = res.body!.getReader();
     let read = await reader.read();
     if (byte === "first") times.push(performance.now() - t0);
     while (!read.done) read = await reader.read();
     if (byte === "last") times.push(performance.now() - t0);
+    client?.close();
   }
   times.sort((a, b) => a - b);
   return times[Math.floor(times.length / 2)]!;
@@ -410,8 +429,20 @@ async function benchConfig(
       },
     ],
     models: [
-      { id: "bench-openai", provider: "bench", chat_completions: true, access: "key" },
-      { id: "bench-claude", provider: "bench-anthropic", chat_completions: true, access: "key" },
+      {
+        id: "bench-openai",
+        provider: "bench",
+        chat_completions: true,
+        function_calling: true,
+        access: "key",
+      },
+      {
+        id: "bench-claude",
+        provider: "bench-anthropic",
+        chat_completions: true,
+        function_calling: true,
+        access: "key",
+      },
       // Anonymous callers' model, for the client-count rows (limits per client IP).
       { id: "bench-open", provider: "bench", chat_completions: true },
       // Streams paced like a model's tokens (the paced upstream), for the paced rows.
@@ -903,6 +934,82 @@ async function table(): Promise<void> {
         } µs), ${fmt((s.rps / p.rps) * 100, 0)}% of its req/s`,
       );
     }
+    // Agent-shaped turns (a Claude Code turn through /v1/messages, a Codex turn through
+    // /v1/responses: ~250 KB, 20 tools, streamed) against the pass-through of the same bytes,
+    // interleaved, to a back end of the same protocol and to one the turn is translated for;
+    // then each one's unloaded time to the first byte.
+    const agentLatency: string[] = [];
+    if (section("agents")) {
+      const agents = [
+        {
+          mode: "claude code turn",
+          path: "/v1/messages",
+          passPath: "/v1/messages",
+          body: claudeCodeBody,
+          headers: claudeCodeHeaders(),
+          to: [["bench-claude", "→anthropic"], ["bench-openai", "→openai (translated)"]],
+        },
+        {
+          mode: "codex turn",
+          path: "/v1/responses",
+          passPath: "/v1/chat/completions",
+          body: codexBody,
+          headers: {},
+          to: [["bench-openai", "→openai (translated)"], [
+            "bench-claude",
+            "→anthropic (translated)",
+          ]],
+        },
+      ] as const;
+      for (const agent of agents) {
+        const passUrl = `http://127.0.0.1:${passthrough.port}${agent.passPath}`;
+        const syUrl = `http://127.0.0.1:${switchyard.port}${agent.path}`;
+        const passBody = agent.body("bench-upstream");
+        const bodies = agent.to.map(([model]) => agent.body(model));
+        for (const body of bodies) {
+          await wrk(syUrl, 32, body, key, switchyard, 1, 2, agent.headers);
+        }
+        const passSamples: Sample[] = [];
+        const sySamples: Sample[][] = agent.to.map(() => []);
+        for (let round = 0; round < args.rounds; round++) {
+          passSamples.push(
+            await wrk(passUrl, 32, passBody, null, passthrough, 1, args.seconds, agent.headers),
+          );
+          for (const [i, body] of bodies.entries()) {
+            sySamples[i]!.push(
+              await wrk(syUrl, 32, body, key, switchyard, 1, args.seconds, agent.headers),
+            );
+          }
+        }
+        const p = medianSample(passSamples);
+        const mode = `${agent.mode} ${Math.round(passBody.length / 1024)} KB`;
+        row(mode, 32, "passthrough", p, null, null);
+        results[`${mode} @32 passthrough`] = p;
+        const firstBytes = [
+          `pass-through ${
+            fmt(
+              await timeTo(passUrl, passBody, null, "first", { extraHeaders: agent.headers }),
+              3,
+            )
+          } ms`,
+        ];
+        for (const [i, [, label]] of agent.to.entries()) {
+          const s = medianSample(sySamples[i]!);
+          row(mode, 32, `switchyard${label}`, s, null, p);
+          results[`${mode} @32 switchyard${label}`] = s;
+          clientRatios.push(
+            `${agent.mode} ${label}: ${
+              fmt(s.cpuUsPerRequest / p.cpuUsPerRequest)
+            }× the pass-through's CPU per request`,
+          );
+          const first = await timeTo(syUrl, bodies[i]!, key, "first", {
+            extraHeaders: agent.headers,
+          });
+          firstBytes.push(`switchyard${label} ${fmt(first, 3)} ms`);
+        }
+        agentLatency.push(`${agent.mode}: ${firstBytes.join(", ")}`);
+      }
+    }
     // Limits are counted per client: one anonymous client, then 10,000 distinct ones (a new
     // X-Forwarded-For address per request), each against the pass-through in the same rounds.
     for (const clients of section("clients") ? [1, CLIENTS] : []) {
@@ -946,6 +1053,19 @@ async function table(): Promise<void> {
       return times;
     };
     const latency = { ttfb: await unloaded(true), ttlb: await unloaded(false) };
+    // The same on a new connection per request, as curl and many clients make them.
+    const freshLatency: Record<string, Record<string, number>> = { ttfb: {}, ttlb: {} };
+    for (const stream of [true, false]) {
+      for (const t of [direct, pass, sy]) {
+        freshLatency[stream ? "ttfb" : "ttlb"]![t.label] = await timeTo(
+          t.url,
+          chatBody(t.model, stream),
+          t.key,
+          stream ? "first" : "last",
+          { fresh: true },
+        );
+      }
+    }
     console.log(
       `\nSwitchyard load benchmark: ${args.seconds} s per run, ${args.rounds} interleaved rounds (medians; peak RSS is the largest seen), taskset ${
         TASKSET ? "on (gateways on core 0; upstream and wrk on core 1)" : "off"
@@ -981,6 +1101,25 @@ async function table(): Promise<void> {
         fmt(await peakRssMb(upstream.pid), 0)
       } MB`,
     );
+    for (
+      const [what, times] of [
+        ["time to first byte of a stream", freshLatency.ttfb!],
+        ["time to last byte of a non-stream answer", freshLatency.ttlb!],
+      ] as const
+    ) {
+      console.log(
+        `Unloaded ${what}, a new connection per request (median of 200): direct ${
+          fmt(times.direct!, 3)
+        } ms, pass-through ${fmt(times.passthrough!, 3)} ms, switchyard ${
+          fmt(times.switchyard!, 3)
+        } ms (switchyard − pass-through = ${fmt(times.switchyard! - times.passthrough!, 3)} ms)`,
+      );
+    }
+    if (agentLatency.length) {
+      console.log(
+        `Unloaded time to first byte of an agent turn (median of 200): ${agentLatency.join("; ")}`,
+      );
+    }
     if (clientRatios.length) console.log(`Client counts and routing: ${clientRatios.join("; ")}`);
     if (tree && rev) {
       console.log(

@@ -19,10 +19,51 @@ export function takeTokens(text: string, limit = Infinity): { tokens: string[]; 
   return { tokens, more: false };
 }
 
-/** How many tokens the text holds, without building them. */
+/** What a character is to the tokenizer: part of a word, whitespace, or a token of its own. */
+const WORD = 0;
+const SPACE = 1;
+const OTHER = 2;
+
+/** The kinds of the ASCII characters. */
+const ASCII_KINDS = Uint8Array.from({ length: 128 }, (_, c) => {
+  if (/[\p{L}\p{N}_]/u.test(String.fromCharCode(c))) return WORD;
+  return /\s/.test(String.fromCharCode(c)) ? SPACE : OTHER;
+});
+
+/**
+ * How many tokens the text holds, without building them: as many as {@link takeTokens} gives,
+ * counted in one pass over the characters (a word run or one other character is a token, with
+ * the whitespace before it; whitespace at the end is one more). The regular expression took
+ * 9 ms for an agent's 250 KB turn, half of what the gateway spent on it; this takes under 1.
+ */
 export function countTokens(text: string): number {
-  const re = new RegExp(TOKEN);
   let n = 0;
-  while (re.exec(text) !== null) n++;
-  return n;
+  let previous = SPACE;
+  let trailingSpace = false;
+  let wide: { word: RegExp; space: RegExp } | null = null;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    let kind: number;
+    if (c < 128) {
+      kind = ASCII_KINDS[c]!;
+    } else {
+      wide ??= { word: /[\p{L}\p{N}_]/uy, space: /\s/uy };
+      wide.word.lastIndex = i;
+      wide.space.lastIndex = i;
+      kind = wide.word.test(text) ? WORD : wide.space.test(text) ? SPACE : OTHER;
+      // A character outside the BMP is two code units.
+      if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+        const low = text.charCodeAt(i + 1);
+        if (low >= 0xdc00 && low <= 0xdfff) i++;
+      }
+    }
+    if (kind === SPACE) {
+      trailingSpace = true;
+    } else {
+      if (kind === OTHER || previous !== WORD) n++;
+      trailingSpace = false;
+    }
+    previous = kind;
+  }
+  return trailingSpace ? n + 1 : n;
 }

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { countTokens, takeTokens } from "../../src/canonical/tokens.ts";
+import fc from "npm:fast-check@4.10.2";
 
 Deno.test("tokens are words or single other characters, with the whitespace before them", () => {
   const text = "Hello, wörld!  640 × 480\tpx 😀👍 ";
@@ -38,4 +39,42 @@ Deno.test("tokens of long runs: one per word or whitespace run, one per other ch
   ]);
   assert.equal(countTokens("!".repeat(n)), n);
   assert.equal(countTokens(" !".repeat(n)), n);
+});
+
+Deno.test("countTokens counts what takeTokens takes, for any text (generated)", () => {
+  const pieces = [
+    "a",
+    "Z",
+    "é",
+    "ж",
+    "中",
+    "7",
+    "٣",
+    "_",
+    " ",
+    "\t",
+    "\n",
+    "\u00a0",
+    "\u2003",
+    "\u3000",
+    "\ufeff",
+    ",",
+    "×",
+    "→",
+    "😀",
+    "𝒜",
+    "\ud800",
+    "\udc00",
+    "\u0301",
+  ];
+  fc.assert(
+    fc.property(
+      fc.oneof(
+        fc.string({ unit: "binary" }),
+        fc.array(fc.constantFrom(...pieces), { maxLength: 40 }).map((p) => p.join("")),
+      ),
+      (text) => countTokens(text) === takeTokens(text).tokens.length,
+    ),
+    { numRuns: 5000 },
+  );
 });
