@@ -65,7 +65,7 @@ Deno.test("gemini request: contents, systemInstruction and generationConfig as c
       generationConfig: { responseModalities: ["TEXT"] },
     },
   });
-  assert.deepEqual(uses, { images: [], toolUses: [], protocolOnly: [] });
+  assert.deepEqual(uses, { images: [], toolUses: [], protocolOnly: [], hostedTools: [] });
 });
 
 Deno.test("gemini request: function calls, their responses and thought signatures", () => {
