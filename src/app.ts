@@ -14,6 +14,7 @@ import { Expiries } from "./http/expiries.ts";
 import type { HttpClient } from "./http/client/types.ts";
 import { fetchReason, upstreamClient } from "./http/client/upstream_client.ts";
 import { KvHealth } from "./kv/health.ts";
+import { guardrails } from "./guardrails/step.ts";
 import { GroupCommit } from "./limits/group_commit.ts";
 import { spendLedger } from "./limits/spend.ts";
 import { tokenLedger } from "./limits/tokens.ts";
@@ -291,7 +292,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     random: deps.random ?? Math.random,
     bodyTimers: new Expiries(Expiries.tickFor(config.server.body_timeout_ms)),
     // The steps around chat calls' models (pipeline/model_step.ts), outermost first.
-    modelSteps: [],
+    modelSteps: [guardrails({ http: providerOptions.http, env })],
   };
   // One group commit for the request and token counters: their writes share KV commits.
   const commits = new GroupCommit(kv, metrics?.commitObserver("ratelimit"));

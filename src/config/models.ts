@@ -5,6 +5,7 @@
  */
 import { quote } from "../quote.ts";
 import { OPTIONAL, type Reader } from "../validation/reader.ts";
+import { readGuardrails } from "./guardrails.ts";
 import { readImageGeneration } from "./image_generation.ts";
 import { readRerank } from "./rerank.ts";
 import { readRoutes, unknownProvider } from "./routes.ts";
@@ -93,6 +94,7 @@ const MODEL_FIELDS = [
   "moderation_thresholds",
   "enabled",
   "hosted_tools",
+  "guardrails",
 ] as const;
 
 /** A model's `embeddings` object (`true` reads as `{}`: every default). */
@@ -161,6 +163,8 @@ export function readModel(
   if (routes) model.routes = routes;
   const rerank = readRerank(f.get("rerank"));
   if (rerank) model.rerank = rerank;
+  const guardrails = readGuardrails(f.get("guardrails"));
+  if (guardrails) model.guardrails = guardrails;
   const continues = f.boolean("continue_on_failure", OPTIONAL);
   if (continues !== undefined) {
     if (!routes) {

@@ -217,6 +217,61 @@ export interface ModelConfig {
    * tools, Gemini's built-in tools: `Uses.hostedTools`) do when the model's back end cannot run
    * them; absent: `drop`. */
   hosted_tools?: HostedTools;
+  /** The checks of its chat calls' input and output (docs/guardrails.md), in order; absent:
+   * none (absent rather than empty, so that other models' entries fingerprint as before). */
+  guardrails?: GuardrailConfig[];
+}
+
+/** What a guardrail checks with (docs/guardrails.md). */
+export const GUARDRAIL_TYPES = ["pii", "moderation", "deny", "webhook"] as const;
+export type GuardrailType = typeof GUARDRAIL_TYPES[number];
+/** Which side of a call a guardrail checks: the request, or the model's answer. */
+export const GUARDRAIL_STAGES = ["input", "output"] as const;
+export type GuardrailStage = typeof GUARDRAIL_STAGES[number];
+/** What a guardrail does with what it finds. */
+export const GUARDRAIL_ACTIONS = ["block", "redact", "log"] as const;
+export type GuardrailAction = typeof GUARDRAIL_ACTIONS[number];
+/** What a guardrail that cannot decide (its moderation model or webhook failed) does. */
+export const GUARDRAIL_ON_ERROR = ["block", "allow"] as const;
+/** The kinds of personal data and secrets the `pii` guardrail finds. */
+export const PII_KINDS = [
+  "email",
+  "phone",
+  "card",
+  "iban",
+  "ssn",
+  "ip",
+  "secret",
+] as const;
+export type PiiKind = typeof PII_KINDS[number];
+
+/** One guardrail of a model's `guardrails`. */
+export interface GuardrailConfig {
+  type: GuardrailType;
+  /** Names it in errors, logs and metrics (default: its type, with its place when the type
+   * repeats: `deny_2`). */
+  name: string;
+  stage: GuardrailStage;
+  action: GuardrailAction;
+  on_error: "block" | "allow";
+  /** pii: the kinds looked for (default all). */
+  entities?: PiiKind[];
+  /** pii, input, redact: the originals put back in the answer in place of the placeholders. */
+  restore?: boolean;
+  /** moderation: the moderation model (default: the default moderation model). */
+  model?: string;
+  /** moderation: score thresholds by category (absent: the model's own flags). */
+  categories?: Partial<Record<ModerationCategory, number>>;
+  /** deny: words and phrases matched whole, ignoring case. */
+  words?: string[];
+  /** deny: regular expressions (bounded: see config/guardrails.ts). */
+  patterns?: string[];
+  /** webhook: where the verdict is asked for. */
+  url?: string;
+  /** webhook: milliseconds the verdict may take (default 2000). */
+  timeout_ms?: number;
+  /** webhook: the environment variable holding a bearer token sent to it, if any. */
+  token_env?: string;
 }
 
 /** The policies for hosted tools a back end cannot run: left out of the request (and named in

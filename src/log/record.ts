@@ -1,3 +1,5 @@
+import type { GuardrailVerdict } from "../guardrails/report.ts";
+
 /** One request's log record (DESIGN §9): a JSON line on stdout and an entry in KV. */
 export interface LogRecord {
   /** ISO 8601 time the request arrived. */
@@ -25,6 +27,9 @@ export interface LogRecord {
   estimated?: true;
   /** `shutdown`: the process stopped before the request ended. */
   reason?: "shutdown";
+  /** The verdicts of the model's guardrails (what they found by type and count, never the
+   * values), when it has some. */
+  guardrails?: GuardrailVerdict[];
   /** Message text, only when `logs.include_content` is on. */
   content?: unknown;
 }

@@ -36,6 +36,8 @@ export interface RequestSample {
   /** Routes of a several-route model that failed and were moved past, by provider and error
    * code. */
   fallbacks: readonly { provider: string; kind: string }[];
+  /** The verdicts of the model's guardrails (names from the config: a bounded set). */
+  guardrails?: readonly { name: string; stage: string; verdict: string }[] | null;
 }
 
 /** What is read at scrape time. */
@@ -97,6 +99,12 @@ export class GatewayMetrics {
     "Requests refused by the gateway's rate limits, by scope.",
     ["scope"],
   );
+  readonly #guardrails = new Counter(
+    "switchyard_guardrail_verdicts_total",
+    "Guardrail verdicts on chat calls (passed, logged, redacted, blocked, failed_open, " +
+      "failed_closed), by model, guardrail name and stage.",
+    ["model", "guardrail", "stage", "verdict"],
+  );
   readonly #kvCommit = new Histogram(
     "switchyard_kv_commit_duration_seconds",
     "Seconds a KV atomic commit took, by the store that made it (ratelimit, log).",
@@ -116,6 +124,7 @@ export class GatewayMetrics {
       this.#upstreamErrors,
       this.#fallbacks,
       this.#refusals,
+      this.#guardrails,
       this.#kvCommit,
       new Gauge(
         "switchyard_requests_in_flight",
@@ -169,6 +178,9 @@ export class GatewayMetrics {
     if (sample.inputTokens > 0) this.#tokens.inc([model, "input"], sample.inputTokens);
     if (sample.outputTokens > 0) this.#tokens.inc([model, "output"], sample.outputTokens);
     for (const { provider, kind } of sample.fallbacks) this.#fallbacks.inc([model, provider, kind]);
+    for (const g of sample.guardrails ?? []) {
+      this.#guardrails.inc([model, g.name, g.stage, g.verdict]);
+    }
     if (sample.error === null) return;
     if (sample.provider !== null && UPSTREAM_STATUSES.has(sample.status)) {
       this.#upstreamErrors.inc([sample.provider, sample.error]);

@@ -20,6 +20,7 @@ import type { Logger } from "../log/logger.ts";
 import type { ProviderLookup } from "../providers/types.ts";
 import type { RouteHealth } from "../routing/health.ts";
 import type { ListEntry } from "../entry_list.ts";
+import type { GuardrailVerdict } from "../guardrails/report.ts";
 import type { StreamTally } from "../http/sse_response.ts";
 import type { Held } from "./held.ts";
 import type { ModelStep } from "./model_step.ts";
@@ -157,6 +158,8 @@ export class RequestContext {
   stream = false;
   /** What the request's log record shows of its content (only with `logs.include_content`). */
   content: unknown = undefined;
+  /** The verdicts of the model's guardrails, once they ran (`guardrails/step.ts`). */
+  guardrails: GuardrailVerdict[] | null = null;
 
   // Respond step.
   /** The code of the error answered (its type when it has none), or `null`. */

@@ -38,6 +38,7 @@ export function logRecord(
     if (pricing && usage) record.cost = fromMicros(costMicros(usage, pricing));
     if (estimated) record.estimated = true;
     if (reason !== null) record.reason = reason;
+    if (ctx.guardrails !== null && ctx.guardrails.length > 0) record.guardrails = ctx.guardrails;
     if (includeContent && ctx.content !== undefined) record.content = ctx.content;
     logger.request(record);
   };

@@ -28,6 +28,7 @@ export function countRequest(metrics: GatewayMetrics): SettleHook {
       inputTokens: usage?.input ?? 0,
       outputTokens: usage?.output ?? 0,
       fallbacks: ctx.fallbacks,
+      guardrails: ctx.guardrails,
     });
   };
 }

@@ -1,0 +1,411 @@
+/**
+ * Guardrails as one model step (pipeline/model_step.ts; docs/guardrails.md): a model's
+ * `guardrails` check the canonical request before the call (every message's text, tool
+ * results and tool-call arguments, the system prompt) and the answer after it, whole or as it
+ * streams, whatever front door or back end the call uses. A block is an ApiError: the door's
+ * error shape before the answer began, the protocol's error event after.
+ */
+import type { CanonicalRequest, Message, Part } from "../canonical/conversation.ts";
+import type { CanonicalEvent } from "../canonical/events.ts";
+import type { CanonicalResult } from "../canonical/result.ts";
+import type { ModelRecord } from "../catalogue/model.ts";
+import type { GuardrailConfig } from "../config/types.ts";
+import { ApiError } from "../errors.ts";
+import type { HttpClient } from "../http/client/types.ts";
+import type { RequestContext } from "../pipeline/context.ts";
+import type { ModelStep } from "../pipeline/model_step.ts";
+import type { CallContext, Provider } from "../providers/types.ts";
+import { guardrailBlocked, guardrailUnavailable } from "./errors.ts";
+import { flaggedCategory } from "./moderation_gate.ts";
+import { GuardrailReport } from "./report.ts";
+import {
+  type CheckState,
+  checkText,
+  STREAM_HOLD,
+  type TextCheck,
+  textCheck,
+  WindowFilter,
+} from "./text_checks.ts";
+import { StreamRestorer, Vault } from "./vault.ts";
+import { askWebhook, type WebhookVerdict } from "./webhook.ts";
+
+/** What the guardrails step is built from. */
+export interface GuardrailDeps {
+  /** The client webhook calls go through (the app's upstream client). */
+  http: HttpClient;
+  /** Environment lookup (a webhook's `token_env`). */
+  env: (name: string) => string | undefined;
+}
+
+/** A model's guardrails, ready to run. */
+interface Compiled {
+  input: readonly Stage[];
+  output: readonly Stage[];
+  /** The output's pattern checks (run in windows on streams). */
+  outputChecks: readonly TextCheck[];
+  /** Characters a streamed block holds back for the output's pattern checks. */
+  hold: number;
+}
+
+/** A guardrail with its pattern check, when it is one. */
+interface Stage {
+  guardrail: GuardrailConfig;
+  check: TextCheck | null;
+}
+
+/** Characters of streamed text an output moderation guardrail checks at a time (held back
+ * until checked). */
+const MODERATION_WINDOW = 500;
+
+/** The guardrails step. */
+export function guardrails(deps: GuardrailDeps): ModelStep {
+  const compiled = new WeakMap<readonly GuardrailConfig[], Compiled>();
+  return {
+    around(provider: Provider, ctx: RequestContext, record: ModelRecord): Provider | null {
+      const list = record.guardrails;
+      if (list === undefined || list.length === 0) return null;
+      let c = compiled.get(list);
+      if (c === undefined) compiled.set(list, c = compile(list));
+      const run = new Run(ctx, c, deps);
+      return {
+        id: provider.id,
+        async chat(req: CanonicalRequest, call: CallContext): Promise<CanonicalResult> {
+          const result = await provider.chat(await run.input(req), call);
+          return await run.output(result);
+        },
+        chatStream(req: CanonicalRequest, call: CallContext): AsyncIterable<CanonicalEvent[]> {
+          return run.stream(req, (checked) => provider.chatStream(checked, call));
+        },
+      };
+    },
+  };
+}
+
+/** A model's guardrails split by stage, compiled. */
+function compile(list: readonly GuardrailConfig[]): Compiled {
+  const stages = list.map((guardrail) => ({ guardrail, check: textCheck(guardrail) }));
+  const output = stages.filter((s) => s.guardrail.stage === "output");
+  const outputChecks = output.flatMap((s) => s.check ? [s.check] : []);
+  const longestWord = Math.max(
+    0,
+    ...output.flatMap((s) => s.guardrail.words ?? []).map((w) => w.length),
+  );
+  return {
+    input: stages.filter((s) => s.guardrail.stage === "input"),
+    output,
+    outputChecks,
+    hold: Math.max(STREAM_HOLD, longestWord + 1),
+  };
+}
+
+/** The guardrails of one call. */
+class Run implements CheckState {
+  readonly report = new GuardrailReport();
+  readonly vault = new Vault();
+
+  constructor(
+    readonly ctx: RequestContext,
+    readonly compiled: Compiled,
+    readonly deps: GuardrailDeps,
+  ) {
+    ctx.guardrails = this.report.verdicts;
+  }
+
+  /** The request after the input guardrails, in order. */
+  async input(req: CanonicalRequest): Promise<CanonicalRequest> {
+    let messages = req.messages;
+    for (const { guardrail, check } of this.compiled.input) {
+      if (check) messages = mapMessages(messages, (text) => checkText(text, [check], this));
+      else if (guardrail.type === "moderation") {
+        await this.moderate(guardrail, messages.map(messageText).join("\n\n"));
+      } else if (guardrail.type === "webhook") {
+        const verdict = await this.webhook(guardrail, {
+          messages: messages.map((m) => ({ role: m.role, content: messageText(m) })),
+        });
+        if (verdict?.messages) messages = replaceMessageTexts(messages, verdict.messages);
+      }
+      this.report.of(guardrail);
+    }
+    return messages === req.messages ? req : { ...req, messages };
+  }
+
+  /** A whole answer after the output guardrails, in order, with placeholders restored. */
+  async output(result: CanonicalResult): Promise<CanonicalResult> {
+    let parts = result.parts;
+    for (const { guardrail, check } of this.compiled.output) {
+      if (check) parts = mapParts(parts, (text) => checkText(text, [check], this));
+      else if (guardrail.type === "moderation") {
+        await this.moderate(guardrail, answerText(parts));
+      } else if (guardrail.type === "webhook") {
+        const verdict = await this.webhook(guardrail, { text: answerText(parts) });
+        if (verdict?.text !== undefined) parts = replaceAnswerText(parts, verdict.text);
+      }
+      this.report.of(guardrail);
+    }
+    if (this.vault.restores) parts = mapParts(parts, (text) => this.vault.restore(text));
+    return parts === result.parts ? result : { ...result, parts };
+  }
+
+  /** A streamed answer: the request checked first, then each block's text and tool-call
+   * arguments checked in windows as they stream, placeholders restored across deltas. */
+  async *stream(
+    req: CanonicalRequest,
+    call: (req: CanonicalRequest) => AsyncIterable<CanonicalEvent[]>,
+  ): AsyncGenerator<CanonicalEvent[]> {
+    const checked = await this.input(req);
+    for (const { guardrail } of this.compiled.output) this.report.of(guardrail);
+    const blocks = new Map<number, BlockPipe>();
+    /** The whole answer's text, for an output webhook (checked at the end). */
+    const webhooks = this.compiled.output.filter((s) => s.guardrail.type === "webhook");
+    let text = "";
+    for await (const batch of call(checked)) {
+      const out: CanonicalEvent[] = [];
+      for (const event of batch) {
+        if (event.type === "block_start") {
+          const kind = event.block.type;
+          if (kind === "text" || kind === "tool_call" || kind === "refusal") {
+            const delta: TextDelta = kind === "tool_call"
+              ? { type: "arguments", json: "" }
+              : { type: kind, text: "" };
+            blocks.set(event.index, new BlockPipe(this, delta));
+          }
+          out.push(event);
+        } else if (event.type === "block_delta") {
+          const pipe = blocks.get(event.index);
+          const delta = event.delta;
+          if (pipe === undefined || delta.type === "reasoning" || delta.type === "signature") {
+            out.push(event);
+            continue;
+          }
+          const piece = delta.type === "arguments" ? delta.json : delta.text;
+          if (delta.type === "text") text += piece;
+          const sent = await pipe.push(piece);
+          if (sent !== "") out.push(withText(event.index, delta, sent, sent === piece));
+        } else if (event.type === "block_stop") {
+          const pipe = blocks.get(event.index);
+          if (pipe !== undefined) {
+            blocks.delete(event.index);
+            const rest = await pipe.end();
+            if (rest !== "") out.push(withText(event.index, pipe.kind, rest, false));
+          }
+          out.push(event);
+        } else if (event.type === "finish") {
+          for (const { guardrail } of webhooks) {
+            const verdict = await this.webhook(guardrail, { text });
+            // What was sent cannot be rewritten: a redaction of a stream blocks it.
+            if (verdict?.action === "redact") {
+              this.report.record(guardrail, "blocked");
+              throw guardrailBlocked(guardrail, verdict.reason ?? "content the webhook redacts");
+            }
+          }
+          out.push(event);
+        } else out.push(event);
+      }
+      if (out.length > 0) yield out;
+    }
+  }
+
+  /** Runs a moderation guardrail on `text`: throws when it blocks. */
+  async moderate(guardrail: GuardrailConfig, text: string): Promise<void> {
+    if (text.trim() === "") return;
+    const category = await this.decide(guardrail, () => flaggedCategory(this.ctx, guardrail, text));
+    if (category === null || category === undefined) return;
+    if (guardrail.action === "log") return this.report.record(guardrail, "logged", category);
+    this.report.record(guardrail, "blocked", category);
+    throw guardrailBlocked(guardrail, category);
+  }
+
+  /** Asks a webhook guardrail; throws when it blocks; the verdict when it redacts (`null` when
+   * it allows, failed open, or only logs). */
+  async webhook(
+    guardrail: GuardrailConfig,
+    content: { messages: { role: string; content: string }[] } | { text: string },
+  ): Promise<WebhookVerdict | null> {
+    const token = guardrail.token_env ? this.deps.env(guardrail.token_env) ?? null : null;
+    const body = {
+      stage: guardrail.stage,
+      model: this.ctx.model ?? "",
+      guardrail: guardrail.name,
+      ...content,
+    };
+    const verdict = await this.decide(
+      guardrail,
+      () => askWebhook(this.deps.http, guardrail, token, body, this.ctx.signal),
+    );
+    if (verdict === undefined || verdict.action === "allow") return null;
+    const kind = verdict.reason ?? verdict.action;
+    if (guardrail.action === "log") {
+      this.report.record(guardrail, "logged", kind);
+      return null;
+    }
+    if (verdict.action === "block") {
+      this.report.record(guardrail, "blocked", kind);
+      throw guardrailBlocked(guardrail, verdict.reason ?? "content the webhook refuses");
+    }
+    this.report.record(guardrail, "redacted", kind);
+    return verdict;
+  }
+
+  /** What `check` decides, or `undefined` when it failed and the guardrail fails open; a
+   * failure of a guardrail that fails closed is a 503 `guardrail_unavailable`. */
+  async decide<T>(guardrail: GuardrailConfig, check: () => Promise<T>): Promise<T | undefined> {
+    try {
+      return await check();
+    } catch (e) {
+      if (this.ctx.signal.aborted) throw e;
+      const why = e instanceof ApiError || e instanceof Error ? e.message : String(e);
+      if (guardrail.on_error === "allow") {
+        this.report.record(guardrail, "failed_open");
+        return undefined;
+      }
+      this.report.record(guardrail, "failed_closed");
+      throw guardrailUnavailable(guardrail, why.slice(0, 200));
+    }
+  }
+
+  /** Sends `text` through the output's moderation guardrails (throws when one blocks). */
+  async moderateWindow(text: string): Promise<void> {
+    for (const { guardrail } of this.compiled.output) {
+      if (guardrail.type === "moderation") await this.moderate(guardrail, text);
+    }
+  }
+
+  /** Whether the output has a moderation guardrail (streamed text waits for its windows). */
+  get moderatesOutput(): boolean {
+    return this.compiled.output.some((s) => s.guardrail.type === "moderation");
+  }
+}
+
+/** The output checks of one streamed block: pattern checks in windows, then moderation in
+ * windows of {@link MODERATION_WINDOW}, then placeholders restored. */
+class BlockPipe {
+  readonly #filter: WindowFilter | null;
+  readonly #restorer: StreamRestorer | null;
+  readonly #run: Run;
+  #unmoderated = "";
+  constructor(run: Run, readonly kind: TextDelta) {
+    this.#run = run;
+    const checks = run.compiled.outputChecks;
+    this.#filter = checks.length > 0 ? new WindowFilter(checks, run, run.compiled.hold) : null;
+    this.#restorer = run.vault.restores ? run.vault.streamRestorer() : null;
+  }
+
+  /** What to send for a piece of the block (possibly nothing yet). */
+  async push(piece: string): Promise<string> {
+    let text = this.#filter ? this.#filter.push(piece) : piece;
+    if (this.#run.moderatesOutput) {
+      this.#unmoderated += text;
+      if (this.#unmoderated.length < MODERATION_WINDOW) return "";
+      text = this.#unmoderated;
+      this.#unmoderated = "";
+      await this.#run.moderateWindow(text);
+    }
+    return this.#restorer ? this.#restorer.push(text) : text;
+  }
+
+  /** What the block still holds, checked, at its end. */
+  async end(): Promise<string> {
+    let text = this.#filter ? this.#filter.end() : "";
+    if (this.#run.moderatesOutput) {
+      text = this.#unmoderated + text;
+      this.#unmoderated = "";
+      await this.#run.moderateWindow(text);
+    }
+    if (!this.#restorer) return text;
+    return this.#restorer.push(text) + this.#restorer.end();
+  }
+}
+
+/** A delta that carries text. */
+type TextDelta =
+  | { type: "text"; text: string }
+  | { type: "arguments"; json: string }
+  | { type: "refusal"; text: string };
+
+/** A delta of `delta`'s kind carrying `text` (log probabilities kept only when the text is the
+ * delta's own). */
+function withText(index: number, delta: TextDelta, text: string, same: boolean): CanonicalEvent {
+  if (same) return { type: "block_delta", index, delta };
+  if (delta.type === "arguments") {
+    return { type: "block_delta", index, delta: { type: "arguments", json: text } };
+  }
+  return { type: "block_delta", index, delta: { type: delta.type, text } };
+}
+
+/** `messages` with `fn` applied to every text they carry (text, tool results, tool-call
+ * arguments); the same array when nothing changed. */
+function mapMessages(messages: Message[], fn: (text: string) => string): Message[] {
+  let out: Message[] | null = null;
+  messages.forEach((message, i) => {
+    const parts = mapParts(message.parts, fn);
+    if (parts !== message.parts) (out ??= [...messages])[i] = { ...message, parts };
+  });
+  return out ?? messages;
+}
+
+/** `parts` with `fn` applied to every text they carry; the same array when nothing changed. */
+function mapParts(parts: Part[], fn: (text: string) => string): Part[] {
+  let out: Part[] | null = null;
+  parts.forEach((part, i) => {
+    let changed: Part | null = null;
+    if (part.type === "text" || part.type === "refusal") {
+      const text = fn(part.text);
+      if (text !== part.text) changed = { ...part, text };
+    } else if (part.type === "tool_call") {
+      const args = fn(part.arguments);
+      if (args !== part.arguments) changed = { ...part, arguments: args };
+    } else if (part.type === "tool_result") {
+      const content = mapParts(part.content, fn) as typeof part.content;
+      if (content !== part.content) changed = { ...part, content };
+    }
+    if (changed !== null) (out ??= [...parts])[i] = changed;
+  });
+  return out ?? parts;
+}
+
+/** The text a message carries (its text parts and tool results), for moderation and
+ * webhooks. */
+function messageText(message: Message): string {
+  const texts: string[] = [];
+  for (const part of message.parts) {
+    if (part.type === "text") texts.push(part.text);
+    else if (part.type === "tool_result") {
+      for (const p of part.content) if (p.type === "text") texts.push(p.text);
+    }
+  }
+  return texts.join("\n");
+}
+
+/** The text of an answer (text and refusals). */
+function answerText(parts: readonly Part[]): string {
+  return parts.flatMap((p) => p.type === "text" || p.type === "refusal" ? [p.text] : []).join("");
+}
+
+/** `messages` with each message's text replaced by a webhook's (its first text part holds it,
+ * its other text parts are emptied); messages beyond `texts` are kept. */
+function replaceMessageTexts(messages: Message[], texts: readonly string[]): Message[] {
+  return messages.map((message, i) => {
+    const text = texts[i];
+    if (text === undefined || text === messageText(message)) return message;
+    let first = true;
+    const parts = message.parts.flatMap((part): Part[] => {
+      if (part.type !== "text" && part.type !== "tool_result") return [part];
+      const replaced = first ? text : "";
+      first = false;
+      if (part.type === "text") return replaced === "" ? [] : [{ ...part, text: replaced }];
+      return [{ ...part, content: replaced === "" ? [] : [{ type: "text", text: replaced }] }];
+    });
+    return { ...message, parts };
+  });
+}
+
+/** An answer's parts with its text replaced by a webhook's (in its first text part). */
+function replaceAnswerText(parts: Part[], text: string): Part[] {
+  let first = true;
+  return parts.flatMap((part): Part[] => {
+    if (part.type !== "text") return [part];
+    const replaced = first ? text : "";
+    first = false;
+    return replaced === "" ? [] : [{ ...part, text: replaced }];
+  });
+}

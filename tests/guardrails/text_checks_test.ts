@@ -1,0 +1,102 @@
+import assert from "node:assert/strict";
+import type { GuardrailConfig } from "../../src/config/types.ts";
+import { denyFinder } from "../../src/guardrails/deny.ts";
+import { GuardrailReport } from "../../src/guardrails/report.ts";
+import { unsafePattern } from "../../src/guardrails/safe_pattern.ts";
+import { checkText, textCheck, WindowFilter } from "../../src/guardrails/text_checks.ts";
+import { Vault } from "../../src/guardrails/vault.ts";
+import { ApiError } from "../../src/errors.ts";
+
+const pii = (action: GuardrailConfig["action"], restore = false): GuardrailConfig => ({
+  type: "pii",
+  name: "pii",
+  stage: "input",
+  action,
+  on_error: "block",
+  ...(restore ? { restore } : {}),
+});
+
+function state() {
+  return { report: new GuardrailReport(), vault: new Vault() };
+}
+
+Deno.test("deny: words whole and ignoring case, phrases across spaces, patterns", () => {
+  const find = denyFinder(["secret project", "Zeus"], ["ticket-[0-9]{3,6}"]);
+  const text = "The SECRET  project zeus, not zeusian; TICKET-1234 and ticket-12.";
+  assert.deepEqual(find(text).map((f) => text.slice(f.start, f.end)), [
+    "SECRET  project",
+    "zeus",
+    "TICKET-1234",
+  ]);
+  assert.deepEqual(denyFinder(["a.b"], [])("axb a.b"), [{ start: 4, end: 7, kind: "denied" }]);
+});
+
+Deno.test("deny patterns: only patterns whose work per character is bounded are accepted", () => {
+  for (
+    const ok of ["ticket-[0-9]{3,6}", "(?:foo|bar) baz", "\\bpass(?:word)?\\b", "[a-z+*]{1,20}x"]
+  ) {
+    assert.equal(unsafePattern(ok), null, ok);
+  }
+  const refused: [string, RegExp][] = [
+    ["(a+)+b", /unbounded/],
+    ["(a{1,5}){1,5}", /nested/],
+    ["(a|ab){1,9}", /nested/],
+    ["(x)\\1", /backreferences/],
+    ["(?=a)b", /lookarounds/],
+    [".{0,100}x.{0,100}", /multiply/],
+    ["a".repeat(201), /at most 200/],
+    ["(", /not a valid/],
+  ];
+  for (const [pattern, why] of refused) assert.match(unsafePattern(pattern) ?? "", why, pattern);
+});
+
+Deno.test("pii redact: typed placeholders, the same value the same one, restored on request", () => {
+  const s = state();
+  const check = textCheck(pii("redact", true))!;
+  const text = checkText(
+    "a@example.com, b@example.com, a@example.com 4111111111111111",
+    [check],
+    s,
+  );
+  assert.equal(text, "[EMAIL_1], [EMAIL_2], [EMAIL_1] [CARD_1]");
+  assert.deepEqual(s.report.verdicts, [
+    { name: "pii", stage: "input", verdict: "redacted", found: { email: 3, card: 1 } },
+  ]);
+  assert.equal(s.vault.restore("to [EMAIL_2] and [EMAIL_9]"), "to b@example.com and [EMAIL_9]");
+});
+
+Deno.test("pii block throws guardrail_blocked naming the guardrail, never the value; log passes", () => {
+  const s = state();
+  assert.throws(
+    () => checkText("key sk-proj-Ab3dEf6hIj9kLmN0pQrStUvWxYz12345", [textCheck(pii("block"))!], s),
+    (e) =>
+      e instanceof ApiError && e.status === 400 && e.code === "guardrail_blocked" &&
+      e.message.includes('"pii"') && e.message.includes("secret") && !e.message.includes("sk-proj"),
+  );
+  const t = state();
+  assert.equal(checkText("ip 10.0.0.1", [textCheck(pii("log"))!], t), "ip 10.0.0.1");
+  assert.deepEqual(t.report.verdicts[0]?.verdict, "logged");
+});
+
+Deno.test("window filter: a finding split across deltas is caught; everything else comes out once, in order", () => {
+  const s = state();
+  const filter = new WindowFilter([textCheck(pii("redact"))!], s, 24);
+  const text = "Hello there, my card is 4111 1111 1111 1111 and mail me at jane.doe@example.com. " +
+    "Bye now, see you soon.";
+  let out = "";
+  for (let i = 0; i < text.length; i += 3) out += filter.push(text.slice(i, i + 3));
+  out += filter.end();
+  assert.equal(
+    out,
+    "Hello there, my card is [CARD_1] and mail me at [EMAIL_1]. Bye now, see you soon.",
+  );
+});
+
+Deno.test("stream restorer: a placeholder split across deltas is put back whole", () => {
+  const vault = new Vault();
+  vault.placeholder("EMAIL", "jane@example.com", true);
+  const restorer = vault.streamRestorer();
+  const pieces = ["Write to [EM", "AIL", "_1", "] now [", "not a placeholder"];
+  const out = pieces.map((p) => restorer.push(p)).join("") + restorer.end();
+  assert.equal(out, "Write to jane@example.com now [not a placeholder");
+});
