@@ -353,3 +353,27 @@ Deno.test("guardrails: a webhook that times out follows on_error: block fails cl
     await slow.close();
   }
 });
+
+Deno.test("guardrails: an output moderation guardrail checks a stream in windows and ends it with the error event", async () => {
+  await using gw = await startGateway({
+    models: guarded([{ type: "moderation", name: "calm", stage: "output", action: "block" }]),
+  });
+  gw.openai.script = longAnswer(
+    150,
+    "and then I will kill you all, murder everyone, kill kill kill",
+  );
+  const res = await DOORS[0]!.call(gw, "tell me a story", true);
+  assert.equal(res.status, 200);
+  const text = await res.text();
+  // The first windows (filler) were sent; the flagged one was not.
+  assert.match(text, /filler filler/);
+  assert.ok(!text.includes("murder"), text);
+  assert.match(text.trim().split("\n").at(-1)!, /calm.*violence.*guardrail_blocked/);
+  const whole = await DOORS[0]!.call(gw, "tell me a story", false);
+  assert.equal(whole.status, 400);
+  await whole.body?.cancel();
+  gw.openai.script = longAnswer(10, "the end");
+  const fine = await DOORS[0]!.call(gw, "tell me a story", true);
+  assert.equal(fine.status, 200);
+  assert.match(await fine.text(), /the end.*\[DONE\]/s);
+});
