@@ -17,7 +17,7 @@
  *   deno task bench --seconds 5     length of each wrk run (default 5)
  *   deno task bench --rounds 2      interleaved rounds per row (default 2; medians reported)
  *   deno task bench --only clients  one part of the table: gateway, long, paced, anthropic,
- *                                   routing, embeddings, agents or clients
+ *                                   routing, embeddings, agents, guardrails or clients
  *   deno task bench --only slow     200 clients uploading a chunked body a byte every 2 s: RSS
  *                                   per client (bench/slow_clients.ts)
  *   deno task bench --against main  also a Switchyard built from a git revision (a branch, a tag,
@@ -82,6 +82,30 @@ const ROUTED_MODEL = {
     { provider: "bench", upstream_model: "bench-c", priority: 1 },
   ],
 };
+
+/** The bench model with guardrails (pii and deny, on input and output), for the guardrails
+ * rows (this checkout only). */
+const GUARDED_MODEL = {
+  id: "bench-guarded",
+  provider: "bench",
+  chat_completions: true,
+  access: "key",
+  guardrails: [
+    { type: "pii", stage: "input", action: "redact", restore: true },
+    {
+      type: "deny",
+      stage: "input",
+      action: "block",
+      words: ["project zeus", "codename"],
+      patterns: ["ticket-[0-9]{3,8}"],
+    },
+    { type: "pii", name: "pii_out", stage: "output", action: "redact" },
+    { type: "deny", name: "deny_out", stage: "output", action: "block", words: ["project zeus"] },
+  ],
+};
+
+/** The request body of the guardrails rows is about this long (a user message of 10 KB). */
+const GUARDED_PROMPT_BYTES = 10 * 1024;
 
 /** An embedding model on the bench upstream, for the embeddings row (this checkout only). */
 const EMBED_MODEL = {
@@ -449,7 +473,7 @@ async function benchConfig(
       { id: "bench-paced", provider: "bench-paced", chat_completions: true, access: "key" },
       // The same upstream through three routes, for the routing rows (this checkout only: a
       // revision without routes could not read the model).
-      ...(root === ROOT ? [ROUTED_MODEL, EMBED_MODEL] : []),
+      ...(root === ROOT ? [ROUTED_MODEL, EMBED_MODEL, GUARDED_MODEL] : []),
     ],
     // Anonymous limits raised out of the way but still counted in KV, per client IP.
     limits: { anonymous: { chat: { per_minute: 1_000_000_000, per_day: 1_000_000_000 } } },
@@ -903,6 +927,46 @@ async function table(): Promise<void> {
         `3 routes: ${fmt(median(paired) * 100, 0)}% of one route's CPU per request (rounds: ${
           paired.map((r) => fmt(r * 100, 0)).join(", ")
         })`,
+      );
+    }
+    // Guardrails: the same 10 KB prompt to the same upstream through a model with pii and deny
+    // guardrails on input and output and through one without, interleaved in each round; the
+    // difference in CPU per request is what the guardrails cost.
+    for (const stream of section("guardrails") ? [false, true] : []) {
+      const mode = `10 KB prompt ${stream ? "stream 20" : "non-stream"}`;
+      const plain: Sample[] = [];
+      const guarded: Sample[] = [];
+      await wrk(
+        sy.url,
+        32,
+        chatBody("bench-guarded", stream, GUARDED_PROMPT_BYTES),
+        key,
+        switchyard,
+      );
+      for (let round = 0; round < args.rounds; round++) {
+        const order = round % 2
+          ? ["bench-guarded", "bench-openai"]
+          : ["bench-openai", "bench-guarded"];
+        for (const model of order) {
+          const body = chatBody(model, stream, GUARDED_PROMPT_BYTES);
+          const s = await wrk(sy.url, 32, body, key, switchyard);
+          (model === "bench-guarded" ? guarded : plain).push(s);
+        }
+      }
+      const p = medianSample(plain);
+      const g = medianSample(guarded);
+      row(`${mode} no guardrails`, 32, "switchyard", p, null, null);
+      row(`${mode} pii+deny in+out`, 32, "switchyard", g, null, null);
+      results[`${mode} no guardrails @32 switchyard`] = p;
+      results[`${mode} guardrails @32 switchyard`] = g;
+      clientRatios.push(
+        `guardrails (pii + deny, input and output) on a 10 KB prompt, ${
+          stream ? "stream 20" : "non-stream"
+        }: ${fmt(g.cpuUsPerRequest, 0)} µs CPU per request against ${
+          fmt(p.cpuUsPerRequest, 0)
+        } without (+${fmt(g.cpuUsPerRequest - p.cpuUsPerRequest, 0)} µs, ${
+          fmt((g.cpuUsPerRequest / p.cpuUsPerRequest) * 100, 0)
+        }%)`,
       );
     }
     // Embeddings: a batch of EMBED_INPUTS inputs, base64, through this checkout against the

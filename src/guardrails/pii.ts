@@ -15,10 +15,22 @@ export interface Finding {
   kind: string;
 }
 
-/** A detector: a pattern finding candidates, and a check of each candidate. */
+/**
+ * A detector: a pattern finding candidates, and a check of each. Patterns start with what the
+ * value starts with (no leading lookbehind, which V8 tries at every position: the first form
+ * of these took 460 µs on 10 KB of prose, this one ~60 µs); what may not come before a value
+ * is checked on the character before the match (`notAfter`).
+ */
 interface Detector {
   kind: PiiKind;
-  pattern: RegExp;
+  /** Finds candidates (or {@link runs} does). */
+  pattern?: RegExp;
+  /** The candidates' spans, for a detector that scans rather than matches. */
+  runs?(text: string): Iterable<[number, number]>;
+  /** Characters the one before a value may not be. */
+  notAfter?: RegExp;
+  /** Where the value starts, from where its pattern matched (`-1`: no value there). */
+  start?(text: string, at: number): number;
   valid?(match: string): boolean;
 }
 
@@ -35,6 +47,9 @@ export const PLACEHOLDER_TYPES: Readonly<Record<PiiKind, string>> = {
 
 /** Characters that may be part of a token (a secret or an identifier). */
 const TOKEN = "A-Za-z0-9_\\-+/=";
+const TOKEN_CHAR = new RegExp(`[${TOKEN}]`);
+/** Characters of an e-mail address's local part. */
+const LOCAL_CHAR = /[A-Za-z0-9._%+-]/;
 
 /** The detectors, most specific first: where two findings overlap the earlier one wins. */
 const DETECTORS: readonly Detector[] = [
@@ -55,34 +70,39 @@ const DETECTORS: readonly Detector[] = [
         "AIza[0-9A-Za-z_-]{35}",
         // Stripe keys.
         "[rs]k_(?:live|test)_[A-Za-z0-9]{16,200}",
-      ].map((p) => `(?<![${TOKEN}])${p}(?![${TOKEN}])`).join("|"),
+      ].map((p) => `${p}(?![${TOKEN}])`).join("|"),
       "g",
     ),
+    notAfter: TOKEN_CHAR,
   },
   {
     kind: "email",
-    pattern:
-      /(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}\.){1,8}[A-Za-z]{2,24}(?![A-Za-z0-9-])/g,
+    // From the @: the local part before it is read backwards (emailStart).
+    pattern: /@[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}\.){1,8}[A-Za-z]{2,24}(?![A-Za-z0-9-])/g,
+    start: emailStart,
   },
   {
     kind: "iban",
-    pattern:
-      /(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?(?![A-Za-z0-9])/g,
+    pattern: /[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?(?![A-Za-z0-9])/g,
+    notAfter: /[A-Za-z0-9]/,
     valid: ibanValid,
   },
   {
     kind: "card",
-    pattern: /(?<![\d.-])\d(?:[ -]?\d){12,18}(?![\d-]|\.\d)/g,
+    pattern: /\d(?:[ -]?\d){12,18}(?![\d-]|\.\d)/g,
+    notAfter: /[\d.-]/,
     valid: cardValid,
   },
   {
     kind: "ssn",
-    pattern: /(?<![\d-])(?!000|666|9\d\d)\d{3}([- ])(?!00)\d{2}\1(?!0000)\d{4}(?![\d-])/g,
+    pattern: /(?!000|666|9\d\d)\d{3}([- ])(?!00)\d{2}\1(?!0000)\d{4}(?![\d-])/g,
+    notAfter: /[\d-]/,
   },
   {
     kind: "phone",
     pattern:
-      /(?<![\w+.-])(?:\+\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{1,4}(?:[ .-]?\d{2,4}){1,4}|\(\d{3}\) ?\d{3}[ .-]\d{4}|\d{3}[.-]\d{3}[.-]\d{4})(?![\w-]|\.\d)/g,
+      /(?:\+\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{1,4}(?:[ .-]?\d{2,4}){1,4}|\(\d{3}\) ?\d{3}[ .-]\d{4}|\d{3}[.-]\d{3}[.-]\d{4})(?![\w-]|\.\d)/g,
+    notAfter: /[\w+.-]/,
     valid: (m) => {
       const digits = m.replace(/\D/g, "").length;
       return digits >= 8 && digits <= 15;
@@ -90,20 +110,63 @@ const DETECTORS: readonly Detector[] = [
   },
   {
     kind: "ip",
-    pattern:
-      /(?<![\d.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?!\d|\.\d)/g,
+    pattern: /\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?!\d|\.\d)/g,
+    notAfter: /[\d.]/,
+    valid: (m) => m.split(".").every((n) => Number(n) <= 255 && (n === "0" || n[0] !== "0")),
   },
   {
     kind: "ip",
-    pattern: /(?<![\w:.])[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?![\w:])/g,
+    // From a colon: the hex digits before it are read backwards (ipv6Start).
+    pattern: /:[0-9A-Fa-f:]{1,38}(?![\w:])/g,
+    start: ipv6Start,
     valid: ipv6Valid,
   },
   {
     kind: "secret",
-    pattern: new RegExp(`(?<![${TOKEN}])[${TOKEN}]{32,256}(?![${TOKEN}])`, "g"),
+    // Scanned, not matched: a RegExp tried at every character took ~160 µs on 10 KB of prose.
+    runs: (text) => tokenRuns(text, 32, 256),
     valid: highEntropy,
   },
 ];
+
+/** Which ASCII characters are token characters (as {@link TOKEN}). */
+const TOKEN_CODES = new Uint8Array(128);
+for (const c of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+/=") {
+  TOKEN_CODES[c.charCodeAt(0)] = 1;
+}
+
+/** The spans of `text` that are runs of token characters of `min` to `max` characters. */
+function tokenRuns(text: string, min: number, max: number): [number, number][] {
+  const out: [number, number][] = [];
+  let start = 0;
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 128 && TOKEN_CODES[c] === 1) continue;
+    if (i - start >= min && i - start <= max) out.push([start, i]);
+    start = i + 1;
+  }
+  if (n - start >= min && n - start <= max) out.push([start, n]);
+  return out;
+}
+
+/** Where the e-mail address whose @ is at `at` starts: its local part, read backwards (1 to 64
+ * characters, not preceded by another local-part character), or -1. */
+function emailStart(text: string, at: number): number {
+  let start = at;
+  while (start > 0 && at - start < 64 && LOCAL_CHAR.test(text[start - 1]!)) start--;
+  if (start === at || (start > 0 && LOCAL_CHAR.test(text[start - 1]!))) return -1;
+  return start;
+}
+
+/** Where the IPv6 address whose first colon is at `at` starts: up to 4 hex digits before it,
+ * not preceded by a word character, a colon or a dot; or -1. */
+function ipv6Start(text: string, at: number): number {
+  let start = at;
+  while (start > 0 && at - start < 4 && /[0-9A-Fa-f]/.test(text[start - 1]!)) start--;
+  if (start > 0 && /[\w:.]/.test(text[start - 1]!)) return -1;
+  return start;
+}
 
 /** Every kind, for a guardrail that names none. */
 const ALL = new Set<PiiKind>(Object.keys(PLACEHOLDER_TYPES) as PiiKind[]);
@@ -114,9 +177,16 @@ export function findPii(text: string, kinds: ReadonlySet<PiiKind> = ALL): Findin
   for (const detector of DETECTORS) {
     if (!kinds.has(detector.kind)) continue;
     // matchAll runs a copy of the pattern: the shared RegExp's lastIndex is never moved.
-    for (const m of text.matchAll(detector.pattern)) {
-      if (detector.valid && !detector.valid(m[0])) continue;
-      found.push({ start: m.index, end: m.index + m[0].length, kind: detector.kind });
+    const spans = detector.runs ? detector.runs(text) : Array.from(
+      text.matchAll(detector.pattern!),
+      (m): [number, number] => [m.index, m.index + m[0].length],
+    );
+    for (const [at, end] of spans) {
+      const start = detector.start ? detector.start(text, at) : at;
+      if (start < 0) continue;
+      if (detector.notAfter && start > 0 && detector.notAfter.test(text[start - 1]!)) continue;
+      if (detector.valid && !detector.valid(text.slice(start, end))) continue;
+      found.push({ start, end, kind: detector.kind });
     }
   }
   return withoutOverlaps(found);
