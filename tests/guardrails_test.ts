@@ -377,3 +377,32 @@ Deno.test("guardrails: an output moderation guardrail checks a stream in windows
   assert.equal(fine.status, 200);
   assert.match(await fine.text(), /the end.*\[DONE\]/s);
 });
+
+Deno.test("guardrails: a key's own guardrails apply to its calls, after the model's, named key.<name>", async () => {
+  await using gw = await startGateway();
+  const { readKeyFields } = await import("../src/auth/key_fields.ts");
+  const fields = readKeyFields({
+    name: "careful",
+    guardrails: [{ type: "deny", name: "words", stage: "input", action: "block", words: ["zeus"] }],
+  }, "create");
+  const { key } = await gw.server.app.services.keys.create(fields);
+  const ask = (auth: Record<string, string>) =>
+    post(`${gw.server.url}/v1/chat/completions`, {
+      model: "oa-chat",
+      messages: [{ role: "user", content: "tell me about Zeus" }],
+    }, auth);
+  const blocked = await ask({ authorization: `Bearer ${key}` });
+  assert.equal(blocked.status, 400);
+  assert.match((await blocked.json()).error.message, /"key\.words"/);
+  const anonymous = await ask({});
+  assert.equal(anonymous.status, 200);
+  await anonymous.body?.cancel();
+  assert.equal(gw.openai.received.length, 1);
+  assert.throws(
+    () =>
+      readKeyFields({
+        guardrails: [{ type: "deny", stage: "input", action: "block", patterns: ["(a+)+"] }],
+      }, "update"),
+    /guardrails\[0\]\.patterns\[0\]/,
+  );
+});

@@ -1,4 +1,5 @@
 import { unmatchedPatterns, unmatchedWarnings } from "../catalogue/model.ts";
+import { readGuardrails } from "../config/guardrails.ts";
 import { LIMIT_SCOPES, type WindowLimit } from "../config/types.ts";
 import { type Fields, readJson } from "../validation/reader.ts";
 import type { KeyFields } from "./keys.ts";
@@ -47,11 +48,12 @@ export function readKeyFields(value: unknown, mode: "create" | "update"): KeyFie
   if (f.has("limits")) fields.limits = readLimitOverrides(f.object("limits"));
   if (f.has("max_concurrent")) fields.max_concurrent = f.integer("max_concurrent", CONCURRENT);
   if (f.has("budget")) fields.budget = readBudget(f.object("budget", { nullable: true }));
+  if (f.has("guardrails")) fields.guardrails = readGuardrails(f.get("guardrails")) ?? null;
   if (mode === "update" && f.has("disabled")) fields.disabled = f.boolean("disabled");
   f.done();
   if (mode === "update" && Object.keys(fields).length === 0) {
     throw f.reader.invalid(
-      "nothing to change: give one or more of name, models, preview, limits, max_concurrent, budget, disabled",
+      "nothing to change: give one or more of name, models, preview, limits, max_concurrent, budget, guardrails, disabled",
     );
   }
   return fields;
@@ -114,5 +116,7 @@ export function keyView(record: KeyRecord) {
     limits: record.limits,
     max_concurrent: record.max_concurrent ?? null,
     budget: record.budget ?? null,
+    // Only when set: a key's view is as it was before keys had guardrails.
+    ...(record.guardrails ? { guardrails: record.guardrails } : {}),
   };
 }

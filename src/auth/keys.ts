@@ -52,7 +52,14 @@ export interface KeyEntry {
 export type KeyFields = Partial<
   Pick<
     KeyRecord,
-    "name" | "models" | "preview" | "limits" | "disabled" | "max_concurrent" | "budget"
+    | "name"
+    | "models"
+    | "preview"
+    | "limits"
+    | "disabled"
+    | "max_concurrent"
+    | "budget"
+    | "guardrails"
   >
 >;
 
@@ -120,6 +127,7 @@ export class KeyStore {
       max_concurrent: fields.max_concurrent ?? null,
       budget: fields.budget ?? null,
     };
+    if (fields.guardrails) record.guardrails = fields.guardrails;
     const result = await retryWhileBusy(() =>
       this.#kv.atomic()
         .check({ key: byId(record.id), versionstamp: null })
@@ -236,6 +244,7 @@ export class KeyStore {
       if (fields.limits !== undefined) record.limits = fields.limits;
       if (fields.max_concurrent !== undefined) record.max_concurrent = fields.max_concurrent;
       if (fields.budget !== undefined) record.budget = fields.budget;
+      if (fields.guardrails !== undefined) record.guardrails = fields.guardrails;
       if (fields.disabled !== undefined) record.disabled = fields.disabled;
       const result = await retryWhileBusy(() =>
         this.#kv.atomic().check(entry).set(keyRecordKey(hash.value), record).commit()

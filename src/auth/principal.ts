@@ -1,4 +1,4 @@
-import type { LimitScope, WindowLimit } from "../config/types.ts";
+import type { GuardrailConfig, LimitScope, WindowLimit } from "../config/types.ts";
 import type { Budget } from "../limits/budget.ts";
 import type { Viewer } from "../catalogue/model.ts";
 import { ANONYMOUS_VIEWER } from "../catalogue/model.ts";
@@ -22,6 +22,8 @@ export interface KeyRecord {
   max_concurrent?: number | null;
   /** What the key may spend per UTC day and month, in currency units (absent: no budget). */
   budget?: Budget | null;
+  /** Guardrails on the key's chat calls, after the model's (absent or `null`: none). */
+  guardrails?: GuardrailConfig[] | null;
 }
 
 /** Who made a request. */

@@ -39,6 +39,7 @@ export async function flaggedCategory(
   ctx: RequestContext,
   guardrail: GuardrailConfig,
   text: string,
+  signal: AbortSignal,
 ): Promise<ModerationCategory | null> {
   const record = moderationModel(ctx, guardrail);
   const route = record.routes?.find((r) => ctx.services.providers.isAvailable(r.provider)) ??
@@ -46,7 +47,7 @@ export async function flaggedCategory(
   const provider = ctx.services.providers.get(route.provider);
   if (!provider) throw new ModerationFailure(`the provider of ${record.id} is not available`);
   const call = {
-    signal: ctx.signal,
+    signal,
     requestId: ctx.requestId,
     upstreamModel: route.upstream_model,
     model: record,

@@ -59,21 +59,33 @@ const MODERATION_WINDOW = 500;
 
 /** The guardrails step. */
 export function guardrails(deps: GuardrailDeps): ModelStep {
+  // Compiled once per model record and per key record (both kept while they are current).
   const compiled = new WeakMap<readonly GuardrailConfig[], Compiled>();
+  const compiledOf = (list: readonly GuardrailConfig[], prefix = "") => {
+    let c = compiled.get(list);
+    if (c === undefined) compiled.set(list, c = compile(list, prefix));
+    return c;
+  };
   return {
     around(provider: Provider, ctx: RequestContext, record: ModelRecord): Provider | null {
-      const list = record.guardrails;
-      if (list === undefined || list.length === 0) return null;
-      let c = compiled.get(list);
-      if (c === undefined) compiled.set(list, c = compile(list));
+      const model = record.guardrails ?? [];
+      const key = ctx.principal.kind === "key" ? ctx.principal.key.guardrails ?? [] : [];
+      if (model.length === 0 && key.length === 0) return null;
+      const c = key.length === 0
+        ? compiledOf(model)
+        : model.length === 0
+        ? compiledOf(key, KEY_PREFIX)
+        : joined(compiledOf(model), compiledOf(key, KEY_PREFIX));
       const run = new Run(ctx, c, deps);
       return {
         id: provider.id,
         async chat(req: CanonicalRequest, call: CallContext): Promise<CanonicalResult> {
+          run.signal = call.signal;
           const result = await provider.chat(await run.input(req), call);
           return await run.output(result);
         },
         chatStream(req: CanonicalRequest, call: CallContext): AsyncIterable<CanonicalEvent[]> {
+          run.signal = call.signal;
           return run.stream(req, (checked) => provider.chatStream(checked, call));
         },
       };
@@ -81,9 +93,15 @@ export function guardrails(deps: GuardrailDeps): ModelStep {
   };
 }
 
+/** What the names of a key's guardrails start with in errors, logs and metrics. */
+const KEY_PREFIX = "key.";
+
 /** A model's guardrails split by stage, compiled. */
-function compile(list: readonly GuardrailConfig[]): Compiled {
-  const stages = list.map((guardrail) => ({ guardrail, check: textCheck(guardrail) }));
+function compile(list: readonly GuardrailConfig[], prefix: string): Compiled {
+  const stages = list.map((g) => {
+    const guardrail = prefix === "" ? g : { ...g, name: prefix + g.name };
+    return { guardrail, check: textCheck(guardrail) };
+  });
   const output = stages.filter((s) => s.guardrail.stage === "output");
   const outputChecks = output.flatMap((s) => s.check ? [s.check] : []);
   const longestWord = Math.max(
@@ -98,10 +116,22 @@ function compile(list: readonly GuardrailConfig[]): Compiled {
   };
 }
 
+/** A model's guardrails, then a key's. */
+function joined(first: Compiled, then: Compiled): Compiled {
+  return {
+    input: [...first.input, ...then.input],
+    output: [...first.output, ...then.output],
+    outputChecks: [...first.outputChecks, ...then.outputChecks],
+    hold: Math.max(first.hold, then.hold),
+  };
+}
+
 /** The guardrails of one call. */
 class Run implements CheckState {
   readonly report = new GuardrailReport();
   readonly vault = new Vault();
+  /** The call's signal (moderation and webhook calls stop with it). */
+  signal: AbortSignal;
 
   constructor(
     readonly ctx: RequestContext,
@@ -109,6 +139,7 @@ class Run implements CheckState {
     readonly deps: GuardrailDeps,
   ) {
     ctx.guardrails = this.report.verdicts;
+    this.signal = ctx.signal;
   }
 
   /** The request after the input guardrails, in order. */
@@ -208,7 +239,10 @@ class Run implements CheckState {
   /** Runs a moderation guardrail on `text`: throws when it blocks. */
   async moderate(guardrail: GuardrailConfig, text: string): Promise<void> {
     if (text.trim() === "") return;
-    const category = await this.decide(guardrail, () => flaggedCategory(this.ctx, guardrail, text));
+    const category = await this.decide(
+      guardrail,
+      () => flaggedCategory(this.ctx, guardrail, text, this.signal),
+    );
     if (category === null || category === undefined) return;
     if (guardrail.action === "log") return this.report.record(guardrail, "logged", category);
     this.report.record(guardrail, "blocked", category);
@@ -230,7 +264,7 @@ class Run implements CheckState {
     };
     const verdict = await this.decide(
       guardrail,
-      () => askWebhook(this.deps.http, guardrail, token, body, this.ctx.signal),
+      () => askWebhook(this.deps.http, guardrail, token, body, this.signal),
     );
     if (verdict === undefined || verdict.action === "allow") return null;
     const kind = verdict.reason ?? verdict.action;
@@ -252,7 +286,7 @@ class Run implements CheckState {
     try {
       return await check();
     } catch (e) {
-      if (this.ctx.signal.aborted) throw e;
+      if (this.signal.aborted) throw e;
       const why = e instanceof ApiError || e instanceof Error ? e.message : String(e);
       if (guardrail.on_error === "allow") {
         this.report.record(guardrail, "failed_open");

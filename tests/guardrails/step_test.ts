@@ -48,6 +48,7 @@ function request(text: string): CanonicalRequest {
 async function run(list: GuardrailConfig[], provider: Provider, req: CanonicalRequest) {
   const ctx = {
     signal: new AbortController().signal,
+    principal: { kind: "anonymous" },
     model: "m",
     guardrails: null,
   } as unknown as RequestContext;
@@ -110,6 +111,7 @@ Deno.test("step: an output deny word split across deltas is caught; a block thro
   const provider = streaming(textEvents(pieces), []);
   const ctx = {
     signal: new AbortController().signal,
+    principal: { kind: "anonymous" },
     model: "m",
     guardrails: null,
   } as unknown as RequestContext;
