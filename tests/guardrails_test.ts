@@ -406,3 +406,53 @@ Deno.test("guardrails: a key's own guardrails apply to its calls, after the mode
     /guardrails\[0\]\.patterns\[0\]/,
   );
 });
+
+Deno.test("guardrails: an output webhook rewrites a whole answer, and is asked at the end of a stream, a refusal ending it with the error event", async () => {
+  const rewriter = startWebhook({ action: "redact", text: "A safer answer." });
+  const refuser = startWebhook({ action: "block", reason: "brand" });
+  try {
+    const hook = (url: string) => [{ type: "webhook", stage: "output", action: "block", url }];
+    await using gw = await startGateway({
+      models: [
+        {
+          id: "oa-rewrite",
+          provider: "oa",
+          upstream_model: "gpt-up",
+          ...CHAT,
+          guardrails: hook(rewriter.url),
+        },
+        {
+          id: "oa-refuse",
+          provider: "oa",
+          upstream_model: "gpt-up",
+          ...CHAT,
+          guardrails: hook(refuser.url),
+        },
+      ],
+    });
+    const ask = (model: string, stream: boolean) =>
+      post(`${gw.server.url}/v1/chat/completions`, {
+        model,
+        stream,
+        messages: [{ role: "user", content: "hello there" }],
+      });
+    const rewritten = await (await ask("oa-rewrite", false)).json();
+    assert.equal(rewritten.choices[0].message.content, "A safer answer.");
+    assert.deepEqual(rewriter.got, [{
+      stage: "output",
+      model: "oa-rewrite",
+      guardrail: "webhook",
+      text: "You said: hello there",
+    }]);
+    // A long answer: it reaches the gateway in several reads, the first sent before the end.
+    gw.openai.script = longAnswer(300, "the end");
+    const res = await ask("oa-refuse", true);
+    assert.equal(res.status, 200);
+    const text = await res.text();
+    assert.match(text, /filler/);
+    assert.match(text.trim().split("\n").at(-1)!, /brand.*guardrail_blocked/);
+  } finally {
+    await rewriter.close();
+    await refuser.close();
+  }
+});

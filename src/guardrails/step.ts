@@ -186,51 +186,59 @@ class Run implements CheckState {
     const checked = await this.input(req);
     for (const { guardrail } of this.compiled.output) this.report.of(guardrail);
     const blocks = new Map<number, BlockPipe>();
-    /** The whole answer's text, for an output webhook (checked at the end). */
     const webhooks = this.compiled.output.filter((s) => s.guardrail.type === "webhook");
+    /** The answer's text so far, kept only for an output webhook (asked at the end). */
     let text = "";
     for await (const batch of call(checked)) {
       const out: CanonicalEvent[] = [];
-      for (const event of batch) {
-        if (event.type === "block_start") {
-          const kind = event.block.type;
-          if (kind === "text" || kind === "tool_call" || kind === "refusal") {
-            const delta: TextDelta = kind === "tool_call"
-              ? { type: "arguments", json: "" }
-              : { type: kind, text: "" };
-            blocks.set(event.index, new BlockPipe(this, delta));
-          }
-          out.push(event);
-        } else if (event.type === "block_delta") {
-          const pipe = blocks.get(event.index);
-          const delta = event.delta;
-          if (pipe === undefined || delta.type === "reasoning" || delta.type === "signature") {
-            out.push(event);
-            continue;
-          }
-          const piece = delta.type === "arguments" ? delta.json : delta.text;
-          if (delta.type === "text") text += piece;
-          const sent = await pipe.push(piece);
-          if (sent !== "") out.push(withText(event.index, delta, sent, sent === piece));
-        } else if (event.type === "block_stop") {
-          const pipe = blocks.get(event.index);
-          if (pipe !== undefined) {
-            blocks.delete(event.index);
-            const rest = await pipe.end();
-            if (rest !== "") out.push(withText(event.index, pipe.kind, rest, false));
-          }
-          out.push(event);
-        } else if (event.type === "finish") {
-          for (const { guardrail } of webhooks) {
-            const verdict = await this.webhook(guardrail, { text });
-            // What was sent cannot be rewritten: a redaction of a stream blocks it.
-            if (verdict?.action === "redact") {
-              this.report.record(guardrail, "blocked");
-              throw guardrailBlocked(guardrail, verdict.reason ?? "content the webhook redacts");
+      try {
+        for (const event of batch) {
+          if (event.type === "block_start") {
+            const kind = event.block.type;
+            if (kind === "text" || kind === "tool_call" || kind === "refusal") {
+              const delta: TextDelta = kind === "tool_call"
+                ? { type: "arguments", json: "" }
+                : { type: kind, text: "" };
+              blocks.set(event.index, new BlockPipe(this, delta));
             }
-          }
-          out.push(event);
-        } else out.push(event);
+            out.push(event);
+          } else if (event.type === "block_delta") {
+            const pipe = blocks.get(event.index);
+            const delta = event.delta;
+            if (pipe === undefined || delta.type === "reasoning" || delta.type === "signature") {
+              out.push(event);
+              continue;
+            }
+            const piece = delta.type === "arguments" ? delta.json : delta.text;
+            if (delta.type === "text" && webhooks.length > 0) text += piece;
+            const sent = await pipe.push(piece);
+            if (sent !== "") out.push(withText(event.index, delta, sent, sent === piece));
+          } else if (event.type === "block_stop") {
+            const pipe = blocks.get(event.index);
+            if (pipe !== undefined) {
+              blocks.delete(event.index);
+              const rest = await pipe.end();
+              if (rest !== "") out.push(withText(event.index, pipe.kind, rest, false));
+            }
+            out.push(event);
+          } else if (event.type === "finish") {
+            for (const { guardrail } of webhooks) {
+              const verdict = await this.webhook(guardrail, { text });
+              // What was sent cannot be rewritten: a redaction of a stream blocks it.
+              if (verdict?.action === "redact") {
+                this.report.record(guardrail, "blocked");
+                throw guardrailBlocked(guardrail, verdict.reason ?? "the webhook's policy");
+              }
+            }
+            out.push(event);
+          } else out.push(event);
+        }
+      } catch (e) {
+        // Content that passed the checks before a block is sent first, so that the block
+        // ends a stream that began with the protocol's error event whatever the upstream's
+        // reads were.
+        if (out.some((event) => event.type === "block_delta")) yield out;
+        throw e;
       }
       if (out.length > 0) yield out;
     }
@@ -274,7 +282,7 @@ class Run implements CheckState {
     }
     if (verdict.action === "block") {
       this.report.record(guardrail, "blocked", kind);
-      throw guardrailBlocked(guardrail, verdict.reason ?? "content the webhook refuses");
+      throw guardrailBlocked(guardrail, verdict.reason ?? "the webhook's policy");
     }
     this.report.record(guardrail, "redacted", kind);
     return verdict;
