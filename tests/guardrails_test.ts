@@ -456,3 +456,33 @@ Deno.test("guardrails: an output webhook rewrites a whole answer, and is asked a
     await refuser.close();
   }
 });
+
+Deno.test("guardrails: a token count of a guarded model never sends what the guardrails redact (Messages count_tokens, Gemini countTokens)", async () => {
+  await using gw = await startGateway({
+    models: [
+      ...guarded([{ type: "pii", stage: "input", action: "redact" }]),
+      {
+        id: "ge-guarded",
+        provider: "ge",
+        upstream_model: "gemini-up",
+        ...CHAT,
+        guardrails: [{ type: "pii", stage: "input", action: "redact" }],
+      },
+    ],
+  });
+  const count = await post(`${gw.server.url}/v1/messages/count_tokens`, {
+    model: "an-guarded",
+    messages: [{ role: "user", content: PROMPT }],
+  }, { "anthropic-version": "2023-06-01" });
+  assert.equal(count.status, 200);
+  assert.ok((await count.json()).input_tokens > 0);
+  const gemini = await post(`${gw.server.url}/v1beta/models/ge-guarded:countTokens`, {
+    contents: [{ role: "user", parts: [{ text: PROMPT }] }],
+  });
+  assert.equal(gemini.status, 200);
+  assert.ok((await gemini.json()).totalTokens > 0);
+  const sent = JSON.stringify(
+    [gw.anthropic.received, gw.gemini.received].flat().map((r) => r.body),
+  );
+  assert.ok(!sent.includes(EMAIL) && !sent.includes(KEY), sent);
+});

@@ -88,6 +88,15 @@ export function guardrails(deps: GuardrailDeps): ModelStep {
           run.signal = call.signal;
           return run.stream(req, (checked) => provider.chatStream(checked, call));
         },
+        // A count (Messages' count_tokens, Gemini's countTokens) is of the checked request.
+        ...(provider.countTokens
+          ? {
+            async countTokens(req: CanonicalRequest, call: CallContext): Promise<number> {
+              run.signal = call.signal;
+              return await provider.countTokens!(await run.input(req), call);
+            },
+          }
+          : {}),
       };
     },
   };

@@ -14,6 +14,7 @@ import type { Uses } from "../../canonical/uses.ts";
 import type { ApiError } from "../../errors.ts";
 import { json } from "../../http/response.ts";
 import type { RequestContext } from "../../pipeline/context.ts";
+import { aroundModel } from "../../pipeline/model_step.ts";
 import type { CallContext, PassthroughCall, Provider } from "../../providers/types.ts";
 import type { CountTokensResponse } from "../../types/gemini.ts";
 import { checkChat } from "../shared/capabilities.ts";
@@ -146,8 +147,11 @@ function speaksGemini(provider: Provider): boolean {
  * back end's `countTokens`, the simulator's), else the gateway's estimate. */
 async function countTokens(ctx: RequestContext, model: string): Promise<Response> {
   const { req, uses } = parseCountTokensRequest(ctx.body, model, ctx.services.config.limits);
-  const { record, provider, call } = openModel(ctx, model);
-  const passedThrough = speaksGemini(provider);
+  const { record, provider: adapter, call } = openModel(ctx, model);
+  // The model steps see a count too (see the Messages door's count_tokens).
+  const stepped = aroundModel(ctx.services.modelSteps, adapter, ctx, record);
+  const provider = stepped ?? adapter;
+  const passedThrough = stepped === null && speaksGemini(provider);
   checkChat(record, { ...needsOf(req, uses), passedThrough });
   if (passedThrough) {
     const passthrough = provider.passthrough!.bind(provider);

@@ -12,6 +12,7 @@ import type { Uses } from "../../canonical/uses.ts";
 import type { ApiError } from "../../errors.ts";
 import { json } from "../../http/response.ts";
 import type { RequestContext } from "../../pipeline/context.ts";
+import { aroundModel } from "../../pipeline/model_step.ts";
 import {
   type CallContext,
   lacksCountTokens,
@@ -128,8 +129,12 @@ const MESSAGES_ANSWERS: PassedAnswers = {
 export async function countMessageTokens(ctx: RequestContext): Promise<Response> {
   const { config } = ctx.services;
   const { req, uses } = parseMessagesRequest(ctx.body, config.limits, true);
-  const { record, provider, call } = openModel(ctx, req.model);
-  const passedThrough = provider.passes?.has("anthropic_messages") ?? false;
+  const { record, provider: adapter, call } = openModel(ctx, req.model);
+  // The model steps see a count too (guardrails keep what they redact from the upstream's
+  // count_tokens); a step without a count of its own leaves it to the estimate.
+  const stepped = aroundModel(ctx.services.modelSteps, adapter, ctx, record);
+  const provider = stepped ?? adapter;
+  const passedThrough = stepped === null && (provider.passes?.has("anthropic_messages") ?? false);
   checkChat(record, { tools: req.options.tools.length, uses, protocol: PROTOCOL, passedThrough });
   if (passedThrough) {
     const passthrough = provider.passthrough!.bind(provider);
