@@ -486,3 +486,32 @@ Deno.test("guardrails: a token count of a guarded model never sends what the gua
   );
   assert.ok(!sent.includes(EMAIL) && !sent.includes(KEY), sent);
 });
+
+Deno.test("guardrails: embeddings inputs go through the model's input guardrails; token-id inputs, which they cannot read, are refused", async () => {
+  const redact = [{ type: "pii", stage: "input", action: "redact" }];
+  await using gw = await startGateway({
+    models: [{
+      id: "oa-embed",
+      provider: "oa",
+      upstream_model: "text-embedding-3-small",
+      embeddings: true,
+      guardrails: [...redact, { type: "deny", stage: "input", action: "block", words: ["zeus"] }],
+    }],
+  });
+  const embed = (input: unknown) =>
+    post(`${gw.server.url}/v1/embeddings`, { model: "oa-embed", input });
+  const res = await embed([PROMPT, "plain text"]);
+  assert.equal(res.status, 200, await res.clone().text());
+  assert.equal((await res.json()).data.length, 2);
+  assert.deepEqual((gw.openai.last.body as { input: string[] }).input, [
+    "My mail is [EMAIL_1], card [CARD_1], key [SECRET_1] thanks",
+    "plain text",
+  ]);
+  const blocked = await embed("all about Zeus");
+  assert.equal(blocked.status, 400);
+  assert.equal((await blocked.json()).error.code, "guardrail_blocked");
+  const tokens = await embed([[1, 2, 3]]);
+  assert.equal(tokens.status, 400);
+  assert.equal((await tokens.json()).error.param, "input");
+  assert.equal(gw.openai.received.length, 1);
+});

@@ -10,11 +10,12 @@ import type { CanonicalEvent } from "../canonical/events.ts";
 import type { CanonicalResult } from "../canonical/result.ts";
 import type { ModelRecord } from "../catalogue/model.ts";
 import type { GuardrailConfig } from "../config/types.ts";
-import { ApiError } from "../errors.ts";
+import { ApiError, invalidRequest } from "../errors.ts";
 import type { HttpClient } from "../http/client/types.ts";
 import type { RequestContext } from "../pipeline/context.ts";
 import type { ModelStep } from "../pipeline/model_step.ts";
 import type { CallContext, Provider } from "../providers/types.ts";
+import type { EmbeddingRequest, EmbeddingResult } from "../types/openai.ts";
 import { guardrailBlocked, guardrailUnavailable } from "./errors.ts";
 import { flaggedCategory } from "./moderation_gate.ts";
 import { GuardrailReport } from "./report.ts";
@@ -88,6 +89,15 @@ export function guardrails(deps: GuardrailDeps): ModelStep {
           run.signal = call.signal;
           return run.stream(req, (checked) => provider.chatStream(checked, call));
         },
+        // Embeddings' inputs go through the input guardrails as user messages.
+        ...(provider.embed
+          ? {
+            async embed(req: EmbeddingRequest, call: CallContext): Promise<EmbeddingResult> {
+              run.signal = call.signal;
+              return await provider.embed!(await run.embeddingInput(req), call);
+            },
+          }
+          : {}),
         // A count (Messages' count_tokens, Gemini's countTokens) is of the checked request.
         ...(provider.countTokens
           ? {
@@ -153,7 +163,31 @@ class Run implements CheckState {
 
   /** The request after the input guardrails, in order. */
   async input(req: CanonicalRequest): Promise<CanonicalRequest> {
-    let messages = req.messages;
+    const messages = await this.inputMessages(req.messages);
+    return messages === req.messages ? req : { ...req, messages };
+  }
+
+  /** An embeddings request after the input guardrails: each input a user message. Inputs of
+   * token ids cannot be checked, and are refused. */
+  async embeddingInput(req: EmbeddingRequest): Promise<EmbeddingRequest> {
+    if (this.compiled.input.length === 0) return req;
+    const texts = req.input.filter((input) => typeof input === "string");
+    if (texts.length !== req.input.length) {
+      throw invalidRequest(
+        "This model's guardrails check text: send `input` as text, not token ids.",
+        "input",
+      );
+    }
+    const messages = texts.map((text): Message => ({
+      role: "user",
+      parts: [{ type: "text", text }],
+    }));
+    const checked = await this.inputMessages(messages);
+    return checked === messages ? req : { ...req, input: checked.map(messageText) };
+  }
+
+  /** Messages after the input guardrails, in order (the same array when none changed them). */
+  async inputMessages(messages: Message[]): Promise<Message[]> {
     for (const { guardrail, check } of this.compiled.input) {
       if (check) messages = mapMessages(messages, (text) => checkText(text, [check], this));
       else if (guardrail.type === "moderation") {
@@ -166,7 +200,7 @@ class Run implements CheckState {
       }
       this.report.of(guardrail);
     }
-    return messages === req.messages ? req : { ...req, messages };
+    return messages;
   }
 
   /** A whole answer after the output guardrails, in order, with placeholders restored. */

@@ -1,6 +1,7 @@
 import { unsupportedCapability, upstreamError } from "../../errors.ts";
 import { BytesResponse, json } from "../../http/response.ts";
 import type { RequestContext } from "../../pipeline/context.ts";
+import { aroundModel } from "../../pipeline/model_step.ts";
 import type { EmbeddingResponse } from "../../types/openai.ts";
 import { openModel, untilClientLeaves, withDropped } from "../shared/model_call.ts";
 import { embeddingModelId, readEmbeddingRequest } from "./request.ts";
@@ -24,7 +25,9 @@ export async function createEmbeddings(ctx: RequestContext): Promise<Response> {
     );
   }
   const request = readEmbeddingRequest(body, record.id, settings);
-  const embed = provider.embed?.bind(provider);
+  // The model steps see the inputs (input guardrails); a step that cannot embed refuses.
+  const stepped = aroundModel(ctx.services.modelSteps, provider, ctx, record);
+  const embed = (stepped ?? provider).embed?.bind(stepped ?? provider);
   if (!embed) {
     throw unsupportedCapability(
       `The provider of \`${record.id}\` cannot serve embeddings (only OpenAI-style providers and the simulator can so far).`,
