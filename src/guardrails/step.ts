@@ -5,7 +5,7 @@
  * streams, whatever front door or back end the call uses. A block is an ApiError: the door's
  * error shape before the answer began, the protocol's error event after.
  */
-import type { CanonicalRequest, Message, Part } from "../canonical/conversation.ts";
+import type { CanonicalRequest, Message } from "../canonical/conversation.ts";
 import type { CanonicalEvent } from "../canonical/events.ts";
 import type { CanonicalResult } from "../canonical/result.ts";
 import type { ModelRecord } from "../catalogue/model.ts";
@@ -16,6 +16,14 @@ import type { RequestContext } from "../pipeline/context.ts";
 import type { ModelStep } from "../pipeline/model_step.ts";
 import type { CallContext, Provider } from "../providers/types.ts";
 import type { EmbeddingRequest, EmbeddingResult } from "../types/openai.ts";
+import {
+  answerText,
+  mapMessages,
+  mapParts,
+  messageText,
+  replaceAnswerText,
+  replaceMessageTexts,
+} from "./conversation_text.ts";
 import { guardrailBlocked, guardrailUnavailable } from "./errors.ts";
 import { flaggedCategory } from "./moderation_gate.ts";
 import { GuardrailReport } from "./report.ts";
@@ -415,82 +423,4 @@ function withText(index: number, delta: TextDelta, text: string, same: boolean):
     return { type: "block_delta", index, delta: { type: "arguments", json: text } };
   }
   return { type: "block_delta", index, delta: { type: delta.type, text } };
-}
-
-/** `messages` with `fn` applied to every text they carry (text, tool results, tool-call
- * arguments); the same array when nothing changed. */
-function mapMessages(messages: Message[], fn: (text: string) => string): Message[] {
-  let out: Message[] | null = null;
-  messages.forEach((message, i) => {
-    const parts = mapParts(message.parts, fn);
-    if (parts !== message.parts) (out ??= [...messages])[i] = { ...message, parts };
-  });
-  return out ?? messages;
-}
-
-/** `parts` with `fn` applied to every text they carry; the same array when nothing changed. */
-function mapParts(parts: Part[], fn: (text: string) => string): Part[] {
-  let out: Part[] | null = null;
-  parts.forEach((part, i) => {
-    let changed: Part | null = null;
-    if (part.type === "text" || part.type === "refusal") {
-      const text = fn(part.text);
-      if (text !== part.text) changed = { ...part, text };
-    } else if (part.type === "tool_call") {
-      const args = fn(part.arguments);
-      if (args !== part.arguments) changed = { ...part, arguments: args };
-    } else if (part.type === "tool_result") {
-      const content = mapParts(part.content, fn) as typeof part.content;
-      if (content !== part.content) changed = { ...part, content };
-    }
-    if (changed !== null) (out ??= [...parts])[i] = changed;
-  });
-  return out ?? parts;
-}
-
-/** The text a message carries (its text parts and tool results), for moderation and
- * webhooks. */
-function messageText(message: Message): string {
-  const texts: string[] = [];
-  for (const part of message.parts) {
-    if (part.type === "text") texts.push(part.text);
-    else if (part.type === "tool_result") {
-      for (const p of part.content) if (p.type === "text") texts.push(p.text);
-    }
-  }
-  return texts.join("\n");
-}
-
-/** The text of an answer (text and refusals). */
-function answerText(parts: readonly Part[]): string {
-  return parts.flatMap((p) => p.type === "text" || p.type === "refusal" ? [p.text] : []).join("");
-}
-
-/** `messages` with each message's text replaced by a webhook's (its first text part holds it,
- * its other text parts are emptied); messages beyond `texts` are kept. */
-function replaceMessageTexts(messages: Message[], texts: readonly string[]): Message[] {
-  return messages.map((message, i) => {
-    const text = texts[i];
-    if (text === undefined || text === messageText(message)) return message;
-    let first = true;
-    const parts = message.parts.flatMap((part): Part[] => {
-      if (part.type !== "text" && part.type !== "tool_result") return [part];
-      const replaced = first ? text : "";
-      first = false;
-      if (part.type === "text") return replaced === "" ? [] : [{ ...part, text: replaced }];
-      return [{ ...part, content: replaced === "" ? [] : [{ type: "text", text: replaced }] }];
-    });
-    return { ...message, parts };
-  });
-}
-
-/** An answer's parts with its text replaced by a webhook's (in its first text part). */
-function replaceAnswerText(parts: Part[], text: string): Part[] {
-  let first = true;
-  return parts.flatMap((part): Part[] => {
-    if (part.type !== "text") return [part];
-    const replaced = first ? text : "";
-    first = false;
-    return replaced === "" ? [] : [{ ...part, text: replaced }];
-  });
 }
