@@ -8,6 +8,7 @@ import { checkTranscript, parseTranscript } from "./support/messages_stream.ts";
 import { admin } from "./support/admin.ts";
 import { askDirectly, type SdkGateway, startSdkGateway, STYLES } from "./support/sdk_gateway.ts";
 import { waitFor } from "./support/wait.ts";
+import { startGateway } from "./support/gateway.ts";
 
 const HEADERS = { "anthropic-version": "2023-06-01", "content-type": "application/json" };
 
@@ -603,4 +604,20 @@ Deno.test("messages: a plain http:// image URL is a 400 invalid_image in the cha
     messages: [{ role: "user", content: [image("https://example.com/b.png")] }],
   });
   assert.equal(https.status, 200, await https.text());
+});
+
+Deno.test("messages: a call passed through to an Anthropic back end goes as the client wrote it, with only the model set, byte for byte", async () => {
+  await using gw = await startGateway();
+  const body =
+    '{\n  "max_tokens": 64,\n  "messages": [{"role": "user", "content": "caf\\u00e9 \\"model\\": x"}],' +
+    '\n  "model" :  "an-chat",\n  "tools": [{"name": "f", "input_schema": {"type": "object", ' +
+    '"properties": {"model": {"type": "string"}}}}]\n}';
+  const res = await fetch(`${gw.server.url}/v1/messages`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "anthropic-version": "2023-06-01" },
+    body,
+  });
+  assert.equal(res.status, 200, await res.clone().text());
+  await res.body?.cancel();
+  assert.equal(gw.anthropic.last.text, body.replace('"an-chat"', '"claude-up"'));
 });

@@ -28,6 +28,16 @@ export async function readJsonObject(
   limits: BodyLimits,
   timers: Expiries,
 ): Promise<Record<string, unknown>> {
+  return (await readJsonBody(request, limits, timers)).value;
+}
+
+/** {@link readJsonObject}'s object, and the bytes it was read from (for a call passed on as the
+ * client wrote it). */
+export async function readJsonBody(
+  request: Request,
+  limits: BodyLimits,
+  timers: Expiries,
+): Promise<{ value: Record<string, unknown>; bytes: Uint8Array }> {
   const type = request.headers.get("content-type");
   if (type !== "application/json" && (type === null || !JSON_TYPE.test(type))) {
     throw new ApiError(
@@ -88,7 +98,7 @@ export async function readJsonObject(
       "invalid_json",
     );
   }
-  return value as Record<string, unknown>;
+  return { value: value as Record<string, unknown>, bytes };
 }
 
 function quoteHeader(value: string): string {

@@ -4,7 +4,7 @@
  * A client that leaves after sending its body is noticed by the server (`http/server/`), which
  * aborts the request's signal.
  */
-import { type BodyLimits, readJsonObject } from "../http/body.ts";
+import { type BodyLimits, readJsonBody } from "../http/body.ts";
 import type { Expiries } from "../http/expiries.ts";
 import type { Next, Step } from "./compose.ts";
 import type { RequestContext } from "./context.ts";
@@ -20,6 +20,8 @@ async function read(
   limits: BodyLimits,
   timers: Expiries,
 ): Promise<Response> {
-  ctx.body = await readJsonObject(ctx.request, limits, timers);
+  const { value, bytes } = await readJsonBody(ctx.request, limits, timers);
+  ctx.body = value;
+  ctx.bodyBytes = bytes;
   return await next(ctx);
 }

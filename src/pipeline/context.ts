@@ -140,6 +140,9 @@ export class RequestContext {
   /** The JSON object body, for endpoints that read one (empty otherwise, and once
    * {@link takeBody} took it). */
   body: Record<string, unknown> = NO_BODY;
+  /** The bytes {@link body} was read from, for a call passed on as the client wrote it (let go
+   * of with the body, and by a chat call that is not passed on). */
+  bodyBytes: Uint8Array | null = null;
 
   // Front doors (what settle reports).
   /** The model asked for, once known. */
@@ -195,7 +198,15 @@ export class RequestContext {
   takeBody(): Record<string, unknown> {
     const body = this.body;
     this.body = NO_BODY;
+    this.bodyBytes = null;
     return body;
+  }
+
+  /** The body's bytes, which the context then lets go of (see {@link takeBody}). */
+  takeBodyBytes(): Uint8Array | null {
+    const bytes = this.bodyBytes;
+    this.bodyBytes = null;
+    return bytes;
   }
 
   /** Makes {@link signal} also fire when the returned controller aborts. */

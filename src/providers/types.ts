@@ -126,6 +126,9 @@ export interface PassthroughCall {
     | "countTokens";
   /** The client's JSON body. */
   body: Record<string, unknown>;
+  /** The bytes of {@link body} as the client sent them, when it is passed on unchanged but for
+   * the model (so that an adapter need not write it anew). */
+  raw?: Uint8Array;
   /** The client's protocol headers the upstream gets (`anthropic-version`, `anthropic-beta`). */
   headers: Record<string, string>;
   /** Fields written into the answer's response object (and a stream's) as the client knows

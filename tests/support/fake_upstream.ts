@@ -52,6 +52,8 @@ export interface Received {
   headers: Headers;
   /** The parsed JSON body (or the raw text when it was not JSON). */
   body: unknown;
+  /** The body as it came. */
+  text: string;
   /** Violations of the documented format found in it (empty when it was right). */
   violations: string[];
   /** Resolves with how the caller went away, if it did before the answer ended. */
@@ -179,6 +181,7 @@ export class FakeUpstream {
       path: url.pathname,
       headers: request.headers,
       body,
+      text,
       violations: [],
       gone: new Promise((resolve) => markGone = resolve),
       wentAway: false,

@@ -178,8 +178,18 @@ function passed(
     if (value !== null) headers[name] = value;
   }
   // Taken from the context: a passed-through stream need not keep the body.
-  const body = withoutGatewayThinking(ctx.takeBody());
-  return { protocol: "anthropic_messages", endpoint, body, headers, shown: { model } };
+  const raw = ctx.takeBodyBytes();
+  const sent = ctx.takeBody();
+  const body = withoutGatewayThinking(sent);
+  const call: PassthroughCall = {
+    protocol: "anthropic_messages",
+    endpoint,
+    body,
+    headers,
+    shown: { model },
+  };
+  if (raw !== null && body === sent) call.raw = raw;
+  return call;
 }
 
 /** A failure after the stream began, as a Messages `error` event. */

@@ -84,6 +84,8 @@ export async function callChat(
   const passedThrough = stepped === null && (door.passthrough?.speaks(provider) ?? false);
   checkChat(record, { ...door.needs, passedThrough });
   if (passedThrough) return await door.passthrough!.answer(target);
+  // Only a call passed on as written needs the body's bytes.
+  ctx.bodyBytes = null;
   const req = await door.canonical(target);
   if (!req.options.maxTokensGiven) {
     // `??` also covers records stored before the field existed.

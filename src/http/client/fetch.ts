@@ -44,7 +44,11 @@ export class FetchHttpClient implements HttpClient {
       signal: request.signal,
       redirect: "manual",
     };
-    if (request.body !== undefined) init.body = request.body;
+    if (request.body !== undefined) {
+      init.body = typeof request.body === "string"
+        ? request.body
+        : request.body as Uint8Array<ArrayBuffer>;
+    }
     if (this.#client !== undefined) init.client = this.#client;
     let response: Response;
     try {

@@ -64,7 +64,11 @@ export class NativeHttpClient implements HttpClient {
     const { signal, method } = request;
     signal.throwIfAborted();
     const { origin, target } = this.#target(request.url);
-    const body = request.body === undefined ? null : encoder.encode(request.body);
+    const body = request.body === undefined
+      ? null
+      : typeof request.body === "string"
+      ? encoder.encode(request.body)
+      : request.body;
     const head = `${method} ${target} HTTP/1.1\r\nhost: ${origin.host}\r\n` +
       this.#fields(request.headers) +
       (body === null

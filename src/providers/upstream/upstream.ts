@@ -88,7 +88,11 @@ export class Upstream {
       url: config.base_url + request.path,
       headers: this.#headers,
       signal: deadline.signal,
-      ...(request.body !== undefined ? { body: JSON.stringify(request.body) } : {}),
+      ...(request.rawBody !== undefined
+        ? { body: request.rawBody }
+        : request.body !== undefined
+        ? { body: JSON.stringify(request.body) }
+        : {}),
     };
     try {
       for (let attempt = 0;; attempt++) {

@@ -1,0 +1,68 @@
+import assert from "node:assert/strict";
+import { concatBytes } from "../../src/http/bytes.ts";
+import { withTopLevelString } from "../../src/http/json_scan.ts";
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+function replaced(text: string, value = "up-model"): string | null {
+  const parts = withTopLevelString(encoder.encode(text), "model", value);
+  return parts === null ? null : decoder.decode(concatBytes(parts));
+}
+
+Deno.test("withTopLevelString: the top-level string set, every other byte as it was written", () => {
+  const text =
+    '{ "messages": [{"role": "user", "model": "inner", "content": "say \\"model\\": x"}],\n' +
+    '  "model" :  "claude-gw" , "stream": true, "tools": {"model": 1} }';
+  const out = replaced(text)!;
+  assert.equal(out, text.replace('"claude-gw"', '"up-model"'));
+  const parsed = JSON.parse(out);
+  assert.equal(parsed.model, "up-model");
+  assert.equal(parsed.messages[0].model, "inner");
+  assert.deepEqual(parsed.tools, { model: 1 });
+  // A value that needs escaping is written as JSON.
+  assert.equal(JSON.parse(replaced('{"model":"a"}', 'us."x"\\y')!).model, 'us."x"\\y');
+});
+
+Deno.test("withTopLevelString: anything it does not pass on is null, to be written anew", () => {
+  for (
+    const text of [
+      '{"model": 1}',
+      '{"model": "a", "model": "b"}',
+      '{"messages": []}',
+      "[]",
+      "{}",
+      '{"mod\\u0065l": "a"}',
+      '{"model": "a"',
+      '{"model": "a"} x',
+    ]
+  ) {
+    assert.equal(replaced(text), null, text);
+  }
+});
+
+Deno.test("withTopLevelString: the same object as JSON.parse reads, for bodies of every shape (generated)", () => {
+  const values = [null, true, 12.5e3, -0, 'x\u2192\ud83d\ude00\n"\\', [], {}, [{ model: "n" }], {
+    a: [1, { b: "c" }],
+  }];
+  for (let seed = 0; seed < 300; seed++) {
+    const body: Record<string, unknown> = {};
+    const keys = ["messages", "model", "stream", "tools", "metadata", "x"];
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[(seed + i * 7) % keys.length]!;
+      body[key] = key === "model" ? `m${seed}` : values[(seed * 3 + i) % values.length];
+    }
+    if (!("model" in body)) body.model = "m";
+    const spaced = JSON.stringify(body, null, seed % 3);
+    for (const offset of [0, 1, 2, 3]) {
+      const bytes = new Uint8Array(encoder.encode(spaced).length + offset);
+      bytes.set(encoder.encode(spaced), offset);
+      const parts = withTopLevelString(bytes.subarray(offset), "model", "up");
+      assert.ok(parts !== null, spaced);
+      assert.deepEqual(JSON.parse(decoder.decode(concatBytes(parts))), {
+        ...JSON.parse(spaced),
+        model: "up",
+      });
+    }
+  }
+});
