@@ -5,11 +5,14 @@ import { type Fields, OPTIONAL, type Reader } from "../validation/reader.ts";
 import { COUNT, OPTIONAL_TEXT, TEXT } from "./rules.ts";
 import {
   ACCESS_LEVELS,
+  type AzureConfig,
   type DiscoveryConfig,
   PROVIDER_STYLES,
   type ProviderConfig,
   type ProviderStyle,
   RERANK_FORMATS,
+  VERTEX_PUBLISHERS,
+  type VertexConfig,
 } from "./types.ts";
 
 const DEFAULT_BASE_URL: Record<ProviderStyle, string> = {
@@ -17,6 +20,9 @@ const DEFAULT_BASE_URL: Record<ProviderStyle, string> = {
   anthropic: "https://api.anthropic.com",
   gemini: "https://generativelanguage.googleapis.com",
   simulator: "",
+  // Azure's is the operator's resource (required); Vertex's follows its region (vertexBaseUrl).
+  azure: "",
+  vertex: "",
 };
 
 /** The name of an environment variable (`ca_certs_env`). */
@@ -35,6 +41,80 @@ const RERANK_PATH = {
   pattern: /^\/[A-Za-z0-9._~\/-]*$/,
   format: "a path under base_url starting with /, like /rerank or /v2/rerank",
 } as const;
+
+/** Azure's `api_version`: a dated version, or `v1` / `preview` for its v1 API. */
+const AZURE_API_VERSION = {
+  maxLength: 64,
+  pattern: /^(?:v1|preview|latest|\d{4}-\d{2}-\d{2}(?:-preview)?)$/,
+  format: 'a dated version like "2024-10-21" or "2025-04-01-preview", or "v1" or "preview"',
+} as const;
+
+/** A Google Cloud project id (or number, or a domain-scoped `example.com:project`). */
+const GCP_PROJECT = {
+  maxLength: 128,
+  pattern: /^[a-z0-9][a-z0-9.:-]*[a-z0-9]$/,
+  format: "a Google Cloud project id: lowercase letters, digits and -",
+} as const;
+
+/** A Google Cloud region (`us-east5`, `europe-west1`) or `global`. */
+const GCP_REGION = {
+  maxLength: 64,
+  pattern: /^(?:global|[a-z]+(?:-[a-z0-9]+)+)$/,
+  format: 'a Google Cloud region like "us-east5", or "global"',
+} as const;
+
+/** Where Vertex AI serves `region` (the `global` endpoint has no region in its host). */
+export function vertexBaseUrl(region: string): string {
+  return region === "global"
+    ? "https://aiplatform.googleapis.com"
+    : `https://${region}-aiplatform.googleapis.com`;
+}
+
+/** An http(s) URL field, `fallback` when absent, without trailing slashes. */
+function readUrl(f: Fields, name: string, fallback: string): string {
+  const field = f.get(name);
+  const url = field.string({ ...OPTIONAL_TEXT, maxLength: 2048 }) ?? fallback;
+  if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
+    throw field.invalid(`expected an http(s) URL, but got ${quote(url)}`);
+  }
+  return url.replace(/\/+$/, "");
+}
+
+/** An `azure` provider's fields (`base_url` is its resource, so it is required). */
+function readAzure(f: Fields, provider: ProviderConfig): AzureConfig {
+  if (!f.has("base_url")) {
+    throw f.get("base_url").missing(
+      'an azure provider needs its resource\'s endpoint, like "https://<resource>.openai.azure.com"',
+    );
+  }
+  const bearer = f.get("bearer_token_env");
+  const azure: AzureConfig = {
+    api_version: f.string("api_version", AZURE_API_VERSION),
+    bearer_token_env: bearer.string(ENV_NAME) ?? null,
+  };
+  if (azure.bearer_token_env !== null && provider.api_key_env !== null) {
+    throw bearer.invalid(
+      "give api_key_env (an api-key) or bearer_token_env (an Entra ID token), not both",
+    );
+  }
+  return azure;
+}
+
+/** A `vertex` provider's fields. */
+function readVertex(f: Fields): VertexConfig {
+  if (f.has("api_key_env")) {
+    throw f.get("api_key_env").invalid(
+      "a vertex provider authenticates with a service account; name its variable in credentials_env",
+    );
+  }
+  return {
+    project: f.string("project", GCP_PROJECT),
+    region: f.string("region", GCP_REGION),
+    credentials_env: f.string("credentials_env", { ...ENV_NAME, optional: false, nullable: false }),
+    token_url: readUrl(f, "token_url", "https://oauth2.googleapis.com/token"),
+    publisher: f.oneOf("publisher", VERTEX_PUBLISHERS, OPTIONAL) ?? null,
+  };
+}
 
 /** The styles whose upstream lists its models (`discover: true`). */
 const DISCOVERING_STYLES: ReadonlySet<ProviderStyle> = new Set(["openai", "anthropic", "gemini"]);
@@ -98,7 +178,9 @@ function readProvider(r: Reader): ProviderConfig {
     anthropic_version: style === "anthropic"
       ? f.string("anthropic_version", OPTIONAL_TEXT) ?? "2023-06-01"
       : "2023-06-01",
-    responses_api: style === "openai" ? f.boolean("responses_api", OPTIONAL) ?? false : false,
+    responses_api: style === "openai" || style === "azure"
+      ? f.boolean("responses_api", OPTIONAL) ?? false
+      : false,
     rerank_path: style === "openai" ? f.string("rerank_path", RERANK_PATH) ?? "/rerank" : "/rerank",
     rerank_format: style === "openai"
       ? f.oneOf("rerank_format", RERANK_FORMATS, OPTIONAL) ?? "cohere"
@@ -111,12 +193,14 @@ function readProvider(r: Reader): ProviderConfig {
   const discovery = readDiscovery(f, id, style);
   if (discovery) provider.discovery = discovery;
   if (remote) {
-    const base = f.get("base_url");
-    const url = base.string({ ...OPTIONAL_TEXT, maxLength: 2048 }) ?? DEFAULT_BASE_URL[style];
-    if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
-      throw base.invalid(`expected an http(s) URL, but got ${quote(url)}`);
-    }
-    provider.base_url = url.replace(/\/+$/, "");
+    const vertex = style === "vertex" ? readVertex(f) : undefined;
+    if (vertex) provider.vertex = vertex;
+    const url = readUrl(
+      f,
+      "base_url",
+      vertex ? vertexBaseUrl(vertex.region) : DEFAULT_BASE_URL[style],
+    );
+    provider.base_url = url;
     provider.api_key_env =
       f.string("api_key_env", { optional: true, nullable: true, nonEmpty: true }) ??
         null;
@@ -125,6 +209,7 @@ function readProvider(r: Reader): ProviderConfig {
     if (provider.ca_certs_env !== null && new URL(url).protocol !== "https:") {
       throw caCerts.invalid("only a provider with an https base_url uses it");
     }
+    if (style === "azure") provider.azure = readAzure(f, provider);
     for (const [name, value] of f.object("headers", OPTIONAL)?.entries() ?? []) {
       provider.headers[name] = value.string(TEXT);
     }

@@ -4,7 +4,14 @@
  */
 
 /** Provider API styles that Switchyard can speak. */
-export const PROVIDER_STYLES = ["openai", "anthropic", "gemini", "simulator"] as const;
+export const PROVIDER_STYLES = [
+  "openai",
+  "anthropic",
+  "gemini",
+  "simulator",
+  "azure",
+  "vertex",
+] as const;
 export type ProviderStyle = typeof PROVIDER_STYLES[number];
 
 /** Model access levels (DESIGN §4). */
@@ -63,6 +70,14 @@ export const STYLE_CAPABILITIES: Record<ProviderStyle, ReadonlySet<Capability>> 
   ]),
   anthropic: new Set(["chat_completions", "moderation", "image_input", "function_calling"]),
   gemini: new Set(["chat_completions", "image_input", "function_calling", "embeddings"]),
+  azure: new Set([
+    "chat_completions",
+    "image_input",
+    "function_calling",
+    "image_generation",
+    "embeddings",
+  ]),
+  vertex: new Set(["chat_completions", "image_input", "function_calling"]),
 };
 
 export interface ServerConfig {
@@ -118,7 +133,40 @@ export interface ProviderConfig {
   /** Present when the provider has `discover: true`: how the models its upstream lists are
    * offered (src/catalogue/discovery.ts). */
   discovery?: DiscoveryConfig;
+  /** Azure style only: how its deployments are called (docs/azure.md). */
+  azure?: AzureConfig;
+  /** Vertex style only: the Google Cloud project, region and service account (docs/vertex.md). */
+  vertex?: VertexConfig;
 }
+
+/** An `azure` provider's `api_version` and `bearer_token_env`. */
+export interface AzureConfig {
+  /** A dated version (`2024-10-21`, `2025-04-01-preview`): the deployments' paths
+   * (`/openai/deployments/{deployment}/...?api-version=`); `v1` or `preview`: the v1 API
+   * (`/openai/v1/...`, the deployment as the body's `model`). */
+  api_version: string;
+  /** The variable holding a Microsoft Entra ID token sent as `Authorization: Bearer`, instead of
+   * an `api-key` from `api_key_env`; `null` for none. */
+  bearer_token_env: string | null;
+}
+
+/** A `vertex` provider's place in Google Cloud and its credentials. */
+export interface VertexConfig {
+  project: string;
+  /** A region (`us-east5`) or `global`. */
+  region: string;
+  /** The variable holding the service account key: its JSON, or the path of its file. */
+  credentials_env: string;
+  /** Where the signed assertion is exchanged for an access token. */
+  token_url: string;
+  /** The publisher of every model of the provider (whose protocol then passes through as
+   * written), or `null`: each model's own, from its upstream name (`claude-*` is Anthropic's). */
+  publisher: VertexPublisher | null;
+}
+
+/** The model publishers on Vertex AI that Switchyard speaks to. */
+export const VERTEX_PUBLISHERS = ["google", "anthropic"] as const;
+export type VertexPublisher = typeof VERTEX_PUBLISHERS[number];
 
 /** A provider's model discovery (`discover_prefix`, `discover_access`,
  * `discover_interval_seconds`). */

@@ -6,9 +6,11 @@ import type { HttpClient } from "../http/client/types.ts";
 import { upstreamClient } from "../http/client/upstream_client.ts";
 import type { Logger } from "../log/logger.ts";
 import { AnthropicProvider } from "./anthropic/provider.ts";
+import { azureProvider } from "./azure/provider.ts";
 import { GeminiProvider } from "./gemini/provider.ts";
 import { OpenAIProvider } from "./openai/provider.ts";
 import { SimulatorProvider } from "./simulator/provider.ts";
+import { vertexProvider } from "./vertex/provider.ts";
 import { providerCaCerts } from "./ca_certs.ts";
 import type { Provider, ProviderDeps, ProviderLookup } from "./types.ts";
 
@@ -19,7 +21,16 @@ const FACTORIES: Record<ProviderStyle, (deps: ProviderDeps) => Provider> = {
   openai: (deps) => new OpenAIProvider(deps),
   anthropic: (deps) => new AnthropicProvider(deps),
   gemini: (deps) => new GeminiProvider(deps),
+  azure: (deps) => azureProvider(deps),
+  vertex: (deps) => vertexProvider(deps),
 };
+
+/** The variable that holds a provider's secret: `api_key_env`, or Azure's `bearer_token_env`,
+ * or Vertex's `credentials_env`; `null` when it has none. */
+function secretVariable(provider: ProviderConfig): string | null {
+  return provider.api_key_env ?? provider.azure?.bearer_token_env ??
+    provider.vertex?.credentials_env ?? null;
+}
 
 /** The configured providers; a provider whose key variable is unset is disabled. */
 export class Providers implements ProviderLookup {
@@ -115,10 +126,11 @@ export function createProviders(config: Config, options: CreateProvidersOptions)
       continue;
     }
     let apiKey: string | null = null;
-    if (provider.api_key_env !== null) {
-      apiKey = options.env(provider.api_key_env) ?? null;
+    const variable = secretVariable(provider);
+    if (variable !== null) {
+      apiKey = options.env(variable) ?? null;
       if (!apiKey) {
-        const reason = `${provider.api_key_env} is not set`;
+        const reason = `${variable} is not set`;
         disabled.set(provider.id, reason);
         options.logger.warn(
           `provider "${provider.id}" disabled: ${reason}; its models are not listed`,

@@ -20,7 +20,8 @@ import type { RerankRequest, RerankResult } from "../types/rerank.ts";
 /** What a provider adapter is built from. */
 export interface ProviderDeps {
   config: ProviderConfig;
-  /** The API key from the provider's `api_key_env`, or `null` when it has none. */
+  /** The API key from the provider's `api_key_env` (or its secret from Azure's
+   * `bearer_token_env`, Vertex's `credentials_env`), or `null` when it has none. */
   apiKey: string | null;
   /** The client upstream calls go through. */
   http: HttpClient;

@@ -29,6 +29,8 @@ const PROVIDER_NAMES: Record<ProviderStyle, string> = {
   openai: "openai",
   anthropic: "anthropic",
   gemini: "gcp.gemini",
+  azure: "azure.ai.openai",
+  vertex: "gcp.vertex_ai",
   simulator: "switchyard.simulator",
 };
 

@@ -29,6 +29,7 @@ import { withTopLevelString } from "../../http/json_scan.ts";
 import type { RetryTiming } from "../upstream/retry.ts";
 import { Upstream, type UpstreamStyle } from "../upstream/upstream.ts";
 import { isObject, type JsonObject, malformed, parseEventData } from "../wire.ts";
+import { ANTHROPIC_PLACE, type MessagesPlace } from "./place.ts";
 
 /** The client headers an Anthropic upstream gets. */
 const FORWARDED_HEADERS = ["anthropic-version", "anthropic-beta"];
@@ -54,33 +55,39 @@ export class AnthropicForwarder {
   readonly #timing: RetryTiming;
 
   readonly #streamError: (data: unknown) => ApiError;
+  readonly #place: MessagesPlace;
 
-  /** `streamError` reads the data of an upstream `error` event as the gateway's error. */
+  /** `streamError` reads the data of an upstream `error` event as the gateway's error; `place`
+   * says where a body goes (Anthropic's paths unless told). */
   constructor(
     deps: ProviderDeps,
     style: UpstreamStyle,
     streamError: (data: unknown) => ApiError,
     timing: RetryTiming = {},
+    place: MessagesPlace = ANTHROPIC_PLACE,
   ) {
     this.#deps = deps;
     this.#style = style;
     this.#streamError = streamError;
     this.#timing = timing;
+    this.#place = place;
   }
 
   async forward(call: PassthroughCall, ctx: CallContext): Promise<PassthroughAnswer> {
     const upstream = this.#upstream(call);
-    const body: Record<string, unknown> = { ...call.body, model: ctx.upstreamModel };
-    const path = call.endpoint === "count_tokens" ? "/v1/messages/count_tokens" : "/v1/messages";
-    // The client's bytes with the model id set, when they can be: a 250 KB agent turn written
-    // anew cost a third of what the gateway spent passing it on.
-    const parts = call.raw && withTopLevelString(call.raw, "model", ctx.upstreamModel);
+    const endpoint = call.endpoint === "count_tokens" ? "count_tokens" : "messages";
+    const placed = { ...call.body, model: ctx.upstreamModel };
+    const { path, body } = this.#place(endpoint, placed);
+    // The client's bytes with the model id set, when the place takes the body as it is: a
+    // 250 KB agent turn written anew cost a third of what the gateway spent passing it on.
+    const parts = body === placed && call.raw &&
+      withTopLevelString(call.raw, "model", ctx.upstreamModel);
     const post = (stream: boolean) => {
       const request = chatPost(ctx, path, body, stream);
       if (parts) request.rawBody = concatBytes(parts);
       return request;
     };
-    if (call.endpoint === "count_tokens" || body.stream !== true) {
+    if (call.endpoint === "count_tokens" || call.body.stream !== true) {
       const data = await upstream.json(post(false));
       if (!isObject(data)) throw malformed("answer (not a JSON object)");
       if (call.endpoint === "count_tokens") return { kind: "json", body: data, usage: null };

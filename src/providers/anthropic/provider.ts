@@ -3,6 +3,7 @@ import type { CanonicalEvent } from "../../canonical/events.ts";
 import type { CanonicalResult } from "../../canonical/result.ts";
 import type { SseEvent } from "../../http/sse.ts";
 import { AnthropicForwarder } from "./passthrough.ts";
+import { ANTHROPIC_PLACE, type MessagesPlace } from "./place.ts";
 import { toAnthropicRequest } from "./request.ts";
 import { fromAnthropicMessage } from "./response.ts";
 import { AnthropicStreamTranslator } from "./stream.ts";
@@ -21,7 +22,7 @@ import type { UpstreamErrorDetail } from "../upstream/error_detail.ts";
 import { mapStreamError } from "../upstream/error_mapping.ts";
 import { chatPost } from "../upstream/request.ts";
 import type { RetryTiming } from "../upstream/retry.ts";
-import { Upstream } from "../upstream/upstream.ts";
+import { Upstream, type UpstreamStyle } from "../upstream/upstream.ts";
 import { isObject, malformed, parseEventData } from "../wire.ts";
 
 /** Reads an Anthropic error body (`{"type":"error","error":{"type","message"}}`). Anthropic
@@ -33,6 +34,15 @@ export function parseAnthropicError(body: unknown): UpstreamErrorDetail {
   if (typeof body.error.message === "string") detail.message = body.error.message;
   if (typeof body.error.type === "string") detail.type = detail.code = body.error.type;
   return detail;
+}
+
+/** What a style on the Messages API's wire format at other URLs with other auth (Vertex AI)
+ * gives the adapter. */
+export interface AnthropicWire {
+  /** How its upstream is called (in place of `x-api-key` + `anthropic-version` on `base_url`). */
+  style: UpstreamStyle;
+  /** Where a Messages body (`model` the upstream's) goes, and the body it goes as. */
+  place: MessagesPlace;
 }
 
 /** What an Anthropic upstream takes as written. */
@@ -48,21 +58,24 @@ export class AnthropicProvider implements Provider {
   readonly #deps: ProviderDeps;
   readonly #upstream: Upstream;
   readonly #forwarder: AnthropicForwarder;
+  readonly #place: MessagesPlace;
 
-  constructor(deps: ProviderDeps, timing: RetryTiming = {}) {
+  constructor(deps: ProviderDeps, timing: RetryTiming = {}, wire?: AnthropicWire) {
     this.id = deps.config.id;
     this.#deps = deps;
     const headers: Record<string, string> = {
       "anthropic-version": deps.config.anthropic_version,
     };
     if (deps.apiKey) headers["x-api-key"] = deps.apiKey;
-    const style = { headers, parseError: parseAnthropicError };
+    const style = wire?.style ?? { headers, parseError: parseAnthropicError };
+    this.#place = wire?.place ?? ANTHROPIC_PLACE;
     this.#upstream = new Upstream(deps, style, timing);
     this.#forwarder = new AnthropicForwarder(
       deps,
       style,
       (data) => mapStreamError(this.id, parseAnthropicError(data), deps.apiKey),
       timing,
+      this.#place,
     );
   }
 
@@ -80,7 +93,8 @@ export class AnthropicProvider implements Provider {
 
   async chat(req: CanonicalRequest, ctx: CallContext): Promise<CanonicalResult> {
     const call = toAnthropicRequest(req, ctx.upstreamModel, false, ctx.dropped);
-    const data = await this.#upstream.json(chatPost(ctx, "/v1/messages", call.body, false));
+    const { path, body } = this.#place("messages", { ...call.body });
+    const data = await this.#upstream.json(chatPost(ctx, path, body, false));
     return fromAnthropicMessage(data, call.jsonTool);
   }
 
@@ -90,7 +104,8 @@ export class AnthropicProvider implements Provider {
     return new EventBatches<SseEvent>(() => {
       const call = toAnthropicRequest(req, ctx.upstreamModel, true, ctx.dropped);
       made.translator = new AnthropicStreamTranslator(call.jsonTool);
-      return this.#upstream.call(chatPost(ctx, "/v1/messages", call.body, true));
+      const { path, body } = this.#place("messages", { ...call.body });
+      return this.#upstream.call(chatPost(ctx, path, body, true));
     }, this.#translation(made));
   }
 

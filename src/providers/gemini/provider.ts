@@ -22,7 +22,7 @@ import type { UpstreamErrorDetail } from "../upstream/error_detail.ts";
 import { mapStreamError } from "../upstream/error_mapping.ts";
 import { chatPost } from "../upstream/request.ts";
 import type { RetryTiming } from "../upstream/retry.ts";
-import { Upstream } from "../upstream/upstream.ts";
+import { Upstream, type UpstreamStyle } from "../upstream/upstream.ts";
 import type { EmbeddingRequest, EmbeddingResult } from "../../types/openai.ts";
 import { geminiEmbed } from "./embeddings.ts";
 import { modelPath } from "./model_path.ts";
@@ -79,6 +79,15 @@ export function mapGeminiError(
   return null;
 }
 
+/** What a style on Gemini's wire format at other URLs with other auth (Vertex AI) gives the
+ * adapter. */
+export interface GeminiWire {
+  /** How its upstream is called (in place of `x-goog-api-key` on `base_url`). */
+  style: UpstreamStyle;
+  /** The path of a model's method (`generateContent`, `streamGenerateContent?alt=sse`). */
+  path(upstreamModel: string, method: string): string;
+}
+
 /**
  * The adapter for Google's Gemini API (`generateContent`, `streamGenerateContent?alt=sse`,
  * `x-goog-api-key`). The request is translated before the upstream call (a 400 for what
@@ -91,20 +100,26 @@ export class GeminiProvider implements Provider {
   readonly #deps: ProviderDeps;
   readonly #upstream: Upstream;
   readonly #forwarder: GeminiForwarder;
+  readonly #path: (upstreamModel: string, method: string) => string;
 
-  constructor(deps: ProviderDeps, timing: RetryTiming = {}) {
+  constructor(deps: ProviderDeps, timing: RetryTiming = {}, wire?: GeminiWire) {
     this.id = deps.config.id;
     this.#deps = deps;
     const headers: Record<string, string> = {};
     if (deps.apiKey) headers["x-goog-api-key"] = deps.apiKey;
-    this.#upstream = new Upstream(deps, {
-      headers,
-      parseError: parseGeminiError,
-      mapError: (status, detail) => mapGeminiError(this.id, status, detail),
-    }, timing);
+    this.#upstream = new Upstream(
+      deps,
+      wire?.style ?? {
+        headers,
+        parseError: parseGeminiError,
+        mapError: (status, detail) => mapGeminiError(this.id, status, detail),
+      },
+      timing,
+    );
+    this.#path = wire?.path ?? modelPath;
     this.#forwarder = new GeminiForwarder(
       this.#upstream,
-      modelPath,
+      this.#path,
       (data) => mapStreamError(this.id, streamErrorDetail(data), deps.apiKey),
     );
   }
@@ -115,7 +130,7 @@ export class GeminiProvider implements Provider {
 
   async chat(req: CanonicalRequest, ctx: CallContext): Promise<CanonicalResult> {
     const body = toGeminiRequest(req, ctx.dropped);
-    const path = modelPath(ctx.upstreamModel, "generateContent");
+    const path = this.#path(ctx.upstreamModel, "generateContent");
     const data = await this.#upstream.json(chatPost(ctx, path, body, false));
     return fromGeminiResponse(data, ctx.requestId);
   }
@@ -134,7 +149,7 @@ export class GeminiProvider implements Provider {
     const translator = new GeminiStreamTranslator(ctx.requestId);
     return new EventBatches<SseEvent>(() => {
       const body = toGeminiRequest(req, ctx.dropped);
-      const path = modelPath(ctx.upstreamModel, "streamGenerateContent?alt=sse");
+      const path = this.#path(ctx.upstreamModel, "streamGenerateContent?alt=sse");
       return this.#upstream.call(chatPost(ctx, path, body, true));
     }, this.#translation(translator));
   }

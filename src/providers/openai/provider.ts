@@ -33,7 +33,7 @@ import type { UpstreamErrorDetail } from "../upstream/error_detail.ts";
 import { mapStreamError } from "../upstream/error_mapping.ts";
 import { chatPost, type UpstreamRequest } from "../upstream/request.ts";
 import type { RetryTiming } from "../upstream/retry.ts";
-import { Upstream } from "../upstream/upstream.ts";
+import { Upstream, type UpstreamStyle } from "../upstream/upstream.ts";
 import { isObject, malformed, parseEventData } from "../wire.ts";
 
 /** What an OpenAI-style upstream with `responses_api` takes as written; without it, nothing. */
@@ -67,8 +67,16 @@ export function parseOpenAIError(body: unknown): UpstreamErrorDetail {
   return detail;
 }
 
+/** What a style on OpenAI's wire format with other URLs and auth (Azure) gives the adapter. */
+export interface OpenAIWire {
+  /** How its upstream is called (in place of a bearer key on `base_url` + path). */
+  style: UpstreamStyle;
+  /** The field the output limit goes in. */
+  maxTokensField: "max_tokens" | "max_completion_tokens";
+}
+
 /** The adapter for any OpenAI-compatible `base_url` (OpenAI, Groq, Together, Mistral,
- * OpenRouter, vLLM, Ollama, llama.cpp server). */
+ * OpenRouter, vLLM, Ollama, llama.cpp server), and for Azure's (given its {@link OpenAIWire}). */
 export class OpenAIProvider implements Provider {
   readonly id: string;
   readonly #deps: ProviderDeps;
@@ -77,15 +85,17 @@ export class OpenAIProvider implements Provider {
   /** The Responses API, when the provider has `responses_api` (see responses.ts). */
   readonly passes: ReadonlySet<PassProtocol>;
 
-  constructor(deps: ProviderDeps, timing: RetryTiming = {}) {
+  constructor(deps: ProviderDeps, timing: RetryTiming = {}, wire?: OpenAIWire) {
     this.id = deps.config.id;
     this.#deps = deps;
     const headers: Record<string, string> = {};
     if (deps.apiKey) headers.authorization = `Bearer ${deps.apiKey}`;
-    this.#upstream = new Upstream(deps, { headers, parseError: parseOpenAIError }, timing);
-    this.#maxTokensField = new URL(deps.config.base_url).hostname === "api.openai.com"
-      ? "max_completion_tokens"
-      : "max_tokens";
+    const style = wire?.style ?? { headers, parseError: parseOpenAIError };
+    this.#upstream = new Upstream(deps, style, timing);
+    this.#maxTokensField = wire?.maxTokensField ??
+      (new URL(deps.config.base_url).hostname === "api.openai.com"
+        ? "max_completion_tokens"
+        : "max_tokens");
     this.passes = deps.config.responses_api ? RESPONSES_ONLY : NOTHING;
   }
 

@@ -27,6 +27,20 @@ export interface UpstreamStyle {
   /** The error for a failure whose meaning the status alone does not carry (Gemini answers a
    * bad key with a 400), or `null` for the table of {@link mapUpstreamStatus}. */
   mapError?(status: number, detail: UpstreamErrorDetail): ApiError | null;
+  /** The URL of a call, when it is not `base_url` + its path (Azure's deployments). */
+  url?(request: UpstreamRequest): string;
+  /** Credentials that expire (Vertex's access tokens), asked for before each attempt. */
+  credentials?: UpstreamCredentials;
+}
+
+/** Headers that authenticate calls for a while, renewed when the upstream refuses them. */
+export interface UpstreamCredentials {
+  /** The headers for the next attempt; `refused`: those the upstream just answered 401 to,
+   * which must not be given again. Rejects with an ApiError that names no secret. */
+  headers(
+    signal: AbortSignal,
+    refused: Readonly<Record<string, string>> | null,
+  ): Promise<Record<string, string>>;
 }
 
 /** Bytes of an error body that are read; the rest is not waited for. */
@@ -76,16 +90,18 @@ export class Upstream {
    * Sends the request, retrying on connection errors and what {@link shouldRetry} allows (408,
    * 409, 429, 5xx, or as `x-should-retry` says) while no answer has been accepted (bounded by
    * `max_retries` and the deadline, honouring `retry-after`). Resolves with a 2xx answer whose
-   * body is still to be read; every failure is an ApiError.
+   * body is still to be read; every failure is an ApiError. A style with expiring
+   * {@link UpstreamCredentials} gets one more attempt, with new ones, after a 401.
    */
   async call(request: UpstreamRequest): Promise<UpstreamResponse> {
     const { config } = this.#deps;
     // What the stream's closures below keep (the request's body would live as long as they).
     const { requestId } = request;
     const deadline = new Deadline(this.#deadlines, request.signal, config.timeout_ms);
+    const credentials = this.#style.credentials;
     const call = {
       method: request.method,
-      url: config.base_url + request.path,
+      url: this.#style.url?.(request) ?? config.base_url + request.path,
       headers: this.#headers,
       signal: deadline.signal,
       ...(request.rawBody !== undefined
@@ -94,8 +110,18 @@ export class Upstream {
         ? { body: JSON.stringify(request.body) }
         : {}),
     };
+    let auth: Record<string, string> | null = null;
+    let refused: Record<string, string> | null = null;
     try {
       for (let attempt = 0;; attempt++) {
+        if (credentials) {
+          try {
+            auth = await credentials.headers(deadline.signal, refused);
+          } catch (e) {
+            throw this.#thrown(e, deadline, "connect", request.requestId);
+          }
+          call.headers = { ...auth, ...this.#headers };
+        }
         let response: ClientResponse;
         try {
           response = await this.#deps.http.request(call);
@@ -120,6 +146,14 @@ export class Upstream {
             readFailure: (e) => this.#thrown(e, deadline, "read", requestId),
             tooLarge: (what) => this.#tooLarge(what, requestId),
           });
+        }
+        if (response.status === 401 && credentials && refused === null) {
+          // An access token revoked or expired early: one more attempt with a new one.
+          response.cancel();
+          refused = auth;
+          attempt--;
+          this.#warn("upstream refused the access token (HTTP 401); renewing it", requestId);
+          continue;
         }
         const failure = await this.#failure(response, deadline, request);
         if (failure.retryable && await this.#retry(attempt, response.headers, deadline, request)) {

@@ -1,0 +1,135 @@
+/**
+ * The `vertex` style: models on Google Cloud's Vertex AI, called with a service account's
+ * access tokens (access_tokens.ts). Google's Gemini models speak the Gemini API's wire format
+ * (`:generateContent`, `:streamGenerateContent?alt=sse`) and Anthropic's Claude models the
+ * Messages API's (`:rawPredict`, `:streamRawPredict`, the body without `model` and with
+ * `anthropic_version: "vertex-2023-10-16"`): each goes through that style's adapter, its
+ * translators unchanged, at Vertex's paths (model_path.ts).
+ *
+ * Calls of a door pass through as written when the provider's `publisher` is set (every model
+ * then speaks that publisher's protocol); otherwise each model's publisher is read from its
+ * name, and calls go through the canonical model.
+ */
+import type { CanonicalRequest } from "../../canonical/conversation.ts";
+import type { CanonicalEvent } from "../../canonical/events.ts";
+import type { CanonicalResult } from "../../canonical/result.ts";
+import type { VertexConfig } from "../../config/types.ts";
+import { AnthropicProvider, parseAnthropicError } from "../anthropic/provider.ts";
+import type { MessagesPlace } from "../anthropic/place.ts";
+import { GeminiProvider, mapGeminiError, parseGeminiError } from "../gemini/provider.ts";
+import type {
+  CallContext,
+  PassProtocol,
+  PassthroughAnswer,
+  PassthroughCall,
+  Provider,
+  ProviderDeps,
+} from "../types.ts";
+import type { UpstreamErrorDetail } from "../upstream/error_detail.ts";
+import type { RetryTiming } from "../upstream/retry.ts";
+import type { UpstreamStyle } from "../upstream/upstream.ts";
+import { isObject } from "../wire.ts";
+import { AccessTokens } from "./access_tokens.ts";
+import { vertexModel, vertexModelPath } from "./model_path.ts";
+import { readServiceAccount } from "./service_account.ts";
+
+/** The Messages API version Vertex AI's Claude models take, in the body. */
+export const VERTEX_ANTHROPIC_VERSION = "vertex-2023-10-16";
+
+/** Reads a Vertex AI error body: Anthropic's shape from a Claude model, Google's otherwise. */
+export function parseVertexError(body: unknown): UpstreamErrorDetail {
+  return isObject(body) && body.type === "error"
+    ? parseAnthropicError(body)
+    : parseGeminiError(body);
+}
+
+/** Where a Claude model on Vertex serves a Messages body (`model` the upstream's name). */
+function claudePlace(vertex: VertexConfig): MessagesPlace {
+  return (endpoint, body) => {
+    if (endpoint === "count_tokens") {
+      return { path: vertexModelPath(vertex, "anthropic", "count-tokens", "rawPredict"), body };
+    }
+    const { model, ...rest } = body;
+    const method = rest.stream === true ? "streamRawPredict" : "rawPredict";
+    return {
+      path: vertexModelPath(vertex, "anthropic", String(model), method),
+      body: { anthropic_version: VERTEX_ANTHROPIC_VERSION, ...rest },
+    };
+  };
+}
+
+/** The adapter for a `vertex` provider; throws ConfigError for a credential it cannot read. */
+export function vertexProvider(deps: ProviderDeps, timing: RetryTiming = {}): Provider {
+  return new VertexProvider(deps, timing);
+}
+
+class VertexProvider implements Provider {
+  readonly id: string;
+  readonly passes: ReadonlySet<PassProtocol>;
+  readonly #vertex: VertexConfig;
+  readonly #gemini: GeminiProvider;
+  readonly #claude: AnthropicProvider;
+
+  constructor(deps: ProviderDeps, timing: RetryTiming) {
+    const { id, vertex, timeout_ms: timeoutMs } = deps.config;
+    if (vertex === undefined) throw new Error(`provider ${id} is not a vertex provider`);
+    this.id = id;
+    this.#vertex = vertex;
+    const account = readServiceAccount(id, vertex.credentials_env, deps.apiKey ?? "");
+    const style: UpstreamStyle = {
+      headers: {},
+      parseError: parseVertexError,
+      mapError: (status, detail) => mapGeminiError(id, status, detail),
+      credentials: new AccessTokens({
+        provider: id,
+        account,
+        tokenUrl: vertex.token_url,
+        timeoutMs,
+        http: deps.http,
+        clock: deps.clock,
+        logger: deps.logger,
+      }),
+    };
+    // The account's JSON is no key a message could quote; the token is never in a body.
+    const inner = { ...deps, apiKey: null };
+    this.#gemini = new GeminiProvider(inner, timing, {
+      style,
+      path: (model, method) => vertexModelPath(vertex, "google", model, method),
+    });
+    this.#claude = new AnthropicProvider(inner, timing, { style, place: claudePlace(vertex) });
+    this.passes = vertex.publisher === "google"
+      ? this.#gemini.passes
+      : vertex.publisher === "anthropic"
+      ? this.#claude.passes
+      : new Set();
+  }
+
+  chat(req: CanonicalRequest, ctx: CallContext): Promise<CanonicalResult> {
+    const [provider, call] = this.#route(ctx);
+    return provider.chat(req, call);
+  }
+
+  chatStream(req: CanonicalRequest, ctx: CallContext): AsyncIterable<CanonicalEvent[]> {
+    const [provider, call] = this.#route(ctx);
+    return provider.chatStream(req, call);
+  }
+
+  passthrough(call: PassthroughCall, ctx: CallContext): Promise<PassthroughAnswer> {
+    const [provider, routed] = this.#route(ctx);
+    if (!provider.passes.has(call.protocol)) {
+      return Promise.reject(
+        new Error(
+          `provider ${this.id} does not pass ${call.protocol} through to ${ctx.upstreamModel}`,
+        ),
+      );
+    }
+    return provider.passthrough(call, routed);
+  }
+
+  /** The adapter of the call's model's publisher, and the call with the model's name there. */
+  #route(ctx: CallContext): [GeminiProvider | AnthropicProvider, CallContext] {
+    const { publisher, name } = vertexModel(ctx.upstreamModel, this.#vertex);
+    const call = name === ctx.upstreamModel ? ctx : { ...ctx, upstreamModel: name };
+    return [publisher === "anthropic" ? this.#claude : this.#gemini, call];
+  }
+}
