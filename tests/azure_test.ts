@@ -1,0 +1,334 @@
+/**
+ * The `azure` style end to end: the official `openai` SDK on the gateway's real port, models
+ * behind the fake Azure OpenAI resource (tests/support/fake_azure.ts, which checks the
+ * `api-version` and the `api-key` of every call and answers in Azure's bytes, streams written
+ * 7 bytes at a time): chat, its stream and usage (cached tokens too), a tool loop, an image
+ * input, the Responses API through the canonical model, embeddings; the v1 API and an Entra ID
+ * bearer token; the content filter refusing a prompt (a 400 naming the categories) or cutting
+ * an answer (`content_filter`); a throttled call retried.
+ */
+import assert from "node:assert/strict";
+import OpenAI from "npm:openai@7.55.0";
+import { ADMIN_TOKEN } from "./support/admin.ts";
+import { type FakeAzure, type FakeAzureOptions, startFakeAzure } from "./support/fake_azure.ts";
+import { CALL_TIMEOUT_MS, createKey } from "./support/sdk_gateway.ts";
+import { startServer, testConfig, type TestServer } from "./support/server.ts";
+import { pngUrl } from "./support/image_fixtures.ts";
+
+const GENEROUS = { per_minute: 100_000, per_day: 1_000_000 };
+const CHAT = { chat_completions: true, function_calling: true, image_input: true };
+
+interface AzureGateway {
+  server: TestServer;
+  azure: FakeAzure;
+  client: OpenAI;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** The fake resource and a gateway with `az-chat` (deployment `chat-prod`) and `az-embed`
+ * (`embed-prod`) on provider `az`, configured with `provider`'s fields. */
+async function startAzureGateway(
+  provider: Record<string, unknown> = {},
+  fakeOptions: FakeAzureOptions = {},
+  sentKey?: string,
+): Promise<AzureGateway> {
+  const azure = startFakeAzure({ sliceBytes: 7, ...fakeOptions });
+  const env: Record<string, string> = {
+    AZ_KEY: sentKey ?? azure.apiKey,
+    AZ_TOKEN: fakeOptions.bearerToken ?? "",
+    SWITCHYARD_ADMIN_TOKEN: ADMIN_TOKEN,
+  };
+  let server: TestServer;
+  try {
+    server = await startServer({
+      config: testConfig((raw) => {
+        (raw.providers as unknown[]).push({
+          id: "az",
+          style: "azure",
+          base_url: azure.url,
+          api_key_env: "AZ_KEY",
+          api_version: "2024-10-21",
+          max_retries: 0,
+          ...provider,
+        });
+        (raw.models as unknown[]).push(
+          { id: "az-chat", provider: "az", upstream_model: "chat-prod", ...CHAT },
+          {
+            id: "az-embed",
+            provider: "az",
+            upstream_model: "embed-prod",
+            embeddings: { dimensions: 1536 },
+          },
+        );
+        raw.limits = {
+          anonymous: { chat: GENEROUS, other: GENEROUS, images: GENEROUS },
+          key: { chat: GENEROUS, other: GENEROUS, images: GENEROUS },
+        };
+      }),
+      env: (name) => env[name] || undefined,
+    });
+  } catch (error) {
+    await azure.close();
+    throw error;
+  }
+  const apiKey = await createKey(server);
+  const client = new OpenAI({
+    baseURL: `${server.url}/v1`,
+    apiKey,
+    maxRetries: 0,
+    timeout: CALL_TIMEOUT_MS,
+  });
+  return {
+    server,
+    azure,
+    client,
+    async [Symbol.asyncDispose]() {
+      await server.close();
+      await azure.close();
+    },
+  };
+}
+
+const WEATHER: OpenAI.ChatCompletionTool = {
+  type: "function",
+  function: {
+    name: "get_weather",
+    description: "The weather in a city.",
+    parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+  },
+};
+
+Deno.test("azure: chat through a deployment's path, with api-version and api-key", async () => {
+  await using gw = await startAzureGateway();
+  const completion = await gw.client.chat.completions.create({
+    model: "az-chat",
+    messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "Hello there" }],
+    max_tokens: 50,
+  });
+  assert.equal(completion.model, "az-chat");
+  assert.equal(completion.choices[0]!.message.content, "You said: Hello there");
+  assert.equal(completion.choices[0]!.finish_reason, "stop");
+  assert.equal(completion.usage!.prompt_tokens, 4);
+  assert.equal(completion.usage!.completion_tokens, 4);
+  assert.deepEqual(gw.azure.violations, []);
+  const sent = gw.azure.last;
+  assert.equal(sent.path, "/openai/deployments/chat-prod/chat/completions");
+  assert.equal(sent.headers.get("api-key"), gw.azure.apiKey);
+  assert.equal((sent.body as Record<string, unknown>).max_completion_tokens, 50);
+});
+
+Deno.test("azure: a stream arrives whole after Azure's prompt-filter chunk, with its usage and cached tokens", async () => {
+  await using gw = await startAzureGateway();
+  gw.azure.cachedTokens = 3;
+  const stream = await gw.client.chat.completions.create({
+    model: "az-chat",
+    messages: [{ role: "user", content: "Stream this answer please" }],
+    stream: true,
+    stream_options: { include_usage: true },
+  });
+  let text = "";
+  let finish: string | null = null;
+  let usage: OpenAI.CompletionUsage | null = null;
+  for await (const chunk of stream) {
+    assert.equal(chunk.model, "az-chat");
+    text += chunk.choices[0]?.delta.content ?? "";
+    finish = chunk.choices[0]?.finish_reason ?? finish;
+    if (chunk.usage) usage = chunk.usage;
+  }
+  assert.equal(text, "You said: Stream this answer please");
+  assert.equal(finish, "stop");
+  assert.equal(usage?.prompt_tokens, 4);
+  assert.equal(usage?.completion_tokens, 6);
+  assert.equal(usage?.prompt_tokens_details?.cached_tokens, 3);
+  assert.deepEqual(gw.azure.violations, []);
+});
+
+Deno.test("azure: a tool loop, streamed and not", async () => {
+  await using gw = await startAzureGateway();
+  const messages: OpenAI.ChatCompletionMessageParam[] = [
+    { role: "user", content: "Use get_weather for Paris" },
+  ];
+  const stream = await gw.client.chat.completions.create({
+    model: "az-chat",
+    messages,
+    tools: [WEATHER],
+    stream: true,
+  });
+  const calls = new Map<number, { id: string; name: string; args: string }>();
+  let finish: string | null = null;
+  for await (const chunk of stream) {
+    for (const call of chunk.choices[0]?.delta.tool_calls ?? []) {
+      const seen = calls.get(call.index) ?? { id: "", name: "", args: "" };
+      seen.id ||= call.id ?? "";
+      seen.name ||= call.function?.name ?? "";
+      seen.args += call.function?.arguments ?? "";
+      calls.set(call.index, seen);
+    }
+    finish = chunk.choices[0]?.finish_reason ?? finish;
+  }
+  assert.equal(finish, "tool_calls");
+  const call = calls.get(0)!;
+  assert.equal(call.name, "get_weather");
+  assert.deepEqual(JSON.parse(call.args), { city: "Paris" });
+  messages.push(
+    {
+      role: "assistant",
+      content: null,
+      tool_calls: [{
+        id: call.id,
+        type: "function",
+        function: { name: call.name, arguments: call.args },
+      }],
+    },
+    { role: "tool", tool_call_id: call.id, content: "Sunny, 21 C" },
+  );
+  const answer = await gw.client.chat.completions.create({
+    model: "az-chat",
+    messages,
+    tools: [WEATHER],
+  });
+  assert.equal(answer.choices[0]!.message.content, "Tool results: Sunny, 21 C");
+  assert.deepEqual(gw.azure.violations, []);
+});
+
+Deno.test("azure: an image input reaches the deployment", async () => {
+  await using gw = await startAzureGateway();
+  const url = await pngUrl(null);
+  const completion = await gw.client.chat.completions.create({
+    model: "az-chat",
+    messages: [{
+      role: "user",
+      content: [
+        { type: "text", text: "What is this" },
+        { type: "image_url", image_url: { url } },
+      ],
+    }],
+  });
+  assert.match(
+    completion.choices[0]!.message.content ?? "",
+    /I see an image\/png image of \d+ bytes/,
+  );
+  assert.deepEqual(gw.azure.violations, []);
+});
+
+Deno.test("azure: the Responses API, through the canonical model, streamed and not", async () => {
+  await using gw = await startAzureGateway();
+  const response = await gw.client.responses.create({ model: "az-chat", input: "Hello there" });
+  assert.equal(response.output_text, "You said: Hello there");
+  assert.equal(response.status, "completed");
+  assert.ok(response.usage!.input_tokens > 0);
+  const stream = await gw.client.responses.create({
+    model: "az-chat",
+    input: "Stream it",
+    stream: true,
+  });
+  let text = "";
+  let done: OpenAI.Responses.Response | null = null;
+  for await (const event of stream) {
+    if (event.type === "response.output_text.delta") text += event.delta;
+    if (event.type === "response.completed") done = event.response;
+  }
+  assert.equal(text, "You said: Stream it");
+  assert.equal(done?.usage?.output_tokens, 4);
+  assert.deepEqual(gw.azure.violations, []);
+});
+
+Deno.test("azure: embeddings through the embedding deployment", async () => {
+  await using gw = await startAzureGateway();
+  const result = await gw.client.embeddings.create({
+    model: "az-embed",
+    input: ["one text", "another text"],
+  });
+  assert.equal(result.data.length, 2);
+  assert.equal(result.data[0]!.embedding.length, 1536);
+  assert.equal(result.model, "az-embed");
+  assert.deepEqual(gw.azure.violations, []);
+  assert.equal(gw.azure.last.path, "/openai/deployments/embed-prod/embeddings");
+});
+
+Deno.test("azure: a prompt the content filter refuses is a 400 content_filter naming the category", async () => {
+  await using gw = await startAzureGateway({ max_retries: 2 });
+  gw.azure.filters = ["prompt"];
+  const error = await gw.client.chat.completions.create({
+    model: "az-chat",
+    messages: [{ role: "user", content: "Something the filter dislikes" }],
+  }).then(() => null, (e: unknown) => e);
+  assert.ok(error instanceof OpenAI.BadRequestError, String(error));
+  assert.equal(error.status, 400);
+  assert.equal(error.code, "content_filter");
+  assert.match(error.message, /content management policy.*\(filtered: violence \(medium\)\)/);
+  assert.equal(gw.azure.received.length, 1, "a refusal is not retried");
+});
+
+Deno.test("azure: an answer the content filter cuts ends with finish_reason content_filter", async () => {
+  await using gw = await startAzureGateway();
+  gw.azure.filters = ["completion", "completion"];
+  const completion = await gw.client.chat.completions.create({
+    model: "az-chat",
+    messages: [{ role: "user", content: "Tell me a long story now" }],
+  });
+  assert.equal(completion.choices[0]!.finish_reason, "content_filter");
+  const stream = await gw.client.chat.completions.create({
+    model: "az-chat",
+    messages: [{ role: "user", content: "Tell me a long story now" }],
+    stream: true,
+  });
+  let finish: string | null = null;
+  for await (const chunk of stream) finish = chunk.choices[0]?.finish_reason ?? finish;
+  assert.equal(finish, "content_filter");
+});
+
+Deno.test("azure: a throttled call (429) is retried", async () => {
+  await using gw = await startAzureGateway({ max_retries: 2 });
+  gw.azure.faults = [{
+    status: 429,
+    message: "Requests to the ChatCompletions_Create Operation have exceeded call rate limit.",
+    headers: { "retry-after-ms": "5" },
+  }];
+  const completion = await gw.client.chat.completions.create({
+    model: "az-chat",
+    messages: [{ role: "user", content: "Hello again" }],
+  });
+  assert.equal(completion.choices[0]!.message.content, "You said: Hello again");
+  assert.equal(gw.azure.received.length, 2);
+});
+
+Deno.test("azure: a refused api-key is the gateway's 502, the key in no message or log", async () => {
+  const wrong = "sk-wrong-azure-key-0123456789";
+  await using gw = await startAzureGateway({}, {}, wrong);
+  const error = await gw.client.chat.completions.create({
+    model: "az-chat",
+    messages: [{ role: "user", content: "Hello" }],
+  }).then(() => null, (e: unknown) => e);
+  assert.ok(error instanceof OpenAI.APIError, String(error));
+  assert.equal(error.status, 502);
+  assert.match(error.message, /"az" refused the gateway's credentials \(HTTP 401\)/);
+  assert.ok(!error.message.includes(wrong));
+  assert.ok(!gw.server.output.err.includes(wrong) && !gw.server.output.out.includes(wrong));
+});
+
+Deno.test("azure: the v1 API (api_version v1) names the deployment in the body", async () => {
+  await using gw = await startAzureGateway({ api_version: "v1" });
+  const completion = await gw.client.chat.completions.create({
+    model: "az-chat",
+    messages: [{ role: "user", content: "Hello v1" }],
+  });
+  assert.equal(completion.choices[0]!.message.content, "You said: Hello v1");
+  assert.deepEqual(gw.azure.violations, []);
+  assert.equal(gw.azure.last.path, "/openai/v1/chat/completions");
+  assert.equal((gw.azure.last.body as Record<string, unknown>).model, "chat-prod");
+});
+
+Deno.test("azure: an Entra ID token from bearer_token_env goes as Authorization: Bearer", async () => {
+  await using gw = await startAzureGateway(
+    { api_key_env: undefined, bearer_token_env: "AZ_TOKEN" },
+    { bearerToken: "entra-token-0123456789" },
+  );
+  const completion = await gw.client.chat.completions.create({
+    model: "az-chat",
+    messages: [{ role: "user", content: "Hello token" }],
+  });
+  assert.equal(completion.choices[0]!.message.content, "You said: Hello token");
+  assert.deepEqual(gw.azure.violations, []);
+  assert.equal(gw.azure.last.headers.get("authorization"), "Bearer entra-token-0123456789");
+});
