@@ -122,8 +122,11 @@ export class AccessTokens implements UpstreamCredentials {
           /^[a-z_]{1,64}$/.test(answer.error)
         ? ` ${answer.error}`
         : "";
+      const refused = status >= 400 && status < 500 && status !== 408 && status !== 429;
       throw this.#failure(
-        `the token endpoint refused its service account (HTTP ${status}${code}); check credentials_env`,
+        refused
+          ? `the token endpoint refused its service account (HTTP ${status}${code}); check credentials_env`
+          : `the token endpoint failed (HTTP ${status}${code})`,
       );
     }
     if (!isObject(answer) || typeof answer.access_token !== "string" || !answer.access_token) {

@@ -1,0 +1,355 @@
+/**
+ * A fake Google Cloud for the `vertex` style: an OAuth 2.0 token endpoint (`POST /token`) that
+ * takes a service account's signed JWT assertion only when its RS256 signature verifies
+ * against that account's public key (and its claims are right), and answers it with an access
+ * token and its `expires_in`; and Vertex AI's model methods, which take only such a token:
+ *
+ * - `/v1/projects/{p}/locations/{l}/publishers/google/models/{m}:generateContent` and
+ *   `:streamGenerateContent?alt=sse`, passed to a fake Gemini upstream (fake_gemini.ts, whose
+ *   checkers and script answer them) and answered with its bytes, Vertex's `createTime` added;
+ * - `.../publishers/anthropic/models/{m}:rawPredict` and `:streamRawPredict` (a Messages body
+ *   without `model`, with `anthropic_version: "vertex-2023-10-16"`, `stream` as the method
+ *   says) and `.../models/count-tokens:rawPredict`, passed to a fake Anthropic upstream
+ *   (fake_anthropic.ts) as the Messages API call they are.
+ *
+ * The fake is a {@link FakeUpstream}: faults, received requests and slicing (`sliceBytes`)
+ * apply to what the gateway sees; the inner fakes' own violations are in theirs.
+ */
+import { type FakeAnthropic, startFakeAnthropic } from "./fake_anthropic.ts";
+import { type FakeGemini, startFakeGemini } from "./fake_gemini.ts";
+import { type Answer, type FakeOptions, type FakeStyle, FakeUpstream } from "./fake_upstream.ts";
+
+type Obj = Record<string, unknown>;
+
+/** The project and region the fake serves. */
+export const VERTEX_PROJECT = "fake-project-1";
+export const VERTEX_REGION = "us-east5";
+/** The Messages API version Vertex's Claude models take in the body. */
+const VERTEX_ANTHROPIC_VERSION = "vertex-2023-10-16";
+const JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+const SCOPE = "https://www.googleapis.com/auth/cloud-platform";
+
+/** A service account made for a test: its key file's JSON, and the public key of its key. */
+export interface TestServiceAccount {
+  /** The key file's JSON, as Google Cloud's console downloads it. */
+  json: string;
+  email: string;
+  publicKey: CryptoKey;
+}
+
+/** Makes a service account with a new 2048-bit RSA key (WebCrypto), whose `token_uri` is
+ * `tokenUrl`. */
+export async function makeServiceAccount(
+  tokenUrl = "https://oauth2.googleapis.com/token",
+  name = "switchyard",
+): Promise<TestServiceAccount> {
+  const pair = await crypto.subtle.generateKey(
+    {
+      name: "RSASSA-PKCS1-v1_5",
+      modulusLength: 2048,
+      publicExponent: new Uint8Array([1, 0, 1]),
+      hash: "SHA-256",
+    },
+    true,
+    ["sign", "verify"],
+  );
+  const der = new Uint8Array(await crypto.subtle.exportKey("pkcs8", pair.privateKey));
+  const lines = der.toBase64().match(/.{1,64}/g)!.join("\n");
+  const email = `${name}@${VERTEX_PROJECT}.iam.gserviceaccount.com`;
+  const json = JSON.stringify(
+    {
+      type: "service_account",
+      project_id: VERTEX_PROJECT,
+      private_key_id: "0123456789abcdef0123456789abcdef01234567",
+      private_key: `-----BEGIN PRIVATE KEY-----\n${lines}\n-----END PRIVATE KEY-----\n`,
+      client_email: email,
+      client_id: "123456789012345678901",
+      auth_uri: "https://accounts.google.com/o/oauth2/auth",
+      token_uri: tokenUrl,
+      universe_domain: "googleapis.com",
+    },
+    null,
+    2,
+  );
+  return { json, email, publicKey: pair.publicKey };
+}
+
+/** Options of {@link startFakeVertex}. */
+export interface FakeVertexOptions extends FakeOptions {
+  /** The service accounts whose assertions it takes. */
+  accounts: TestServiceAccount[];
+  /** The `expires_in` of the tokens it issues (default 3599). */
+  expiresIn?: number;
+}
+
+/** A running fake Google Cloud. */
+export interface FakeVertex extends FakeUpstream {
+  /** The token endpoint (a provider's `token_url`). */
+  readonly tokenUrl: string;
+  /** The Gemini and Anthropic fakes behind Vertex's paths. */
+  readonly gemini: FakeGemini;
+  readonly anthropic: FakeAnthropic;
+  /** Assertions exchanged so far (successful or not). */
+  readonly tokenRequests: number;
+  /** What was wrong with the assertions refused so far. */
+  readonly tokenViolations: string[];
+  /** Forgets every token issued (as when they expire early): calls with them get 401s. */
+  revokeTokens(): void;
+  /** The `expires_in` of the next tokens. */
+  expiresIn: number;
+}
+
+const decoder = new TextDecoder();
+
+/** Verifies an assertion; returns what is wrong with it (empty when it is right). */
+async function checkAssertion(
+  assertion: string,
+  accounts: TestServiceAccount[],
+  tokenUrl: string,
+): Promise<string[]> {
+  const parts = assertion.split(".");
+  if (parts.length !== 3) return ["assertion: not a JWT"];
+  let header: Obj;
+  let claims: Obj;
+  try {
+    header = JSON.parse(
+      decoder.decode(Uint8Array.fromBase64(parts[0]!, { alphabet: "base64url" })),
+    );
+    claims = JSON.parse(
+      decoder.decode(Uint8Array.fromBase64(parts[1]!, { alphabet: "base64url" })),
+    );
+  } catch {
+    return ["assertion: header or claims not base64url JSON"];
+  }
+  const bad: string[] = [];
+  if (header.alg !== "RS256" || header.typ !== "JWT") bad.push("assertion: alg RS256, typ JWT");
+  const account = accounts.find((a) => a.email === claims.iss);
+  if (!account) return [...bad, `assertion: unknown issuer ${claims.iss}`];
+  if (claims.aud !== tokenUrl) bad.push(`assertion: aud ${claims.aud}, not ${tokenUrl}`);
+  if (claims.scope !== SCOPE) bad.push(`assertion: scope ${claims.scope}`);
+  const iat = claims.iat;
+  const exp = claims.exp;
+  if (typeof iat !== "number" || typeof exp !== "number" || exp <= iat || exp - iat > 3600) {
+    bad.push("assertion: iat and exp (at most an hour apart)");
+  }
+  const signature = Uint8Array.fromBase64(parts[2]!, { alphabet: "base64url" });
+  const signed = new TextEncoder().encode(`${parts[0]}.${parts[1]}`);
+  const ok = await crypto.subtle.verify("RSASSA-PKCS1-v1_5", account.publicKey, signature, signed);
+  if (!ok) bad.push("assertion: Invalid JWT Signature.");
+  return bad;
+}
+
+/** A model method's path on Vertex. */
+const MODEL_PATH =
+  /^\/v1\/projects\/([^/]+)\/locations\/([^/]+)\/publishers\/(google|anthropic)\/models\/([^/:]+):([A-Za-z]+)$/;
+
+/** Splits an SSE body into its events (each with its blank line). */
+function sseEvents(text: string): string[] {
+  return text.match(/[\s\S]*?(?:\r\n\r\n|\n\n)/g) ?? [];
+}
+
+/** Google's error body. */
+function googleError(status: number, type: string, message: string): Obj {
+  const names: Record<number, string> = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    429: "RESOURCE_EXHAUSTED",
+    500: "INTERNAL",
+    503: "UNAVAILABLE",
+  };
+  const name = /^[A-Z_]+$/.test(type) ? type : names[status] ?? "UNKNOWN";
+  return { error: { code: status, message, status: name } };
+}
+
+/** Starts a fake Google Cloud on a free port; its `url` is a vertex provider's `base_url`. */
+export function startFakeVertex(options: FakeVertexOptions): FakeVertex {
+  const gemini = startFakeGemini();
+  const anthropic = startFakeAnthropic();
+  const issued = new Set<string>();
+  let tokens = 0;
+
+  /** Passes a call to an inner fake; its answer as the fake's. */
+  const forward = async (
+    inner: FakeUpstream,
+    path: string,
+    headers: Record<string, string>,
+    body: Obj,
+    google: boolean,
+  ): Promise<Answer> => {
+    const response = await fetch(inner.url + path, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...headers },
+      body: JSON.stringify(body),
+    });
+    const text = await response.text();
+    if (response.headers.get("content-type")?.startsWith("text/event-stream")) {
+      const events = sseEvents(text);
+      return { kind: "stream", events: google ? events.map(withCreateTime) : events };
+    }
+    const parsed = JSON.parse(text);
+    return {
+      kind: "json",
+      status: response.status,
+      body: google && response.ok ? vertexChunk(parsed) : parsed,
+    };
+  };
+
+  const style: FakeStyle = {
+    path: "/v1/projects/{project}/locations/{location}/publishers/{publisher}/models/{model}",
+    check: () => [],
+    answer: () => {
+      throw new Error("the fake Vertex answers through match()");
+    },
+    match(url) {
+      if (url.pathname === "/token") {
+        return {
+          check(headers, body) {
+            const bad: string[] = [];
+            if (headers.get("content-type") !== "application/x-www-form-urlencoded") {
+              bad.push(`token: content-type ${headers.get("content-type")}`);
+            }
+            if (typeof body !== "string") bad.push("token: the body is not a form");
+            return bad;
+          },
+          answer: async (body) => {
+            tokens++;
+            // The body is the form as text (not JSON): FakeUpstream hands it over as it came.
+            const form = new URLSearchParams(String(body));
+            const bad = form.get("grant_type") === JWT_BEARER
+              ? await checkAssertion(form.get("assertion") ?? "", options.accounts, fake.tokenUrl)
+              : [`grant_type ${form.get("grant_type")}`];
+            if (bad.length > 0) {
+              fake.tokenViolations.push(...bad);
+              return {
+                kind: "json",
+                status: 400,
+                body: { error: "invalid_grant", error_description: "Invalid JWT Signature." },
+              };
+            }
+            const token = `ya29.fake-access-token-${tokens}-${crypto.randomUUID()}`;
+            issued.add(token);
+            return {
+              kind: "json",
+              status: 200,
+              body: { access_token: token, expires_in: fake.expiresIn, token_type: "Bearer" },
+            };
+          },
+        };
+      }
+      const m = MODEL_PATH.exec(url.pathname);
+      if (m === null) return undefined;
+      const [, project, region, publisher, model, method] = m as unknown as string[];
+      const where: string[] = [];
+      if (project !== VERTEX_PROJECT) where.push(`project ${project}`);
+      if (region !== VERTEX_REGION) where.push(`location ${region}`);
+      const authorized = (headers: Headers) => {
+        const auth = headers.get("authorization") ?? "";
+        const token = auth.startsWith("Bearer ") ? auth.slice(7) : "";
+        const bad = issued.has(token) ? [] : ["auth: no valid access token"];
+        if (headers.has("x-goog-api-key") || headers.has("x-api-key")) {
+          bad.push("an API key header was sent to Vertex AI");
+        }
+        return bad;
+      };
+      if (publisher === "google") {
+        const stream = method === "streamGenerateContent";
+        return {
+          check(headers, _body, url) {
+            const bad = [...where, ...authorized(headers)];
+            if (method !== "generateContent" && !stream) bad.push(`method ${method}`);
+            if (stream && url.searchParams.get("alt") !== "sse") bad.push("stream: ?alt=sse");
+            return bad;
+          },
+          answer: (body) =>
+            forward(
+              gemini,
+              `/v1beta/models/${model}:${method}${stream ? "?alt=sse" : ""}`,
+              { "x-goog-api-key": gemini.apiKey },
+              body,
+              true,
+            ),
+        };
+      }
+      const counting = model === "count-tokens";
+      let beta: string | null = null;
+      return {
+        check(headers, body) {
+          beta = headers.get("anthropic-beta");
+          const bad = [...where, ...authorized(headers)];
+          if (method !== "rawPredict" && (method !== "streamRawPredict" || counting)) {
+            bad.push(`method ${method}`);
+          }
+          if (typeof body !== "object" || body === null) return [...bad, "body: not JSON"];
+          const fields = body as Obj;
+          if (counting) {
+            if (typeof fields.model !== "string") bad.push("count-tokens: model in the body");
+            return bad;
+          }
+          if ("model" in fields) bad.push("model: not in the body on Vertex (it is in the path)");
+          if (fields.anthropic_version !== VERTEX_ANTHROPIC_VERSION) {
+            bad.push(`anthropic_version: ${JSON.stringify(fields.anthropic_version)}`);
+          }
+          if ((method === "streamRawPredict") !== (fields.stream === true)) {
+            bad.push(`stream: ${fields.stream} with ${method}`);
+          }
+          return bad;
+        },
+        answer(body) {
+          const headers: Record<string, string> = {
+            "x-api-key": anthropic.apiKey,
+            "anthropic-version": "2023-06-01",
+          };
+          if (beta !== null) headers["anthropic-beta"] = beta;
+          if (counting) {
+            return forward(anthropic, "/v1/messages/count_tokens", headers, body, false);
+          }
+          const { anthropic_version: _, ...rest } = body;
+          return forward(anthropic, "/v1/messages", headers, { model, ...rest }, false);
+        },
+      };
+    },
+    errorBody: (status, type, message) =>
+      type.endsWith("_error") && status !== 401 && status !== 429
+        ? { type: "error", error: { type, message } }
+        : googleError(status, type, message),
+    authError: () => ({
+      status: 401,
+      body: googleError(
+        401,
+        "UNAUTHENTICATED",
+        "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.",
+      ),
+    }),
+    streamError: (_type, message) =>
+      `data: ${JSON.stringify({ error: { code: 503, message, status: "UNAVAILABLE" } })}\r\n\r\n`,
+  };
+  const upstream = new FakeUpstream(style, options);
+  const close = upstream.close.bind(upstream);
+  const fake = Object.assign(upstream, {
+    tokenUrl: `${upstream.url}/token`,
+    gemini,
+    anthropic,
+    tokenViolations: [] as string[],
+    revokeTokens: () => issued.clear(),
+    expiresIn: options.expiresIn ?? 3599,
+    async close() {
+      await close();
+      await gemini.close();
+      await anthropic.close();
+    },
+  });
+  Object.defineProperty(fake, "tokenRequests", { get: () => tokens });
+  return fake as FakeVertex;
+}
+
+/** A Gemini answer or chunk as Vertex writes it: with its `createTime`. */
+function vertexChunk(data: Obj): Obj {
+  return { ...data, createTime: "2026-01-15T12:00:00.123456Z" };
+}
+
+function withCreateTime(event: string): string {
+  const json = event.replace(/^data: /, "").replace(/\r\n\r\n$/, "");
+  return `data: ${JSON.stringify(vertexChunk(JSON.parse(json)))}\r\n\r\n`;
+}

@@ -1,0 +1,408 @@
+/**
+ * The `vertex` style end to end, over the gateway's real port: a service account made in the
+ * test (an RSA key from WebCrypto), the fake Google Cloud (tests/support/fake_vertex.ts: its
+ * token endpoint verifies the signed assertion against the account's public key before it
+ * issues a token; its model methods take only that token and pass the calls to the fake Gemini
+ * and Anthropic upstreams, which check them), streams written 7 bytes at a time.
+ *
+ * Providers: `vx` (each model's publisher from its name, through the canonical model), `vxa`
+ * (`publisher: "anthropic"`: the Messages door passes through) and `vxg` (`publisher:
+ * "google"`: the Gemini door passes through). Clients: `@anthropic-ai/sdk` (thinking, a tool
+ * loop, the prompt cache), `@google/genai`, `openai`. Then the token: one exchange for many
+ * concurrent calls, a new one after a 401 or at expiry, a refused assertion, a throttled call.
+ */
+import assert from "node:assert/strict";
+import Anthropic from "npm:@anthropic-ai/sdk@1.12.0";
+import { GoogleGenAI } from "npm:@google/genai@3.3.0";
+import OpenAI from "npm:openai@7.55.0";
+import { ADMIN_TOKEN } from "./support/admin.ts";
+import {
+  type FakeVertex,
+  makeServiceAccount,
+  startFakeVertex,
+  type TestServiceAccount,
+  VERTEX_PROJECT,
+  VERTEX_REGION,
+} from "./support/fake_vertex.ts";
+import { CALL_TIMEOUT_MS, createKey } from "./support/sdk_gateway.ts";
+import { FakeClock, startServer, testConfig, type TestServer } from "./support/server.ts";
+
+const GENEROUS = { per_minute: 100_000, per_day: 1_000_000 };
+const CHAT = { chat_completions: true, function_calling: true, image_input: true };
+const CLAUDE = "claude-sonnet-4-5@20250929";
+const GEMINI = "gemini-2.5-flash";
+
+interface VertexGateway {
+  server: TestServer;
+  clock: FakeClock;
+  vertex: FakeVertex;
+  apiKey: string;
+  anthropic(): Anthropic;
+  genai(): GoogleGenAI;
+  openai(): OpenAI;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** Options of {@link startVertexGateway}. */
+interface VertexGatewayOptions {
+  /** Fields for every vertex provider. */
+  provider?: Record<string, unknown>;
+  /** The account the gateway signs with (default: the one the fake trusts). */
+  signer?: TestServiceAccount;
+}
+
+async function startVertexGateway(options: VertexGatewayOptions = {}): Promise<VertexGateway> {
+  const trusted = await makeServiceAccount();
+  const vertex = startFakeVertex({ accounts: [trusted], sliceBytes: 7 });
+  const env: Record<string, string> = {
+    VX_SA: (options.signer ?? trusted).json,
+    SWITCHYARD_ADMIN_TOKEN: ADMIN_TOKEN,
+  };
+  const provider = (id: string, more: Record<string, unknown> = {}) => ({
+    id,
+    style: "vertex",
+    project: VERTEX_PROJECT,
+    region: VERTEX_REGION,
+    credentials_env: "VX_SA",
+    base_url: vertex.url,
+    token_url: vertex.tokenUrl,
+    max_retries: 0,
+    ...more,
+    ...options.provider,
+  });
+  const clock = new FakeClock();
+  let server: TestServer;
+  try {
+    server = await startServer({
+      clock,
+      config: testConfig((raw) => {
+        (raw.providers as unknown[]).push(
+          provider("vx"),
+          provider("vxa", { publisher: "anthropic" }),
+          provider("vxg", { publisher: "google" }),
+        );
+        (raw.models as unknown[]).push(
+          { id: "vx-claude", provider: "vx", upstream_model: CLAUDE, ...CHAT },
+          { id: "vx-gemini", provider: "vx", upstream_model: GEMINI, ...CHAT },
+          { id: "vxa-claude", provider: "vxa", upstream_model: CLAUDE, ...CHAT },
+          { id: "vxg-gemini", provider: "vxg", upstream_model: GEMINI, ...CHAT },
+        );
+        raw.limits = {
+          anonymous: { chat: GENEROUS, other: GENEROUS, images: GENEROUS },
+          key: { chat: GENEROUS, other: GENEROUS, images: GENEROUS },
+        };
+      }),
+      env: (name) => env[name],
+    });
+  } catch (error) {
+    await vertex.close();
+    throw error;
+  }
+  const apiKey = await createKey(server);
+  return {
+    server,
+    clock,
+    vertex,
+    apiKey,
+    anthropic: () =>
+      new Anthropic({ baseURL: server.url, apiKey, maxRetries: 0, timeout: CALL_TIMEOUT_MS }),
+    genai: () =>
+      new GoogleGenAI({
+        apiKey,
+        apiVersion: "v1beta",
+        httpOptions: { baseUrl: server.url, timeout: CALL_TIMEOUT_MS },
+      }),
+    openai: () =>
+      new OpenAI({
+        baseURL: `${server.url}/v1`,
+        apiKey,
+        maxRetries: 0,
+        timeout: CALL_TIMEOUT_MS,
+      }),
+    async [Symbol.asyncDispose]() {
+      await server.close();
+      await vertex.close();
+    },
+  };
+}
+
+/** No fake saw a request that breaks its format. */
+function checkFakes(vertex: FakeVertex): void {
+  assert.deepEqual(vertex.violations, []);
+  assert.deepEqual(vertex.gemini.violations, []);
+  assert.deepEqual(vertex.anthropic.violations, []);
+  assert.deepEqual(vertex.tokenViolations, []);
+}
+
+const WEATHER: Anthropic.Tool = {
+  name: "get_weather",
+  description: "The weather in a city.",
+  input_schema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+};
+
+for (const model of ["vxa-claude", "vx-claude"]) {
+  const how = model === "vxa-claude" ? "passed through" : "through the canonical model";
+  Deno.test(`vertex/${model}: Anthropic's SDK, thinking and a tool loop on Vertex Claude (${how})`, async () => {
+    await using gw = await startVertexGateway();
+    const sdk = gw.anthropic();
+    const thinking = { type: "enabled" as const, budget_tokens: 1024 };
+    const messages: Anthropic.MessageParam[] = [
+      { role: "user", content: "Use get_weather for Paris please" },
+    ];
+    const first = await sdk.messages.stream({
+      model,
+      max_tokens: 2048,
+      thinking,
+      tools: [WEATHER],
+      messages,
+    }).finalMessage();
+    assert.equal(first.model, model);
+    const block = first.content[0];
+    assert.ok(block?.type === "thinking", JSON.stringify(first.content));
+    assert.ok(block.thinking.length > 0 && block.signature.length > 0);
+    const call = first.content.find((b) => b.type === "tool_use");
+    assert.ok(call?.type === "tool_use");
+    assert.deepEqual(call.input, { city: "Paris" });
+    assert.equal(first.stop_reason, "tool_use");
+    assert.ok(first.usage.input_tokens > 0 && first.usage.output_tokens > 0);
+    messages.push({ role: "assistant", content: first.content });
+    messages.push({
+      role: "user",
+      content: [{ type: "tool_result", tool_use_id: call.id, content: "Rain" }],
+    });
+    const second = await sdk.messages.create({
+      model,
+      max_tokens: 2048,
+      thinking,
+      tools: [WEATHER],
+      messages,
+    });
+    assert.equal(second.stop_reason, "end_turn");
+    const text = second.content.find((b) => b.type === "text");
+    assert.ok(text?.type === "text" && text.text === "Tool results: Rain", JSON.stringify(second));
+    // The fake Anthropic checked the thinking block's signature when it came back.
+    const sent = gw.vertex.last;
+    assert.match(
+      sent.path,
+      /\/publishers\/anthropic\/models\/claude-sonnet-4-5@20250929:rawPredict$/,
+    );
+    const body = sent.body as Record<string, unknown>;
+    assert.equal(body.anthropic_version, "vertex-2023-10-16");
+    assert.equal("model" in body, false);
+    checkFakes(gw.vertex);
+  });
+
+  Deno.test(`vertex/${model}: cache_control reaches Vertex Claude; the cached tokens come back (${how})`, async () => {
+    await using gw = await startVertexGateway();
+    const sdk = gw.anthropic();
+    const params: Anthropic.MessageCreateParamsNonStreaming = {
+      model,
+      max_tokens: 100,
+      system: [{
+        type: "text",
+        text: "Long shared instructions that every turn repeats word for word.",
+        cache_control: { type: "ephemeral" },
+      }],
+      messages: [{ role: "user", content: "Hello there" }],
+    };
+    const first = await sdk.messages.create(params);
+    assert.ok(first.usage.cache_creation_input_tokens! > 0, JSON.stringify(first.usage));
+    const stream = sdk.messages.stream(params);
+    const second = await stream.finalMessage();
+    assert.ok(second.usage.cache_read_input_tokens! > 0, JSON.stringify(second.usage));
+    assert.equal(second.usage.cache_read_input_tokens, first.usage.cache_creation_input_tokens);
+    assert.match(gw.vertex.last.path, /:streamRawPredict$/);
+    checkFakes(gw.vertex);
+  });
+}
+
+Deno.test("vertex/vxa-claude: count_tokens goes to Vertex's count-tokens model", async () => {
+  await using gw = await startVertexGateway();
+  const counted = await gw.anthropic().messages.countTokens({
+    model: "vxa-claude",
+    messages: [{ role: "user", content: "How many tokens are in this prompt?" }],
+  });
+  assert.equal(counted.input_tokens, 7);
+  assert.match(gw.vertex.last.path, /\/publishers\/anthropic\/models\/count-tokens:rawPredict$/);
+  assert.equal((gw.vertex.last.body as Record<string, unknown>).model, CLAUDE);
+  checkFakes(gw.vertex);
+});
+
+for (const model of ["vxg-gemini", "vx-gemini"]) {
+  const how = model === "vxg-gemini" ? "passed through" : "through the canonical model";
+  Deno.test(`vertex/${model}: @google/genai on Vertex Gemini, whole and streamed, and a function call (${how})`, async () => {
+    await using gw = await startVertexGateway();
+    const genai = gw.genai();
+    const response = await genai.models.generateContent({
+      model,
+      contents: "Hello there",
+      config: { systemInstruction: "You are terse.", maxOutputTokens: 200 },
+    });
+    assert.equal(response.text, "You said: Hello there");
+    assert.equal(response.modelVersion, model);
+    assert.equal(response.candidates?.[0]?.finishReason, "STOP");
+    const usage = response.usageMetadata!;
+    assert.equal(usage.promptTokenCount, 5);
+    assert.equal(usage.candidatesTokenCount, 4);
+    const stream = await genai.models.generateContentStream({ model, contents: "Stream please" });
+    let text = "";
+    let last = null;
+    for await (const chunk of stream) {
+      text += chunk.text ?? "";
+      last = chunk;
+    }
+    assert.equal(text, "You said: Stream please");
+    assert.equal(last?.candidates?.[0]?.finishReason, "STOP");
+    assert.equal(last?.usageMetadata?.candidatesTokenCount, 4);
+    assert.match(
+      gw.vertex.last.path,
+      /\/publishers\/google\/models\/gemini-2\.5-flash:streamGenerateContent$/,
+    );
+    const called = await genai.models.generateContent({
+      model,
+      contents: "Use get_weather for Paris",
+      config: {
+        tools: [{
+          functionDeclarations: [{
+            name: "get_weather",
+            parametersJsonSchema: {
+              type: "object",
+              properties: { city: { type: "string" } },
+              required: ["city"],
+            },
+          }],
+        }],
+      },
+    });
+    assert.deepEqual(called.functionCalls?.[0]?.args, { city: "Paris" });
+    checkFakes(gw.vertex);
+  });
+}
+
+Deno.test("vertex: the openai SDK on Vertex Claude and Vertex Gemini", async () => {
+  await using gw = await startVertexGateway();
+  for (const model of ["vx-claude", "vx-gemini"]) {
+    const stream = await gw.openai().chat.completions.create({
+      model,
+      messages: [{ role: "user", content: "Hello from OpenAI" }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    let text = "";
+    let usage: OpenAI.CompletionUsage | null = null;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? "";
+      if (chunk.usage) usage = chunk.usage;
+    }
+    assert.equal(text, "You said: Hello from OpenAI", model);
+    assert.ok(usage!.prompt_tokens > 0 && usage!.completion_tokens === 5, model);
+  }
+  checkFakes(gw.vertex);
+});
+
+Deno.test("vertex: concurrent calls share one token exchange", async () => {
+  await using gw = await startVertexGateway();
+  const sdk = gw.anthropic();
+  const answers = await Promise.all(
+    Array.from({ length: 8 }, (_, i) =>
+      sdk.messages.create({
+        model: "vxa-claude",
+        max_tokens: 50,
+        messages: [{ role: "user", content: `Hello number ${i}` }],
+      })),
+  );
+  assert.equal(answers.length, 8);
+  assert.equal(gw.vertex.tokenRequests, 1);
+  // Cached: later calls exchange nothing more.
+  await sdk.messages.create({
+    model: "vxa-claude",
+    max_tokens: 50,
+    messages: [{ role: "user", content: "Once more" }],
+  });
+  assert.equal(gw.vertex.tokenRequests, 1);
+  checkFakes(gw.vertex);
+});
+
+Deno.test("vertex: a token refused with 401 is renewed once and the call retried", async () => {
+  await using gw = await startVertexGateway();
+  const sdk = gw.anthropic();
+  const ask = () =>
+    sdk.messages.create({
+      model: "vxa-claude",
+      max_tokens: 50,
+      messages: [{ role: "user", content: "Hello" }],
+    });
+  await ask();
+  assert.equal(gw.vertex.tokenRequests, 1);
+  gw.vertex.revokeTokens();
+  const answer = await ask();
+  assert.equal(answer.stop_reason, "end_turn");
+  assert.equal(gw.vertex.tokenRequests, 2);
+  const statuses = gw.vertex.received.filter((r) => r.path !== "/token").length;
+  assert.equal(statuses, 3, "the refused call and its retry");
+  assert.match(gw.server.output.err, /refused the access token \(HTTP 401\); renewing it/);
+});
+
+Deno.test("vertex: a token is renewed before it expires", async () => {
+  await using gw = await startVertexGateway();
+  const sdk = gw.openai();
+  const ask = () =>
+    sdk.chat.completions.create({
+      model: "vx-gemini",
+      messages: [{ role: "user", content: "Hello" }],
+    });
+  await ask();
+  gw.clock.advance(50 * 60_000);
+  await ask();
+  assert.equal(gw.vertex.tokenRequests, 1, "50 minutes in, the token still serves");
+  gw.clock.advance(6 * 60_000);
+  await ask();
+  assert.equal(gw.vertex.tokenRequests, 2, "under 5 minutes from expiry, a new one");
+  checkFakes(gw.vertex);
+});
+
+Deno.test("vertex: an assertion the token endpoint refuses is a 502 naming the provider, no secret shown", async () => {
+  const stranger = await makeServiceAccount(undefined, "stranger");
+  await using gw = await startVertexGateway({ signer: stranger });
+  const error = await gw.openai().chat.completions.create({
+    model: "vx-claude",
+    messages: [{ role: "user", content: "Hello" }],
+  }).then(() => null, (e: unknown) => e);
+  assert.ok(error instanceof OpenAI.APIError, String(error));
+  assert.equal(error.status, 502);
+  assert.match(
+    error.message,
+    /"vx" could not authenticate: the token endpoint refused its service account \(HTTP 400 invalid_grant\)/,
+  );
+  assert.equal(gw.vertex.tokenRequests, 1);
+  assert.equal(gw.vertex.received.filter((r) => r.path !== "/token").length, 0);
+  const key = JSON.parse(stranger.json).private_key as string;
+  const secret = key.split("\n")[1]!;
+  for (const text of [error.message, gw.server.output.err, gw.server.output.out]) {
+    assert.ok(!text.includes(secret), "no private key");
+    assert.ok(!text.includes("eyJ"), "no assertion");
+  }
+});
+
+Deno.test("vertex: a throttled call (429 RESOURCE_EXHAUSTED) is retried", async () => {
+  await using gw = await startVertexGateway({ provider: { max_retries: 2 } });
+  const ask = () =>
+    gw.anthropic().messages.create({
+      model: "vxa-claude",
+      max_tokens: 50,
+      messages: [{ role: "user", content: "Hello" }],
+    });
+  await ask(); // the token is fetched: the fault below is the model call's
+  gw.vertex.faults = [{
+    status: 429,
+    errorType: "RESOURCE_EXHAUSTED",
+    message:
+      "Quota exceeded for aiplatform.googleapis.com/online_prediction_requests_per_base_model.",
+    headers: { "retry-after-ms": "5" },
+  }];
+  const answer = await ask();
+  assert.equal(answer.stop_reason, "end_turn");
+  assert.equal(gw.vertex.received.filter((r) => r.path !== "/token").length, 3);
+  assert.equal(gw.vertex.tokenRequests, 1);
+  checkFakes(gw.vertex);
+});
