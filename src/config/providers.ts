@@ -82,11 +82,6 @@ function readUrl(f: Fields, name: string, fallback: string): string {
 
 /** An `azure` provider's fields (`base_url` is its resource, so it is required). */
 function readAzure(f: Fields, provider: ProviderConfig): AzureConfig {
-  if (!f.has("base_url")) {
-    throw f.get("base_url").missing(
-      'an azure provider needs its resource\'s endpoint, like "https://<resource>.openai.azure.com"',
-    );
-  }
   const bearer = f.get("bearer_token_env");
   const azure: AzureConfig = {
     api_version: f.string("api_version", AZURE_API_VERSION),
@@ -193,6 +188,11 @@ function readProvider(r: Reader): ProviderConfig {
   const discovery = readDiscovery(f, id, style);
   if (discovery) provider.discovery = discovery;
   if (remote) {
+    if (style === "azure" && f.get("base_url").value === undefined) {
+      throw f.get("base_url").invalid(
+        'required: an azure provider needs its resource\'s endpoint, like "https://<resource>.openai.azure.com"',
+      );
+    }
     const vertex = style === "vertex" ? readVertex(f) : undefined;
     if (vertex) provider.vertex = vertex;
     const url = readUrl(

@@ -1,0 +1,65 @@
+/** The `azure` style's config fields: read, defaulted and refused with the field named. */
+import assert from "node:assert/strict";
+import { ConfigError } from "../../../src/config/error.ts";
+import { parseConfig } from "../../../src/config/parse.ts";
+
+const AZURE = {
+  id: "az",
+  style: "azure",
+  base_url: "https://contoso.openai.azure.com/",
+  api_key_env: "AZURE_OPENAI_API_KEY",
+  api_version: "2024-10-21",
+};
+
+function provider(fields: Record<string, unknown>) {
+  const raw = {
+    providers: [fields],
+    models: [{ id: "gpt", provider: "az", upstream_model: "gpt-4o-prod", chat_completions: true }],
+  };
+  return parseConfig(raw, "switchyard.json").providers[0]!;
+}
+
+Deno.test("azure config: the issue's fields, read as given", () => {
+  const az = provider(AZURE);
+  assert.equal(az.base_url, "https://contoso.openai.azure.com");
+  assert.equal(az.api_key_env, "AZURE_OPENAI_API_KEY");
+  assert.deepEqual(az.azure, { api_version: "2024-10-21", bearer_token_env: null });
+  const entra = provider({ ...AZURE, api_key_env: undefined, bearer_token_env: "AZ_TOKEN" });
+  assert.deepEqual(entra.azure, { api_version: "2024-10-21", bearer_token_env: "AZ_TOKEN" });
+  assert.equal(provider({ ...AZURE, api_version: "v1" }).azure!.api_version, "v1");
+  assert.equal(provider({ ...AZURE, responses_api: true }).responses_api, true);
+});
+
+Deno.test("azure config: each bad value is an error naming the field", () => {
+  const cases: [Record<string, unknown>, RegExp][] = [
+    [
+      { ...AZURE, base_url: undefined },
+      /providers\[0\]\.base_url: .*<resource>\.openai\.azure\.com/,
+    ],
+    [{ ...AZURE, api_version: undefined }, /providers\[0\]\.api_version: /],
+    [{ ...AZURE, api_version: "2024-10" }, /providers\[0\]\.api_version: expected a dated version/],
+    [
+      { ...AZURE, bearer_token_env: "AZ_TOKEN" },
+      /providers\[0\]\.bearer_token_env: give api_key_env .* or bearer_token_env .*, not both/,
+    ],
+    [{ ...AZURE, project: "p" }, /providers\[0\]\.project: /],
+  ];
+  for (const [fields, message] of cases) {
+    assert.throws(() => provider(fields), (e: unknown) => {
+      assert.ok(e instanceof ConfigError, String(e));
+      assert.match(e.message, message);
+      return true;
+    });
+  }
+});
+
+Deno.test("azure config: a model asking what Azure has no API for is refused", () => {
+  assert.throws(
+    () =>
+      parseConfig({
+        providers: [AZURE],
+        models: [{ id: "mod", provider: "az", moderation: true }],
+      }, "switchyard.json"),
+    /style azure\) cannot serve moderation/,
+  );
+});
