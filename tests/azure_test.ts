@@ -14,6 +14,7 @@ import { type FakeAzure, type FakeAzureOptions, startFakeAzure } from "./support
 import { CALL_TIMEOUT_MS, createKey } from "./support/sdk_gateway.ts";
 import { startServer, testConfig, type TestServer } from "./support/server.ts";
 import { pngUrl } from "./support/image_fixtures.ts";
+import { parseConfig } from "../src/config/parse.ts";
 
 const GENEROUS = { per_minute: 100_000, per_day: 1_000_000 };
 const CHAT = { chat_completions: true, function_calling: true, image_input: true };
@@ -331,4 +332,11 @@ Deno.test("azure: an Entra ID token from bearer_token_env goes as Authorization:
   assert.equal(completion.choices[0]!.message.content, "You said: Hello token");
   assert.deepEqual(gw.azure.violations, []);
   assert.equal(gw.azure.last.headers.get("authorization"), "Bearer entra-token-0123456789");
+});
+
+Deno.test("azure: the docs page's config is valid and enables its models", () => {
+  const page = Deno.readTextFileSync(new URL("../docs/azure.md", import.meta.url));
+  const example = JSON.parse(/```json\n([\s\S]*?)```/.exec(page)![1]!);
+  const config = parseConfig(example, "docs/azure.md");
+  assert.equal(config.providers[0]!.azure!.api_version, "2024-10-21");
 });

@@ -15,6 +15,7 @@ import assert from "node:assert/strict";
 import Anthropic from "npm:@anthropic-ai/sdk@1.12.0";
 import { GoogleGenAI } from "npm:@google/genai@3.3.0";
 import OpenAI from "npm:openai@7.55.0";
+import { parseConfig } from "../src/config/parse.ts";
 import { ADMIN_TOKEN } from "./support/admin.ts";
 import {
   type FakeVertex,
@@ -405,4 +406,17 @@ Deno.test("vertex: a throttled call (429 RESOURCE_EXHAUSTED) is retried", async 
   assert.equal(gw.vertex.received.filter((r) => r.path !== "/token").length, 3);
   assert.equal(gw.vertex.tokenRequests, 1);
   checkFakes(gw.vertex);
+});
+
+Deno.test("vertex: the docs page's config is valid and, with a key, enables its models", async () => {
+  const page = await Deno.readTextFile(new URL("../docs/vertex.md", import.meta.url));
+  const example = JSON.parse(/```json\n([\s\S]*?)```/.exec(page)![1]!);
+  const account = await makeServiceAccount();
+  await using server = await startServer({
+    config: parseConfig(example, "docs/vertex.md"),
+    env: (name) => name === "VERTEX_SERVICE_ACCOUNT" ? account.json : undefined,
+  });
+  const listed = await (await fetch(`${server.url}/v1/models`)).json();
+  const ids = (listed.data as { id: string }[]).map((m) => m.id);
+  assert.ok(ids.includes("claude-sonnet-4-5") && ids.includes("gemini-2.5-pro"), ids.join());
 });
