@@ -12,7 +12,7 @@ import { OpenAIProvider } from "./openai/provider.ts";
 import { SimulatorProvider } from "./simulator/provider.ts";
 import { vertexProvider } from "./vertex/provider.ts";
 import { providerCaCerts } from "./ca_certs.ts";
-import type { Provider, ProviderDeps, ProviderLookup } from "./types.ts";
+import { type Provider, type ProviderDeps, type ProviderLookup, secretVariable } from "./types.ts";
 
 // Where the simulator and the tests still import it from.
 
@@ -24,13 +24,6 @@ const FACTORIES: Record<ProviderStyle, (deps: ProviderDeps) => Provider> = {
   azure: (deps) => azureProvider(deps),
   vertex: (deps) => vertexProvider(deps),
 };
-
-/** The variable that holds a provider's secret: `api_key_env`, or Azure's `bearer_token_env`,
- * or Vertex's `credentials_env`; `null` when it has none. */
-function secretVariable(provider: ProviderConfig): string | null {
-  return provider.api_key_env ?? provider.azure?.bearer_token_env ??
-    provider.vertex?.credentials_env ?? null;
-}
 
 /** The configured providers; a provider whose key variable is unset is disabled. */
 export class Providers implements ProviderLookup {

@@ -34,6 +34,13 @@ export interface ProviderDeps {
   includeContent?: boolean;
 }
 
+/** The variable that holds a provider's secret: `api_key_env`, or Azure's `bearer_token_env`,
+ * or Vertex's `credentials_env`; `null` when it has none. */
+export function secretVariable(provider: ProviderConfig): string | null {
+  return provider.api_key_env ?? provider.azure?.bearer_token_env ??
+    provider.vertex?.credentials_env ?? null;
+}
+
 /** What an adapter gets with every call (DESIGN §6). */
 export interface CallContext {
   /** Fires when the client disconnects or the deadline passes: abort the upstream call. */

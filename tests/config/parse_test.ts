@@ -50,8 +50,8 @@ Deno.test("each kind of config error names the file and the field path", () => {
     ],
     [
       "unknown provider style",
-      (r) => (r.providers = [SIM, { id: "v", style: "vertex" }]),
-      'switchyard.json: providers[1].style: expected "openai", "anthropic", "gemini" or "simulator", but got "vertex"',
+      (r) => (r.providers = [SIM, { id: "v", style: "watsonx" }]),
+      'switchyard.json: providers[1].style: expected "openai", "anthropic", "gemini", "simulator", "azure" or "vertex", but got "watsonx"',
     ],
     [
       "duplicate model id",

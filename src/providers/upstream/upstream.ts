@@ -10,7 +10,7 @@ import type { ClientResponse } from "../../http/client/types.ts";
 import { Expiries } from "../../http/expiries.ts";
 import { clip } from "../../quote.ts";
 import { sleep } from "../../sleep.ts";
-import type { ProviderDeps } from "../types.ts";
+import { type ProviderDeps, secretVariable } from "../types.ts";
 import { Deadline } from "./deadline.ts";
 import { boundedDetail, NO_DETAIL, redact, type UpstreamErrorDetail } from "./error_detail.ts";
 import { mapUpstreamStatus } from "./error_mapping.ts";
@@ -254,7 +254,7 @@ export class Upstream {
     const kind = [status, detail.type, code].filter((k) => k !== null).join(" ");
     const what = status === 401 || status === 403
       ? `upstream refused the API key (HTTP ${kind}); check ${
-        this.#deps.config.api_key_env ?? "the provider's headers"
+        secretVariable(this.#deps.config) ?? "the provider's headers"
       }`
       : `upstream answered HTTP ${kind}${
         this.#deps.includeContent && detail.message ? `: ${detail.message}` : ""
