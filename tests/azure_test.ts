@@ -15,6 +15,7 @@ import { CALL_TIMEOUT_MS, createKey } from "./support/sdk_gateway.ts";
 import { startServer, testConfig, type TestServer } from "./support/server.ts";
 import { pngUrl } from "./support/image_fixtures.ts";
 import { parseConfig } from "../src/config/parse.ts";
+import { checkJpeg, jpegFromDataUrl } from "./support/jpeg_check.ts";
 
 const GENEROUS = { per_minute: 100_000, per_day: 1_000_000 };
 const CHAT = { chat_completions: true, function_calling: true, image_input: true };
@@ -59,6 +60,12 @@ async function startAzureGateway(
             provider: "az",
             upstream_model: "embed-prod",
             embeddings: { dimensions: 1536 },
+          },
+          {
+            id: "az-image",
+            provider: "az",
+            upstream_model: "image-prod",
+            image_generation: { sizes: ["1024x1024", "1792x1024", "1024x1792"], max_n: 1 },
           },
         );
         raw.limits = {
@@ -245,6 +252,19 @@ Deno.test("azure: embeddings through the embedding deployment", async () => {
   assert.equal(result.model, "az-embed");
   assert.deepEqual(gw.azure.violations, []);
   assert.equal(gw.azure.last.path, "/openai/deployments/embed-prod/embeddings");
+});
+
+Deno.test("azure: an image from the image deployment comes back as a JPEG data URL", async () => {
+  await using gw = await startAzureGateway();
+  const result = await gw.client.images.generate({
+    model: "az-image",
+    prompt: "a lighthouse at dusk",
+    size: "1792x1024",
+  });
+  assert.deepEqual(gw.azure.violations, []);
+  assert.equal(gw.azure.last.path, "/openai/deployments/image-prod/images/generations");
+  const image = checkJpeg(jpegFromDataUrl(result.data![0]!.url!), 1792, 1024);
+  assert.ok(image);
 });
 
 Deno.test("azure: a prompt the content filter refuses is a 400 content_filter naming the category", async () => {

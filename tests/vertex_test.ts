@@ -276,6 +276,8 @@ for (const model of ["vxg-gemini", "vx-gemini"]) {
       },
     });
     assert.deepEqual(called.functionCalls?.[0]?.args, { city: "Paris" });
+    const counted = await genai.models.countTokens({ model, contents: "Count these five words" });
+    assert.ok(counted.totalTokens! > 0);
     checkFakes(gw.vertex);
   });
 }
@@ -342,6 +344,27 @@ Deno.test("vertex: a token refused with 401 is renewed once and the call retried
   const statuses = gw.vertex.received.filter((r) => r.path !== "/token").length;
   assert.equal(statuses, 3, "the refused call and its retry");
   assert.match(gw.server.output.err, /refused the access token \(HTTP 401\); renewing it/);
+});
+
+Deno.test("vertex: a token refused again after its renewal is a 502, not a loop", async () => {
+  await using gw = await startVertexGateway();
+  const ask = () =>
+    gw.openai().chat.completions.create({
+      model: "vx-claude",
+      messages: [{ role: "user", content: "Hello" }],
+    });
+  await ask();
+  // The model call, the token exchange (answered), the retried model call.
+  gw.vertex.faults = [{ status: 401, errorType: "UNAUTHENTICATED" }, {}, {
+    status: 401,
+    errorType: "UNAUTHENTICATED",
+  }];
+  const error = await ask().then(() => null, (e: unknown) => e);
+  assert.ok(error instanceof OpenAI.APIError, String(error));
+  assert.equal(error.status, 502);
+  assert.match(error.message, /"vx" refused the gateway's credentials \(HTTP 401\)/);
+  assert.equal(gw.vertex.tokenRequests, 2);
+  assert.match(gw.server.output.err, /check VX_SA/);
 });
 
 Deno.test("vertex: a token is renewed before it expires", async () => {

@@ -5,7 +5,7 @@
  * token and its `expires_in`; and Vertex AI's model methods, which take only such a token:
  *
  * - `/v1/projects/{p}/locations/{l}/publishers/google/models/{m}:generateContent` and
- *   `:streamGenerateContent?alt=sse`, passed to a fake Gemini upstream (fake_gemini.ts, whose
+ *   `:streamGenerateContent?alt=sse` (and `:countTokens`), passed to a fake Gemini upstream (fake_gemini.ts, whose
  *   checkers and script answer them) and answered with its bytes, Vertex's `createTime` added;
  * - `.../publishers/anthropic/models/{m}:rawPredict` and `:streamRawPredict` (a Messages body
  *   without `model`, with `anthropic_version: "vertex-2023-10-16"`, `stream` as the method
@@ -258,7 +258,9 @@ export function startFakeVertex(options: FakeVertexOptions): FakeVertex {
         return {
           check(headers, _body, url) {
             const bad = [...where, ...authorized(headers)];
-            if (method !== "generateContent" && !stream) bad.push(`method ${method}`);
+            if (method !== "generateContent" && method !== "countTokens" && !stream) {
+              bad.push(`method ${method}`);
+            }
             if (stream && url.searchParams.get("alt") !== "sse") bad.push("stream: ?alt=sse");
             return bad;
           },
