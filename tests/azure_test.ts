@@ -241,6 +241,33 @@ Deno.test("azure: the Responses API, through the canonical model, streamed and n
   assert.deepEqual(gw.azure.violations, []);
 });
 
+Deno.test("azure: with responses_api, Responses calls pass through to the resource's /openai/responses", async () => {
+  await using gw = await startAzureGateway({
+    responses_api: true,
+    api_version: "2025-04-01-preview",
+  }, {
+    apiVersion: "2025-04-01-preview",
+  });
+  const response = await gw.client.responses.create({ model: "az-chat", input: "Hello there" });
+  assert.equal(response.model, "az-chat");
+  assert.equal(response.output_text, "You said: Hello there");
+  const sent = gw.azure.last;
+  assert.equal(sent.path, "/openai/responses");
+  assert.equal((sent.body as Record<string, unknown>).model, "chat-prod");
+  const stream = await gw.client.responses.create({
+    model: "az-chat",
+    input: "Stream it",
+    stream: true,
+  });
+  let text = "";
+  for await (const event of stream) {
+    if (event.type === "response.output_text.delta") text += event.delta;
+  }
+  assert.equal(text, "You said: Stream it");
+  assert.deepEqual(gw.azure.violations, []);
+  assert.deepEqual(gw.azure.responses.violations, []);
+});
+
 Deno.test("azure: embeddings through the embedding deployment", async () => {
   await using gw = await startAzureGateway();
   const result = await gw.client.embeddings.create({

@@ -1,8 +1,9 @@
 /**
  * A fake Azure OpenAI resource: a deployment's `chat/completions`, `embeddings` and
  * `images/generations` under `/openai/deployments/{deployment}/...?api-version=` (the
- * `api-version` it serves required), and the v1 API's `/openai/v1/chat/completions` (the
- * deployment as the body's `model`). Every request must carry the resource's `api-key` header
+ * `api-version` it serves required), the v1 API's `/openai/v1/chat/completions` (the
+ * deployment as the body's `model`), and the Responses API at `/openai/responses` and
+ * `/openai/v1/responses` (passed to the fake Responses API, fake_openai_responses.ts). Every request must carry the resource's `api-key` header
  * (or, with `bearerToken`, `Authorization: Bearer`); the bodies are checked by the fake OpenAI
  * upstream's checkers (fake_openai.ts and its embeddings and images routes).
  *
@@ -16,6 +17,7 @@
 import { checkOpenAIRequest, CREATED, isObj, openAIConversation } from "./fake_openai.ts";
 import { embeddingsRoute } from "./fake_openai_embeddings.ts";
 import { imagesRoute } from "./fake_openai_images.ts";
+import { type FakeOpenAIResponses, startFakeOpenAIResponses } from "./fake_openai_responses.ts";
 import { fragments, generate, type Generation, type Script } from "./fake_model.ts";
 import {
   type Answer,
@@ -57,6 +59,8 @@ export interface FakeAzureOptions extends FakeOptions {
 
 /** A running fake Azure OpenAI resource. */
 export interface FakeAzure extends FakeUpstream {
+  /** The fake Responses API behind the resource's `/openai/responses` (and the v1 API's). */
+  readonly responses: FakeOpenAIResponses;
   /** What the content filter does to the next chat answers, in order. */
   filters: AzureFilter[];
   /** Prompt tokens the next answers report as read from the prompt cache. */
@@ -138,6 +142,14 @@ function asOpenAIHeaders(
   return { headers: openai, bad };
 }
 
+/** The Responses API's paths: the resource's (dated versions) and the v1 API's. */
+const RESPONSES_PATH = /^\/openai(\/v1)?\/responses$/;
+
+/** Splits an SSE body into its events (each with its blank line). */
+function sseEvents(text: string): string[] {
+  return text.match(/[\s\S]*?\n\n/g) ?? [];
+}
+
 /** A deployment's path: `/openai/deployments/{deployment}/{operation}`. */
 const DEPLOYMENT_PATH =
   /^\/openai\/deployments\/([^/]+)\/(chat\/completions|embeddings|images\/generations)$/;
@@ -217,6 +229,35 @@ export function startFakeAzure(options: FakeAzureOptions = {}): FakeAzure {
       throw new Error("the fake Azure answers through match()");
     },
     match(url) {
+      const responses = RESPONSES_PATH.exec(url.pathname);
+      if (responses !== null) {
+        const version = url.searchParams.get("api-version");
+        const v1 = responses[1] !== undefined;
+        return {
+          check(headers) {
+            const bad = asOpenAIHeaders(headers, apiKey, bearer).bad;
+            if (!v1 && version !== apiVersion) bad.push(`api-version: ${JSON.stringify(version)}`);
+            if (v1 && version !== null && version !== "preview") bad.push(`api-version ${version}`);
+            return bad;
+          },
+          async answer(body) {
+            // The Responses API takes the deployment as the body's model.
+            if (deployments[String(body.model)] === undefined) return notFound();
+            const answer = await fetch(`${responsesApi.url}/v1/responses`, {
+              method: "POST",
+              headers: {
+                "content-type": "application/json",
+                authorization: `Bearer ${responsesApi.apiKey}`,
+              },
+              body: JSON.stringify(body),
+            });
+            const text = await answer.text();
+            return answer.headers.get("content-type")?.startsWith("text/event-stream")
+              ? { kind: "stream", events: sseEvents(text) }
+              : { kind: "json", status: answer.status, body: JSON.parse(text) };
+          },
+        };
+      }
       const deployed = DEPLOYMENT_PATH.exec(url.pathname);
       const v1 = deployed === null ? V1_PATH.exec(url.pathname) : null;
       if (deployed === null && v1 === null) return undefined;
@@ -268,9 +309,17 @@ export function startFakeAzure(options: FakeAzureOptions = {}): FakeAzure {
     streamError: (type, message) =>
       `data: ${JSON.stringify({ error: { message, type, param: null, code: null } })}\n\n`,
   };
-  const fake = Object.assign(new FakeUpstream(style, { ...options, apiKey }), {
+  const responsesApi = startFakeOpenAIResponses();
+  const upstream = new FakeUpstream(style, { ...options, apiKey });
+  const close = upstream.close.bind(upstream);
+  const fake = Object.assign(upstream, {
+    responses: responsesApi,
     filters: [] as AzureFilter[],
     cachedTokens: 0,
+    async close() {
+      await close();
+      await responsesApi.close();
+    },
   });
   return fake;
 }
