@@ -25,6 +25,9 @@ import {
   VERTEX_PROJECT,
   VERTEX_REGION,
 } from "./support/fake_vertex.ts";
+import { startFakeOpenAI } from "./support/fake_openai.ts";
+import { startGatewayProcess } from "./support/gateway_process.ts";
+import { dataTempDir, MAIN, ROOT, startFlagsSync, tempConfig } from "./support/process.ts";
 import { CALL_TIMEOUT_MS, createKey } from "./support/sdk_gateway.ts";
 import { FakeClock, startServer, testConfig, type TestServer } from "./support/server.ts";
 
@@ -442,4 +445,82 @@ Deno.test("vertex: the docs page's config is valid and, with a key, enables its 
   const listed = await (await fetch(`${server.url}/v1/models`)).json();
   const ids = (listed.data as { id: string }[]).map((m) => m.id);
   assert.ok(ids.includes("claude-sonnet-4-5") && ids.includes("gemini-2.5-pro"), ids.join());
+});
+
+/** The vertex provider of a process's config, over `vertex`. */
+function processProvider(vertex: FakeVertex): Record<string, unknown> {
+  return {
+    id: "vx",
+    style: "vertex",
+    project: VERTEX_PROJECT,
+    region: VERTEX_REGION,
+    credentials_env: "VX_SA",
+    base_url: vertex.url,
+    token_url: vertex.tokenUrl,
+  };
+}
+
+Deno.test("vertex process: with the start task's permissions, a key file under data/ serves", async () => {
+  const account = await makeServiceAccount();
+  await using vertex = startFakeVertex({ accounts: [account] });
+  await using openai = startFakeOpenAI();
+  const keys = await dataTempDir();
+  try {
+    await Deno.writeTextFile(`${keys}/vertex-sa.json`, account.json);
+    const gateway = await startGatewayProcess(openai, vertex.anthropic, {
+      providers: [processProvider(vertex)],
+      models: [{ id: "vx-claude", provider: "vx", upstream_model: CLAUDE, chat_completions: true }],
+      env: { VX_SA: `${keys}/vertex-sa.json` },
+    });
+    try {
+      const response = await fetch(`${gateway.url}/v1/messages`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "anthropic-version": "2023-06-01" },
+        body: JSON.stringify({
+          model: "vx-claude",
+          max_tokens: 50,
+          messages: [{ role: "user", content: "Hello from a process" }],
+        }),
+        signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
+      });
+      const answer = await response.json();
+      assert.equal(response.status, 200, JSON.stringify(answer));
+      assert.equal(answer.content[0].text, "You said: Hello from a process");
+    } finally {
+      await gateway.stop();
+    }
+    checkFakes(vertex);
+  } finally {
+    await Deno.remove(keys, { recursive: true });
+  }
+});
+
+Deno.test("vertex process: a key file outside data/ stops the start with an error naming the variable", async () => {
+  const account = await makeServiceAccount();
+  await using vertex = startFakeVertex({ accounts: [account] });
+  const outside = await Deno.makeTempFile({ suffix: ".json" });
+  try {
+    await Deno.writeTextFile(outside, account.json);
+    await using config = await tempConfig({
+      server: { hostname: "127.0.0.1", port: 0 },
+      providers: [processProvider(vertex)],
+      models: [{ id: "vx-claude", provider: "vx", upstream_model: CLAUDE, chat_completions: true }],
+    });
+    const run = await new Deno.Command(Deno.execPath(), {
+      args: ["run", ...startFlagsSync(), MAIN, "--config", config.path],
+      cwd: ROOT,
+      env: { NO_COLOR: "1", VX_SA: outside, SWITCHYARD_KV: ":memory:" },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const stderr = new TextDecoder().decode(run.stderr);
+    assert.notEqual(run.code, 0);
+    assert.match(
+      stderr,
+      /provider "vx": credentials_env names VX_SA, whose file ".*" is a path which the gateway is not allowed to read/,
+    );
+    assert.ok(!stderr.includes("PRIVATE KEY") && !/\bat .*\.ts:\d+/.test(stderr), stderr);
+  } finally {
+    await Deno.remove(outside);
+  }
 });
