@@ -4,6 +4,7 @@ import { callModelMethod } from "./api/gemini/handler.ts";
 import { getGeminiModel, listGeminiModels } from "./api/gemini/models.ts";
 import { AdminToken, TokenAttempts } from "./auth/admin_token.ts";
 import { KeyStore } from "./auth/keys.ts";
+import { responseCache } from "./cache/step.ts";
 import { ModelDiscovery } from "./catalogue/discovery.ts";
 import { Catalogue } from "./catalogue/store.ts";
 import { type Clock, systemClock } from "./clock.ts";
@@ -292,7 +293,10 @@ export async function createApp(deps: AppDeps): Promise<App> {
     random: deps.random ?? Math.random,
     bodyTimers: new Expiries(Expiries.tickFor(config.server.body_timeout_ms)),
     // The steps around chat calls' models (pipeline/model_step.ts), outermost first.
-    modelSteps: [guardrails({ http: providerOptions.http, env })],
+    modelSteps: [
+      guardrails({ http: providerOptions.http, env }),
+      responseCache({ kv, clock, logger }),
+    ],
   };
   // One group commit for the request and token counters: their writes share KV commits.
   const commits = new GroupCommit(kv, metrics?.commitObserver("ratelimit"));

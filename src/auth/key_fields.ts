@@ -49,11 +49,12 @@ export function readKeyFields(value: unknown, mode: "create" | "update"): KeyFie
   if (f.has("max_concurrent")) fields.max_concurrent = f.integer("max_concurrent", CONCURRENT);
   if (f.has("budget")) fields.budget = readBudget(f.object("budget", { nullable: true }));
   if (f.has("guardrails")) fields.guardrails = readGuardrails(f.get("guardrails")) ?? null;
+  if (f.has("cache")) fields.cache = f.boolean("cache", { nullable: true });
   if (mode === "update" && f.has("disabled")) fields.disabled = f.boolean("disabled");
   f.done();
   if (mode === "update" && Object.keys(fields).length === 0) {
     throw f.reader.invalid(
-      "nothing to change: give one or more of name, models, preview, limits, max_concurrent, budget, guardrails, disabled",
+      "nothing to change: give one or more of name, models, preview, limits, max_concurrent, budget, guardrails, cache, disabled",
     );
   }
   return fields;
@@ -118,5 +119,6 @@ export function keyView(record: KeyRecord) {
     budget: record.budget ?? null,
     // Only when set: a key's view is as it was before keys had guardrails.
     ...(record.guardrails ? { guardrails: record.guardrails } : {}),
+    cache: record.cache ?? null,
   };
 }

@@ -60,6 +60,7 @@ export type KeyFields = Partial<
     | "max_concurrent"
     | "budget"
     | "guardrails"
+    | "cache"
   >
 >;
 
@@ -126,6 +127,7 @@ export class KeyStore {
       limits: fields.limits ?? {},
       max_concurrent: fields.max_concurrent ?? null,
       budget: fields.budget ?? null,
+      cache: fields.cache ?? null,
     };
     if (fields.guardrails) record.guardrails = fields.guardrails;
     const result = await retryWhileBusy(() =>
@@ -245,6 +247,7 @@ export class KeyStore {
       if (fields.max_concurrent !== undefined) record.max_concurrent = fields.max_concurrent;
       if (fields.budget !== undefined) record.budget = fields.budget;
       if (fields.guardrails !== undefined) record.guardrails = fields.guardrails;
+      if (fields.cache !== undefined) record.cache = fields.cache;
       if (fields.disabled !== undefined) record.disabled = fields.disabled;
       const result = await retryWhileBusy(() =>
         this.#kv.atomic().check(entry).set(keyRecordKey(hash.value), record).commit()

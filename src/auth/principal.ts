@@ -24,6 +24,9 @@ export interface KeyRecord {
   budget?: Budget | null;
   /** Guardrails on the key's chat calls, after the model's (absent or `null`: none). */
   guardrails?: GuardrailConfig[] | null;
+  /** Whether its calls use the response cache of models that have one: `true` also where the
+   * model's cache is not `enabled`, `false` never (absent or `null`: as the model says). */
+  cache?: boolean | null;
 }
 
 /** Who made a request. */

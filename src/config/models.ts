@@ -6,6 +6,7 @@
 import { quote } from "../quote.ts";
 import { OPTIONAL, type Reader } from "../validation/reader.ts";
 import { readGuardrails } from "./guardrails.ts";
+import { readCache } from "./cache.ts";
 import { readImageGeneration } from "./image_generation.ts";
 import { readRerank } from "./rerank.ts";
 import { readRoutes, unknownProvider } from "./routes.ts";
@@ -95,6 +96,7 @@ const MODEL_FIELDS = [
   "enabled",
   "hosted_tools",
   "guardrails",
+  "cache",
 ] as const;
 
 /** A model's `embeddings` object (`true` reads as `{}`: every default). */
@@ -165,6 +167,13 @@ export function readModel(
   if (rerank) model.rerank = rerank;
   const guardrails = readGuardrails(f.get("guardrails"));
   if (guardrails) model.guardrails = guardrails;
+  const cache = readCache(f.get("cache"));
+  if (cache) {
+    if (!model.chat_completions) {
+      throw f.get("cache").invalid("only a model with chat_completions: true answers from a cache");
+    }
+    model.cache = cache;
+  }
   const continues = f.boolean("continue_on_failure", OPTIONAL);
   if (continues !== undefined) {
     if (!routes) {

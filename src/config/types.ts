@@ -268,6 +268,8 @@ export interface ModelConfig {
   /** The checks of its chat calls' input and output (docs/guardrails.md), in order; absent:
    * none (absent rather than empty, so that other models' entries fingerprint as before). */
   guardrails?: GuardrailConfig[];
+  /** The response cache for its chat calls (docs/caching.md); absent: none. */
+  cache?: CacheConfig;
 }
 
 /** What a guardrail checks with (docs/guardrails.md). */
@@ -320,6 +322,26 @@ export interface GuardrailConfig {
   timeout_ms?: number;
   /** webhook: the environment variable holding a bearer token sent to it, if any. */
   token_env?: string;
+}
+
+/** A model's `cache`: the exact response cache's settings (docs/caching.md). */
+export interface CacheConfig {
+  /** Seconds an answer is kept. */
+  ttl_seconds: number;
+  /** The most seconds a request's `x-switchyard-cache-ttl` may ask for (default `ttl_seconds`). */
+  max_ttl_seconds: number;
+  /** Whether calls use the cache unless their key says otherwise (a key's `cache: true` turns
+   * it on for a model with `enabled: false`). */
+  enabled: boolean;
+  /** Entries shared by every caller of the model under this name (anonymous ones too), instead
+   * of one scope per key; `null`: per key, and anonymous calls are not cached. */
+  namespace: string | null;
+  /** Whether a hit's tokens count against token limits and budgets (default: a hit is free). */
+  charge_hits: boolean;
+  /** Whether refusals (`content_filter` answers, refusal parts) are stored too. */
+  store_refusals: boolean;
+  /** The largest answer stored, in bytes of its JSON. */
+  max_entry_bytes: number;
 }
 
 /** The policies for hosted tools a back end cannot run: left out of the request (and named in

@@ -30,6 +30,9 @@ export interface LogRecord {
   /** The verdicts of the model's guardrails (what they found by type and count, never the
    * values), when it has some. */
   guardrails?: GuardrailVerdict[];
+  /** What the response cache did, for a model with one: `hit`, `miss`, or `bypass` (not used
+   * for this call: the key, `Cache-Control: no-store`, an anonymous caller). */
+  cache?: "hit" | "miss" | "bypass";
   /** Message text, only when `logs.include_content` is on. */
   content?: unknown;
 }

@@ -38,6 +38,8 @@ export interface RequestSample {
   fallbacks: readonly { provider: string; kind: string }[];
   /** The verdicts of the model's guardrails (names from the config: a bounded set). */
   guardrails?: readonly { name: string; stage: string; verdict: string }[] | null;
+  /** What the response cache did (`hit`, `miss`, `bypass`), for a model with one; else `null`. */
+  cache?: string | null;
 }
 
 /** What is read at scrape time. */
@@ -105,6 +107,11 @@ export class GatewayMetrics {
       "failed_closed), by model, guardrail name and stage.",
     ["model", "guardrail", "stage", "verdict"],
   );
+  readonly #cache = new Counter(
+    "switchyard_cache_requests_total",
+    "Chat calls of models with a response cache, by model and result (hit, miss, bypass).",
+    ["model", "result"],
+  );
   readonly #kvCommit = new Histogram(
     "switchyard_kv_commit_duration_seconds",
     "Seconds a KV atomic commit took, by the store that made it (ratelimit, log).",
@@ -125,6 +132,7 @@ export class GatewayMetrics {
       this.#fallbacks,
       this.#refusals,
       this.#guardrails,
+      this.#cache,
       this.#kvCommit,
       new Gauge(
         "switchyard_requests_in_flight",
@@ -181,6 +189,7 @@ export class GatewayMetrics {
     for (const g of sample.guardrails ?? []) {
       this.#guardrails.inc([model, g.name, g.stage, g.verdict]);
     }
+    if (sample.cache) this.#cache.inc([model, sample.cache]);
     if (sample.error === null) return;
     if (sample.provider !== null && UPSTREAM_STATUSES.has(sample.status)) {
       this.#upstreamErrors.inc([sample.provider, sample.error]);

@@ -164,6 +164,17 @@ export class RequestContext {
   /** The verdicts of the model's guardrails, once they ran (`guardrails/step.ts`). */
   guardrails: GuardrailVerdict[] | null = null;
 
+  // Model steps (pipeline/model_step.ts).
+  /** What the response cache did for the call: answered it (`hit`), looked it up in vain or
+   * skipped the lookup (`miss`), or was not used though the model has one (`bypass`: the key,
+   * `Cache-Control: no-store`, an anonymous caller without a namespace); `null`: no cache. */
+  cache: "hit" | "miss" | "bypass" | null = null;
+  /** Whether the answer's tokens count against the caller's token limits and budget (not for
+   * a cache hit, unless its model's cache charges hits). */
+  charged = true;
+  /** Headers the model steps add to the answer (`x-switchyard-cache`), or `null`. */
+  responseHeaders: Record<string, string> | null = null;
+
   // Respond step.
   /** The code of the error answered (its type when it has none), or `null`. */
   error: string | null = null;

@@ -35,10 +35,11 @@ export function logRecord(
     };
     if (ctx.stream) record.stream = true;
     const pricing = usage !== null && ctx.model !== null ? pricingOf(ctx.model) : undefined;
-    if (pricing && usage) record.cost = fromMicros(costMicros(usage, pricing));
+    if (pricing && usage) record.cost = ctx.charged ? fromMicros(costMicros(usage, pricing)) : 0;
     if (estimated) record.estimated = true;
     if (reason !== null) record.reason = reason;
     if (ctx.guardrails !== null && ctx.guardrails.length > 0) record.guardrails = ctx.guardrails;
+    if (ctx.cache !== null) record.cache = ctx.cache;
     if (includeContent && ctx.content !== undefined) record.content = ctx.content;
     logger.request(record);
   };

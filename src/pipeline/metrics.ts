@@ -29,6 +29,7 @@ export function countRequest(metrics: GatewayMetrics): SettleHook {
       outputTokens: usage?.output ?? 0,
       fallbacks: ctx.fallbacks,
       guardrails: ctx.guardrails,
+      cache: ctx.cache,
     });
   };
 }

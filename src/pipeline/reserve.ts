@@ -116,7 +116,9 @@ export function settleReservations(ledgers: Ledgers, logger: Logger): SettleHook
       : settled;
     const failed = (e: unknown) => logger.error("could not settle a reservation", e, ctx.requestId);
     // A request refused after its work began (see the admit step) got nothing: it uses nothing.
-    const unused = ctx.refused !== null || (usage === null && status >= 400 && !ctx.stream);
+    // A cache hit that its model's cache does not charge (`ctx.charged`) uses nothing either.
+    const unused = !ctx.charged || ctx.refused !== null ||
+      (usage === null && status >= 400 && !ctx.stream);
     if (held.tokens) {
       const used = unused ? 0 : usage !== null ? usage.input + usage.output : held.tokens.amount;
       ledgers.tokens.settle(held.tokens, used).catch(failed);

@@ -57,6 +57,7 @@ Deno.test("create, find, get, list, update and revoke", async () => {
     limits: {},
     max_concurrent: null,
     budget: null,
+    cache: null,
   });
   assert.deepEqual(await store.findByKey(a.key), a.record);
   assert.equal(await store.findByKey(generateKey()), null);

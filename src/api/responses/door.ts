@@ -16,7 +16,7 @@ import type { Provider } from "../../providers/types.ts";
 import { Reader } from "../../validation/reader.ts";
 import { decodeImages, type PendingImages } from "../shared/images.ts";
 import type { ChatDoor, ModelTarget } from "../shared/model_call.ts";
-import { ResultCollector } from "./collect.ts";
+import { ResultCollector } from "../../canonical/result_collector.ts";
 import { parseHistory, parseInput } from "./input.ts";
 import { endingOf, renderOutput, renderResponse, type ResponseHead, responseId } from "./output.ts";
 import { passThrough } from "./passthrough.ts";

@@ -17,7 +17,7 @@ import type { BlockDelta, BlockKind, CanonicalEvent } from "../../canonical/even
 import type { ReasoningPart } from "../../canonical/conversation.ts";
 import type { ApiError } from "../../errors.ts";
 import type { StreamRenderer } from "../../http/sse_response.ts";
-import type { ResultCollector } from "./collect.ts";
+import type { ResultCollector } from "../../canonical/result_collector.ts";
 import {
   callPrefix,
   endingOf,

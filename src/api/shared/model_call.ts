@@ -83,7 +83,7 @@ export async function callChat(
   const provider = stepped ?? target.provider;
   const passedThrough = stepped === null && (door.passthrough?.speaks(provider) ?? false);
   checkChat(record, { ...door.needs, passedThrough });
-  if (passedThrough) return await door.passthrough!.answer(target);
+  if (passedThrough) return withStepHeaders(await door.passthrough!.answer(target), ctx);
   // Only a call passed on as written needs the body's bytes.
   ctx.bodyBytes = null;
   const req = await door.canonical(target);
@@ -101,7 +101,7 @@ export async function callChat(
     ctx.usage = result.usage;
     const body = await door.answer(result, target);
     if (content) content.output = door.logged(result.parts);
-    return withDropped(json(body), call, hosted);
+    return withStepHeaders(withDropped(json(body), call, hosted), ctx);
   }
   ctx.stream = true;
   // A stream's call also stops when its response body is cancelled (`abort`).
@@ -142,7 +142,7 @@ async function streamChat(
       for (const name of hosted) target.call.dropped.add(name);
     },
   });
-  return withDropped(response, target.call, hosted);
+  return withStepHeaders(withDropped(response, target.call, hosted), ctx);
 }
 
 /** The adapter and call context for a resolved model (see `pipeline/resolve.ts`): its
@@ -237,6 +237,15 @@ export function withDropped(
   for (const name of also) call.dropped.add(name);
   if (call.dropped.size > 0) {
     response.headers.set(DROPPED_HEADER, [...call.dropped].sort().join(","));
+  }
+  return response;
+}
+
+/** The response with the headers the model steps added (`ctx.responseHeaders`). */
+function withStepHeaders(response: Response, ctx: RequestContext): Response {
+  const headers = ctx.responseHeaders;
+  if (headers !== null) {
+    for (const name in headers) response.headers.set(name, headers[name]!);
   }
   return response;
 }

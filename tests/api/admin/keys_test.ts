@@ -31,6 +31,7 @@ Deno.test("POST /admin/keys creates a key and shows it once", async () => {
     "limits",
     "max_concurrent",
     "budget",
+    "cache",
   ]);
   assert.match(created.body.id, /^key_/);
   assert.match(created.body.key, /^sk-sy-[0-9A-Za-z]{32}$/);

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { CanonicalEvent } from "../../../src/canonical/events.ts";
-import { ResultCollector } from "../../../src/api/responses/collect.ts";
+import { ResultCollector } from "../../../src/canonical/result_collector.ts";
 import { renderOutput, type ResponseHead } from "../../../src/api/responses/output.ts";
 import { parseResponsesRequest } from "../../../src/api/responses/request.ts";
 import { ResponsesStreamRenderer } from "../../../src/api/responses/stream.ts";

@@ -1,7 +1,7 @@
-/** A streamed answer gathered whole, for the final Response and the stored conversation. */
-import type { Part } from "../../canonical/conversation.ts";
-import type { CanonicalEvent } from "../../canonical/events.ts";
-import type { FinishReason, Usage } from "../../canonical/result.ts";
+/** A streamed answer gathered whole: the Responses door's final Response, the response cache's entry. */
+import type { Extras, Part } from "./conversation.ts";
+import type { CanonicalEvent } from "./events.ts";
+import type { FinishReason, Usage } from "./result.ts";
 
 /** A stream's events added up to the whole result, every part as a non-streamed answer has it
  * (reasoning with its signature, redacted payload and style). */
@@ -9,6 +9,10 @@ export class ResultCollector {
   readonly parts: Part[] = [];
   usage: Usage | null = null;
   finish: FinishReason | null = null;
+  /** The upstream's own stop reason, when its finish event gave one. */
+  detail: string | undefined;
+  /** The protocol's fields of the answer (the finish event's, else the start event's). */
+  extras: Extras | undefined;
   readonly #byIndex = new Map<number, Part>();
 
   /** Takes one batch of events. */
@@ -47,8 +51,15 @@ export class ResultCollector {
         case "usage":
           this.usage = event.usage;
           break;
+        case "start":
+          this.extras ??= event.extras;
+          break;
         case "finish":
-          this.finish ??= event.reason;
+          if (this.finish === null) {
+            this.finish = event.reason;
+            this.detail = event.detail;
+            if (event.extras !== undefined) this.extras = event.extras;
+          }
           break;
       }
     }

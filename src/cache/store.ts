@@ -1,0 +1,105 @@
+/**
+ * The response cache's entries in Deno KV (docs/caching.md). Under `["cache", scope, key]` a
+ * manifest: when the entry expires (clock ms, checked on read, besides KV's `expireIn`, which
+ * only real time moves), and the entry itself when it fits one value, else where its chunks
+ * are, how many, how long, and their SHA-256. Chunks (under `["cache", scope, key, gen, n]`,
+ * `gen` new for each write, so two writers never mix chunks) stay below KV's 64 KiB value
+ * limit; an entry whose chunks fit one atomic commit is written with its manifest in it, a
+ * larger one in several commits with the manifest last, so a reader finds a manifest only
+ * once its chunks are all there, and checks them against it.
+ */
+import { createHash } from "node:crypto";
+
+/** Bytes of one chunk, and of an entry kept in its manifest (KV takes 64 KiB per value). */
+export const CHUNK_BYTES = 60 * 1024;
+/** Chunks per atomic commit: KV takes 800 KiB of keys and values per commit. */
+export const CHUNKS_PER_COMMIT = 10;
+/** Chunks are kept this much longer than their manifest, which is written after them. */
+const CHUNK_GRACE_MS = 60_000;
+const PREFIX = "cache";
+
+/** A cache entry's manifest, as stored. */
+interface Manifest {
+  /** Clock ms from which the entry is stale. */
+  expires: number;
+  /** The entry, when it fits the manifest. */
+  data?: Uint8Array;
+  /** Where its chunks are, when it does not. */
+  gen?: string;
+  chunks?: number;
+  bytes?: number;
+  /** Hex SHA-256 of the chunks together. */
+  digest?: string;
+}
+
+/** Cache entries (bytes) in KV, by scope and key. */
+export class CacheStore {
+  constructor(readonly kv: Deno.Kv) {}
+
+  /** The entry under `scope` and `key`, or `null` when there is none, it expired by `now`
+   * (clock ms), or its chunks do not match its manifest (a write overtaken, or cut short). */
+  async get(scope: string, key: string, now: number): Promise<Uint8Array | null> {
+    const entry = await this.kv.get<Manifest>([PREFIX, scope, key]);
+    const manifest = entry.value;
+    if (manifest === null || manifest.expires <= now) return null;
+    if (manifest.data !== undefined) return manifest.data;
+    const { gen, chunks, bytes, digest } = manifest;
+    if (gen === undefined || chunks === undefined || bytes === undefined) return null;
+    const keys = Array.from({ length: chunks }, (_, n) => [PREFIX, scope, key, gen, n]);
+    const all = new Uint8Array(bytes);
+    let at = 0;
+    // KV's getMany reads 10 keys at most.
+    for (let i = 0; i < keys.length; i += 10) {
+      for (const chunk of await this.kv.getMany<Uint8Array[]>(keys.slice(i, i + 10))) {
+        const value = chunk.value;
+        if (!(value instanceof Uint8Array) || at + value.length > bytes) return null;
+        all.set(value, at);
+        at += value.length;
+      }
+    }
+    if (at !== bytes || sha256(all) !== digest) return null;
+    return all;
+  }
+
+  /** Stores `data` under `scope` and `key` for `ttlMs` from `now` (clock ms). */
+  async put(
+    scope: string,
+    key: string,
+    data: Uint8Array,
+    { now, ttlMs }: { now: number; ttlMs: number },
+  ): Promise<void> {
+    const head = [PREFIX, scope, key];
+    const expires = now + ttlMs;
+    if (data.length <= CHUNK_BYTES) {
+      // A view is stored with its whole buffer (V8's serialisation): keep only its bytes.
+      const own = data.byteLength === data.buffer.byteLength ? data : data.slice();
+      await this.#commit(this.kv.atomic().set(head, { expires, data: own }, { expireIn: ttlMs }));
+      return;
+    }
+    const gen = crypto.randomUUID();
+    const chunks = Math.ceil(data.length / CHUNK_BYTES);
+    const manifest: Manifest = { expires, gen, chunks, bytes: data.length, digest: sha256(data) };
+    const chunkOptions = { expireIn: ttlMs + CHUNK_GRACE_MS };
+    for (let first = 0; first < chunks; first += CHUNKS_PER_COMMIT) {
+      const op = this.kv.atomic();
+      const end = Math.min(chunks, first + CHUNKS_PER_COMMIT);
+      for (let n = first; n < end; n++) {
+        const chunk = data.slice(n * CHUNK_BYTES, (n + 1) * CHUNK_BYTES);
+        op.set([...head, gen, n], chunk, chunkOptions);
+      }
+      // The last chunks and the manifest go together: one commit for an entry that fits one.
+      if (end === chunks) op.set(head, manifest, { expireIn: ttlMs });
+      await this.#commit(op);
+    }
+  }
+
+  async #commit(op: Deno.AtomicOperation): Promise<void> {
+    const result = await op.commit();
+    if (!result.ok) throw new Error("a cache entry's commit failed");
+  }
+}
+
+/** Hex SHA-256 of `data`. */
+function sha256(data: Uint8Array): string {
+  return createHash("sha256").update(data).digest("hex");
+}
