@@ -5,6 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { logRecord } from "./support/client.ts";
+import type { FakeAnthropic } from "./support/fake_anthropic.ts";
+import { eventually } from "./support/eventually.ts";
 import { startGateway } from "./support/gateway.ts";
 import type { FakeClock } from "./support/server.ts";
 import type { Gateway } from "./support/gateway.ts";
@@ -443,4 +445,72 @@ Deno.test("a hit's reasoning and tool calls are replayed whole (Messages door, A
   const used = json.content.find((c: { type: string }) => c.type === "tool_use");
   assert.deepEqual(JSON.parse(args), used.input);
   assert.equal(gw.anthropic.received.length, 1);
+});
+
+Deno.test("a hit is free of the key's budget (unless the model's cache charges hits), and logged at no cost", async () => {
+  const PRICE = { pricing: { input: 1000, output: 1000 } };
+  await using gw = await startGateway({
+    models: [
+      { ...MODELS[0], ...PRICE },
+      {
+        id: "oa-charged",
+        provider: "oa",
+        upstream_model: "gpt-up",
+        ...CACHED,
+        ...PRICE,
+        cache: { ttl_seconds: 60, charge_hits: true },
+      },
+    ],
+  });
+  for (const [model, charged] of [["oa-cached", false], ["oa-charged", true]] as const) {
+    const { key, record } = await gw.server.app.services.keys.create({
+      name: model,
+      budget: { per_day: 100 },
+    });
+    const answers = [];
+    for (let i = 0; i < 4; i++) answers.push(await ask(gw, { key, model }));
+    assert.deepEqual(answers.map((a) => a.cache), ["miss", "hit", "hit", "hit"]);
+    const usage = answers[0]!.usage!;
+    const cost = (usage.input + usage.output) * 1000; // in millionths
+    const records = await Promise.all(answers.map((a) => logRecord(gw.server, a.requestId)));
+    assert.deepEqual(
+      records.map((r) => r.cost),
+      [cost, charged ? cost : 0, charged ? cost : 0, charged ? cost : 0].map((c) => c / 1e6),
+    );
+    // Reservations count until they settle, so the spend is the hits' share only once all did.
+    const spent = charged ? 4 * cost : cost;
+    await eventually(async () => {
+      const entry = await gw.server.kv.get<number[]>(["spend", record.id]);
+      return entry.value?.[1] === spent;
+    }, `the spend of ${model} settled to ${spent}`);
+  }
+  assert.equal(gw.openai.received.length, 2);
+});
+
+Deno.test("a refusal is not stored unless the model's cache keeps refusals", async () => {
+  await using gw = await startGateway({
+    models: [...MODELS, {
+      id: "an-keeps",
+      provider: "an",
+      upstream_model: "claude-up",
+      ...CACHED,
+      cache: { ttl_seconds: 60, store_refusals: true },
+    }],
+  });
+  const anthropic = gw.anthropic as FakeAnthropic;
+  const key = await newKey(gw);
+  anthropic.turns = [{ stopReason: "refusal" }, { stopReason: "refusal" }];
+  for (const expected of ["miss", "miss"]) {
+    const refused = await ask(gw, { key, door: "messages", model: "an-cached" });
+    assert.equal(JSON.parse(refused.body).stop_reason, "refusal");
+    assert.equal(refused.cache, expected);
+  }
+  assert.equal(gw.anthropic.received.length, 2);
+  anthropic.turns = [{ stopReason: "refusal" }];
+  for (const expected of ["miss", "hit"]) {
+    const refused = await ask(gw, { key, door: "messages", model: "an-keeps" });
+    assert.equal(JSON.parse(refused.body).stop_reason, "refusal");
+    assert.equal(refused.cache, expected);
+  }
+  assert.equal(gw.anthropic.received.length, 3);
 });
