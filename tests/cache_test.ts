@@ -37,7 +37,7 @@ const MODELS = [
   },
 ];
 
-type Door = "chat" | "messages" | "responses";
+type Door = "chat" | "messages" | "responses" | "gemini";
 
 interface Ask {
   door?: Door;
@@ -78,12 +78,28 @@ async function ask(gw: Gateway, a: Ask = {}): Promise<Answer> {
     path = "/v1/messages";
     headers["anthropic-version"] = "2023-06-01";
     body = { model, max_tokens: maxTokens, messages: [{ role: "user", content: question }] };
-  } else {
+  } else if (door === "responses") {
     path = "/v1/responses";
     body = { model, max_output_tokens: maxTokens, input: question, store: false };
+  } else {
+    path = `/v1beta/models/${model}:${
+      stream ? "streamGenerateContent?alt=sse" : "generateContent"
+    }`;
+    if (a.key) headers["x-goog-api-key"] = a.key;
+    delete headers.authorization;
+    body = {
+      contents: [{ role: "user", parts: [{ text: question }] }],
+      generationConfig: { maxOutputTokens: maxTokens },
+    };
   }
-  if (stream) body.stream = true;
+  if (stream && door !== "gemini") body.stream = true;
   if (a.temperature !== undefined) body.temperature = a.temperature;
+  const geminiUsage = (json: { usageMetadata: Record<string, number> }) => ({
+    input: json.usageMetadata.promptTokenCount!,
+    output: json.usageMetadata.candidatesTokenCount!,
+  });
+  const geminiText = (json: { candidates: { content: { parts: { text?: string }[] } }[] }) =>
+    json.candidates[0]!.content.parts.map((p) => p.text ?? "").join("");
   const res = await fetch(`${gw.server.url}${path}`, {
     method: "POST",
     headers,
@@ -107,6 +123,9 @@ async function ask(gw: Gateway, a: Ask = {}): Promise<Answer> {
     } else if (door === "messages") {
       answer.text = json.content.map((c: { text?: string }) => c.text ?? "").join("");
       answer.usage = { input: json.usage.input_tokens, output: json.usage.output_tokens };
+    } else if (door === "gemini") {
+      answer.text = geminiText(json);
+      answer.usage = geminiUsage(json);
     } else {
       answer.text = json.output.flatMap((o: { content?: { text: string }[] }) =>
         (o.content ?? []).map((c) => c.text)
@@ -129,6 +148,11 @@ async function ask(gw: Gateway, a: Ask = {}): Promise<Answer> {
       }
       if (event.type === "message_delta") {
         answer.usage = { input, output: event.usage.output_tokens };
+      }
+    } else if (door === "gemini") {
+      answer.text += geminiText(event);
+      if (event.usageMetadata?.candidatesTokenCount !== undefined) {
+        answer.usage = geminiUsage(event);
       }
     } else {
       if (event.type === "response.output_text.delta") answer.text += event.delta;
@@ -187,13 +211,13 @@ Deno.test("a repeated question is answered from the cache without an upstream ca
   );
 });
 
-Deno.test("the same question through chat completions, Messages and Responses, streamed or not, makes one upstream call", async () => {
+Deno.test("the same question through chat completions, Messages, Responses and Gemini, streamed or not, makes one upstream call", async () => {
   await using gw = await cacheGateway();
   const key = await newKey(gw);
   const first = await ask(gw, { key, door: "chat", stream: true });
   assert.equal(first.status, 200, first.body);
   assert.equal(first.cache, "miss");
-  for (const door of ["chat", "messages", "responses"] as const) {
+  for (const door of ["chat", "messages", "responses", "gemini"] as const) {
     for (const stream of [false, true]) {
       const a = await ask(gw, { key, door, stream });
       assert.equal(a.status, 200, a.body);
