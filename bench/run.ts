@@ -17,7 +17,7 @@
  *   deno task bench --seconds 5     length of each wrk run (default 5)
  *   deno task bench --rounds 2      interleaved rounds per row (default 2; medians reported)
  *   deno task bench --only clients  one part of the table: gateway, long, paced, anthropic,
- *                                   routing, embeddings, agents, guardrails or clients
+ *                                   routing, embeddings, agents, guardrails, cache or clients
  *   deno task bench --only slow     200 clients uploading a chunked body a byte every 2 s: RSS
  *                                   per client (bench/slow_clients.ts)
  *   deno task bench --against main  also a Switchyard built from a git revision (a branch, a tag,
@@ -66,7 +66,7 @@ const args = parseArgs(Deno.args);
 const TASKSET = await has("taskset");
 const decoder = new TextDecoder();
 /** Whether the table includes `name` (`--only` keeps one: gateway, long, paced, anthropic,
- * routing, embeddings or clients). */
+ * routing, embeddings, agents, guardrails, cache or clients). */
 function section(name: string): boolean {
   return args.only === null || args.only === name;
 }
@@ -113,6 +113,16 @@ const EMBED_MODEL = {
   provider: "bench",
   access: "key",
   embeddings: { dimensions: EMBED_DIMENSIONS, custom_dimensions: false },
+};
+
+/** The bench upstream's model with a response cache, for the cache rows (this checkout only):
+ * wrk repeats one request, so every request after the first is a hit. */
+const CACHED_MODEL = {
+  id: "bench-cached",
+  provider: "bench",
+  chat_completions: true,
+  access: "key",
+  cache: { ttl_seconds: 3600 },
 };
 
 /** The paced rows: concurrent streams, chunks per stream, milliseconds between chunks. */
@@ -473,7 +483,7 @@ async function benchConfig(
       { id: "bench-paced", provider: "bench-paced", chat_completions: true, access: "key" },
       // The same upstream through three routes, for the routing rows (this checkout only: a
       // revision without routes could not read the model).
-      ...(root === ROOT ? [ROUTED_MODEL, EMBED_MODEL, GUARDED_MODEL] : []),
+      ...(root === ROOT ? [ROUTED_MODEL, EMBED_MODEL, GUARDED_MODEL, CACHED_MODEL] : []),
     ],
     // Anonymous limits raised out of the way but still counted in KV, per client IP.
     limits: { anonymous: { chat: { per_minute: 1_000_000_000, per_day: 1_000_000_000 } } },
@@ -1073,6 +1083,37 @@ async function table(): Promise<void> {
         }
         agentLatency.push(`${agent.mode}: ${firstBytes.join(", ")}`);
       }
+    }
+    // The response cache: the same request answered from the cache (every request after the
+    // first a hit: no upstream call) against the same model without a cache (each request called
+    // through to the fake upstream), interleaved, with the pass-through alongside.
+    for (const stream of section("cache") ? [false, true] : []) {
+      const mode = stream ? "stream 20" : "non-stream";
+      const calls = { pass: [] as Sample[], through: [] as Sample[], hits: [] as Sample[] };
+      await wrk(sy.url, 32, chatBody("bench-cached", stream), key, switchyard, 1, 2);
+      for (let round = 0; round < args.rounds; round++) {
+        calls.pass.push(
+          await wrk(pass.url, 32, chatBody("bench-upstream", stream), null, passthrough),
+        );
+        const order = round % 2 ? ["hits", "through"] as const : ["through", "hits"] as const;
+        for (const which of order) {
+          const model = which === "hits" ? "bench-cached" : "bench-openai";
+          calls[which].push(await wrk(sy.url, 32, chatBody(model, stream), key, switchyard));
+        }
+      }
+      const p = medianSample(calls.pass);
+      const through = medianSample(calls.through);
+      const hits = medianSample(calls.hits);
+      row(mode, 32, "passthrough", p, null, null);
+      row(mode, 32, "switchyard→upstream", through, null, p);
+      row(mode, 32, "switchyard cache hit", hits, null, p);
+      results[`${mode} @32 switchyard→upstream (cache rows)`] = through;
+      results[`${mode} @32 switchyard cache hit`] = hits;
+      clientRatios.push(
+        `cache hit, ${mode}: ${fmt(hits.cpuUsPerRequest, 0)} µs CPU per request, ${
+          fmt((hits.cpuUsPerRequest / through.cpuUsPerRequest) * 100, 0)
+        }% of a call through to the upstream (${fmt(through.cpuUsPerRequest, 0)} µs)`,
+      );
     }
     // Limits are counted per client: one anonymous client, then 10,000 distinct ones (a new
     // X-Forwarded-For address per request), each against the pass-through in the same rounds.

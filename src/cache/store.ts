@@ -9,6 +9,7 @@
  * once its chunks are all there, and checks them against it.
  */
 import { createHash } from "node:crypto";
+import { RecentEntries } from "./recent.ts";
 
 /** Bytes of one chunk, and of an entry kept in its manifest (KV takes 64 KiB per value). */
 export const CHUNK_BYTES = 60 * 1024;
@@ -32,17 +33,34 @@ interface Manifest {
   digest?: string;
 }
 
-/** Cache entries (bytes) in KV, by scope and key. */
+/** The bytes of entries a process keeps in memory by default (see recent.ts). */
+export const RECENT_BYTES = 16 * 1024 * 1024;
+
+/** Cache entries (bytes) in KV, by scope and key, the ones used last also in memory. */
 export class CacheStore {
-  constructor(readonly kv: Deno.Kv) {}
+  readonly #recent: RecentEntries;
+
+  /** `recentBytes`: how many bytes of entries to keep in memory (0: none). */
+  constructor(readonly kv: Deno.Kv, recentBytes = RECENT_BYTES) {
+    this.#recent = new RecentEntries(recentBytes);
+  }
 
   /** The entry under `scope` and `key`, or `null` when there is none, it expired by `now`
    * (clock ms), or its chunks do not match its manifest (a write overtaken, or cut short). */
   async get(scope: string, key: string, now: number): Promise<Uint8Array | null> {
+    const recentKey = `${scope}\n${key}`;
+    const recent = this.#recent.get(recentKey, now);
+    if (recent !== null) return recent;
     const entry = await this.kv.get<Manifest>([PREFIX, scope, key]);
     const manifest = entry.value;
     if (manifest === null || manifest.expires <= now) return null;
-    if (manifest.data !== undefined) return manifest.data;
+    const data = manifest.data ?? await this.#chunks(scope, key, manifest);
+    if (data !== null) this.#recent.set(recentKey, data, manifest.expires);
+    return data;
+  }
+
+  /** The chunks of an entry as its manifest lists them, or `null` when they do not match it. */
+  async #chunks(scope: string, key: string, manifest: Manifest): Promise<Uint8Array | null> {
     const { gen, chunks, bytes, digest } = manifest;
     if (gen === undefined || chunks === undefined || bytes === undefined) return null;
     const keys = Array.from({ length: chunks }, (_, n) => [PREFIX, scope, key, gen, n]);
@@ -70,6 +88,7 @@ export class CacheStore {
   ): Promise<void> {
     const head = [PREFIX, scope, key];
     const expires = now + ttlMs;
+    this.#recent.set(`${scope}\n${key}`, data, expires);
     if (data.length <= CHUNK_BYTES) {
       // A view is stored with its whole buffer (V8's serialisation): keep only its bytes.
       const own = data.byteLength === data.buffer.byteLength ? data : data.slice();

@@ -75,3 +75,15 @@ Deno.test("stableJson orders keys at every depth and leaves undefined members ou
     '{"a":{"d":[{"y":2,"z":1}]},"b":1}',
   );
 });
+
+Deno.test("stableJson writes what JSON.stringify writes for values whose keys are in order", () => {
+  const values: unknown[] = [
+    null,
+    1.5,
+    'a"\n\u2028',
+    [1, null, "x", [], {}],
+    { a: [{ b: true, c: { d: "e" } }], f: -0, g: 1e21 },
+    [undefined],
+  ];
+  for (const value of values) assert.equal(stableJson(value), JSON.stringify(value));
+});

@@ -19,7 +19,7 @@ Deno.test("an entry round-trips: in its manifest, in chunks of one commit, in se
   ];
   for (const size of sizes) {
     const counted = countingKv(kv);
-    const store = new CacheStore(counted.kv);
+    const store = new CacheStore(counted.kv, 0);
     const data = bytes(size);
     await store.put("key:a", `k${size}`, data, { now: 1000, ttlMs: 60_000 });
     assert.deepEqual(await store.get("key:a", `k${size}`, 1000), data, `${size}`);
@@ -43,7 +43,8 @@ Deno.test("an entry expires by the injected clock, and scopes and keys do not mi
 
 Deno.test("a chunked entry whose chunks do not match its manifest is not read", async () => {
   using kv = await Deno.openKv(":memory:");
-  const store = new CacheStore(kv);
+  // Without the entries kept in memory, which would answer without reading the chunks.
+  const store = new CacheStore(kv, 0);
   const data = bytes(CHUNK_BYTES * 3);
   await store.put("s", "k", data, { now: 0, ttlMs: 60_000 });
   const chunkKeys: Deno.KvKey[] = [];
@@ -63,4 +64,31 @@ Deno.test("a chunked entry whose chunks do not match its manifest is not read", 
   // The rewrite went under a new generation: delete all chunks, the manifest finds none.
   for (const key of latest) await kv.delete(key);
   assert.equal(await store.get("s", "k", 0), null);
+});
+
+Deno.test("entries read or written last are kept in memory, bounded, and expire by the clock", async () => {
+  using kv = await Deno.openKv(":memory:");
+  const counted = countingKv(kv);
+  const store = new CacheStore(counted.kv, 64 * 1024);
+  const small = bytes(1000);
+  await store.put("s", "a", small, { now: 0, ttlMs: 10_000 });
+  const reads = counted.counts.reads;
+  assert.deepEqual(await store.get("s", "a", 1), small);
+  assert.equal(counted.counts.reads, reads, "answered from memory");
+  // Another process's store (same KV) reads it from KV once, then from memory.
+  const other = new CacheStore(counted.kv, 64 * 1024);
+  assert.deepEqual(await other.get("s", "a", 1), small);
+  assert.deepEqual(await other.get("s", "a", 2), small);
+  assert.equal(counted.counts.reads, reads + 1);
+  // Past its expiry neither memory nor KV answers.
+  assert.equal(await store.get("s", "a", 10_000), null);
+  // Past the bound the least recently used go: 9 entries of 8000 bytes in 64 KiB.
+  for (let i = 0; i < 9; i++) {
+    await store.put("s", `k${i}`, bytes(8000), { now: 0, ttlMs: 10_000 });
+  }
+  const before = counted.counts.reads;
+  assert.ok(await store.get("s", "k8", 1));
+  assert.equal(counted.counts.reads, before);
+  assert.ok(await store.get("s", "k0", 1));
+  assert.equal(counted.counts.reads, before + 1, "the oldest was read from KV again");
 });
