@@ -42,19 +42,12 @@ function keyedPart(part: Part): unknown {
 }
 
 /** JSON of `value` with every object's keys in code-point order and `undefined` members left
- * out (as `JSON.stringify` leaves them out), so equal values serialise equally. (Written out
- * rather than a `JSON.stringify` replacer, which cost 15 µs a request of a cache hit.) */
+ * out (as `JSON.stringify` leaves them out), so equal values serialise equally. */
 export function stableJson(value: unknown): string {
-  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
-  if (Array.isArray(value)) {
-    return `[${value.map((item) => item === undefined ? "null" : stableJson(item)).join(",")}]`;
-  }
-  const record = value as Record<string, unknown>;
-  const members: string[] = [];
-  for (const key of Object.keys(record).sort()) {
-    const member = record[key];
-    if (member === undefined || typeof member === "function") continue;
-    members.push(`${JSON.stringify(key)}:${stableJson(member)}`);
-  }
-  return `{${members.join(",")}}`;
+  return JSON.stringify(value, (_key, v: unknown) => {
+    if (v === null || typeof v !== "object" || Array.isArray(v)) return v;
+    const sorted: Record<string, unknown> = {};
+    for (const k of Object.keys(v).sort()) sorted[k] = (v as Record<string, unknown>)[k];
+    return sorted;
+  });
 }
