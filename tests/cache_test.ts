@@ -538,3 +538,62 @@ Deno.test("a refusal is not stored unless the model's cache keeps refusals", asy
   }
   assert.equal(gw.anthropic.received.length, 3);
 });
+
+Deno.test("semantic cache: a question worded alike gets the stored answer, only in the same scope, conversation and options", async () => {
+  await using gw = await startGateway({
+    models: [
+      { id: "sim-embed", provider: "sim", embeddings: true },
+      {
+        id: "oa-semantic",
+        provider: "oa",
+        upstream_model: "gpt-up",
+        ...CACHED,
+        cache: { ttl_seconds: 60, semantic: { model: "sim-embed", threshold: 0.9 } },
+      },
+    ],
+  });
+  const key = await newKey(gw);
+  const other = await newKey(gw);
+  const model = "oa-semantic";
+  const first = await ask(gw, { key, model, question: "What is the capital of France?" });
+  assert.equal(first.cache, "miss");
+  // The same words, other case and punctuation: the simulator's embeddings are bags of words.
+  const alike = await ask(gw, {
+    key,
+    model,
+    question: "what is the capital of france",
+    stream: true,
+  });
+  assert.equal(alike.cache, "hit");
+  assert.equal(alike.text, first.text);
+  assert.equal(gw.openai.received.length, 1);
+  // Another question, another key, other options: misses.
+  assert.equal((await ask(gw, { key, model, question: "Tell me about dogs" })).cache, "miss");
+  assert.equal(
+    (await ask(gw, { key: other, model, question: "what is the capital of France" })).cache,
+    "miss",
+  );
+  assert.equal(
+    (await ask(gw, { key, model, question: "what is the capital of France", temperature: 0.3 }))
+      .cache,
+    "miss",
+  );
+  assert.equal(gw.openai.received.length, 4);
+  // The same last turn after another conversation is not the same question.
+  const res = await fetch(`${gw.server.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+    body: JSON.stringify({
+      model,
+      max_tokens: 50,
+      messages: [
+        { role: "user", content: "Let us talk about Texas." },
+        { role: "assistant", content: "Sure." },
+        { role: "user", content: "what is the capital of france" },
+      ],
+    }),
+  });
+  assert.equal(res.headers.get("x-switchyard-cache"), "miss");
+  await res.body?.cancel();
+  assert.equal(gw.openai.received.length, 5);
+});

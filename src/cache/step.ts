@@ -11,6 +11,7 @@ import type { CanonicalResult } from "../canonical/result.ts";
 import { ResultCollector } from "../canonical/result_collector.ts";
 import type { Clock } from "../clock.ts";
 import type { CacheConfig } from "../config/types.ts";
+import { ApiError } from "../errors.ts";
 import type { Logger } from "../log/logger.ts";
 import type { RequestContext } from "../pipeline/context.ts";
 import type { ModelStep } from "../pipeline/model_step.ts";
@@ -18,6 +19,12 @@ import type { CallContext, Provider } from "../providers/types.ts";
 import { cacheKey } from "./key.ts";
 import { type CachePlan, planCache } from "./plan.ts";
 import { replayEvents } from "./replay.ts";
+import {
+  catalogueEmbedder,
+  SemanticIndex,
+  type SemanticQuestion,
+  semanticQuestion,
+} from "./semantic.ts";
 import { CacheStore } from "./store.ts";
 
 /** The response header that says whether the cache answered. */
@@ -33,6 +40,7 @@ export interface ResponseCacheDeps {
 /** The response cache step (see the module comment). */
 export function responseCache(deps: ResponseCacheDeps): ModelStep {
   const store = new CacheStore(deps.kv);
+  const semantic = new SemanticIndex(deps.kv);
   return {
     around(provider, ctx, record) {
       const config = record.cache;
@@ -44,22 +52,37 @@ export function responseCache(deps: ResponseCacheDeps): ModelStep {
         return null;
       }
       ctx.cache = "miss";
-      return new CachedCall({ ...deps, store }, provider, ctx, config, plan);
+      return new CachedCall({ ...deps, store, semantic }, provider, ctx, config, plan);
     },
   };
+}
+
+/** The stores a cached call uses. */
+interface Stores extends ResponseCacheDeps {
+  store: CacheStore;
+  semantic: SemanticIndex;
+}
+
+/** A question's place in the semantic index, once its embedding is known. */
+interface Embedded {
+  question: SemanticQuestion;
+  vector: Float32Array;
 }
 
 /** One call through the cache: the adapter it wraps, with the call's plan. */
 class CachedCall implements Provider {
   readonly id: string;
-  readonly #deps: ResponseCacheDeps & { store: CacheStore };
+  readonly #deps: Stores;
   readonly #provider: Provider;
   readonly #ctx: RequestContext;
   readonly #config: CacheConfig;
   readonly #plan: CachePlan;
 
+  /** The question's embedding, once made (`null`: none to make, or it failed). */
+  #embedded: Promise<Embedded | null> | undefined;
+
   constructor(
-    deps: ResponseCacheDeps & { store: CacheStore },
+    deps: Stores,
     provider: Provider,
     ctx: RequestContext,
     config: CacheConfig,
@@ -75,16 +98,16 @@ class CachedCall implements Provider {
 
   async chat(req: CanonicalRequest, call: CallContext): Promise<CanonicalResult> {
     const key = cacheKey(req);
-    const hit = await this.#lookup(key);
+    const hit = await this.#lookup(key, req);
     if (hit !== null) return hit;
     const result = await this.#provider.chat(req, call);
-    await this.#store(key, result);
+    await this.#store(key, result, req);
     return result;
   }
 
   async *chatStream(req: CanonicalRequest, call: CallContext): AsyncIterable<CanonicalEvent[]> {
     const key = cacheKey(req);
-    const hit = await this.#lookup(key);
+    const hit = await this.#lookup(key, req);
     if (hit !== null) {
       yield* replayEvents(hit);
       return;
@@ -109,19 +132,33 @@ class CachedCall implements Provider {
     };
     if (collector.detail !== undefined) result.stopDetail = collector.detail;
     if (collector.extras !== undefined) result.extras = collector.extras;
-    await this.#store(key, result);
+    await this.#store(key, result, req);
   }
 
-  /** The stored answer for `key`, when the plan looks and there is one (then the call is a
-   * hit); a store that fails is a miss. */
-  async #lookup(key: string): Promise<CanonicalResult | null> {
+  /** The stored answer for `key` (or, with a semantic cache, for the nearest question like
+   * `req`), when the plan looks and there is one: then the call is a hit. A store that fails is
+   * a miss. */
+  async #lookup(key: string, req: CanonicalRequest): Promise<CanonicalResult | null> {
     if (!this.#plan.lookup) return null;
-    const { store, clock, logger } = this.#deps;
+    const { store, semantic, clock, logger } = this.#deps;
     const ctx = this.#ctx;
+    const { scope } = this.#plan;
     let result: CanonicalResult | null;
     try {
-      const bytes = await store.get(this.#plan.scope, key, clock.now());
+      const bytes = await store.get(scope, key, clock.now());
       result = bytes === null ? null : decodeResult(bytes);
+      const settings = this.#config.semantic;
+      if (result === null && settings !== null) {
+        const embedded = await this.#embed(req);
+        const near = embedded &&
+          await semantic.nearest(scope, embedded.question.prefix, embedded.vector, {
+            threshold: settings.threshold,
+            max: settings.max_candidates,
+            now: clock.now(),
+          });
+        const found = near ? await store.get(scope, near.key, clock.now()) : null;
+        result = found === null ? null : decodeResult(found);
+      }
     } catch (e) {
       logger.error("could not read the response cache", e, ctx.requestId);
       return null;
@@ -135,18 +172,49 @@ class CachedCall implements Provider {
 
   /** Stores a complete answer (not an error, nor a refusal unless the cache keeps them, nor
    * one over `max_entry_bytes`); a store that fails is logged, and the answer goes on. */
-  async #store(key: string, result: CanonicalResult): Promise<void> {
+  async #store(key: string, result: CanonicalResult, req: CanonicalRequest): Promise<void> {
     const config = this.#config;
     if (!storable(result, config.store_refusals)) return;
     const { id: _, ...kept } = result;
     const bytes = new TextEncoder().encode(JSON.stringify(kept));
     if (bytes.length > config.max_entry_bytes) return;
-    const { store, clock, logger } = this.#deps;
+    const { store, semantic, clock, logger } = this.#deps;
+    const { scope, ttlMs } = this.#plan;
     try {
-      await store.put(this.#plan.scope, key, bytes, { now: clock.now(), ttlMs: this.#plan.ttlMs });
+      await store.put(scope, key, bytes, { now: clock.now(), ttlMs });
+      const embedded = config.semantic === null ? null : await this.#embed(req);
+      if (embedded !== null) {
+        const { prefix } = embedded.question;
+        await semantic.add(scope, prefix, key, embedded.vector, { now: clock.now(), ttlMs });
+      }
     } catch (e) {
       logger.error("could not write the response cache", e, this.#ctx.requestId);
     }
+  }
+
+  /** The embedding of `req`'s last user turn by the semantic cache's model, made once per
+   * call; `null` when the question has none or the embedding failed (logged). */
+  #embed(req: CanonicalRequest): Promise<Embedded | null> {
+    this.#embedded ??= (async () => {
+      const question = semanticQuestion(req);
+      const settings = this.#config.semantic;
+      if (question === null || settings === null) return null;
+      const ctx = this.#ctx;
+      const { catalogue, providers } = ctx.services;
+      try {
+        const vector = await catalogueEmbedder(catalogue, providers)
+          .embed(settings.model, question.text, ctx.signal, ctx.requestId);
+        return vector === null ? null : { question, vector };
+      } catch (e) {
+        // The error's code only: an upstream's message may quote the question.
+        const code = e instanceof ApiError ? e.code ?? e.type : "internal_error";
+        this.#deps.logger.warn(
+          `${ctx.requestId}: the semantic cache could not embed the question with ${settings.model} (${code})`,
+        );
+        return null;
+      }
+    })();
+    return this.#embedded;
   }
 }
 

@@ -1,7 +1,7 @@
 /** A model's `cache` entry: the response cache's settings for its chat calls (docs/caching.md). */
 import type { Reader } from "../validation/reader.ts";
 import { OPTIONAL } from "../validation/reader.ts";
-import type { CacheConfig } from "./types.ts";
+import type { CacheConfig, SemanticCacheConfig } from "./types.ts";
 
 /** The longest an entry is kept: 30 days. */
 const MAX_TTL_SECONDS = 30 * 24 * 60 * 60;
@@ -33,7 +33,22 @@ export function readCache(r: Reader): CacheConfig | undefined {
     charge_hits: f.boolean("charge_hits", OPTIONAL) ?? false,
     store_refusals: f.boolean("store_refusals", OPTIONAL) ?? false,
     max_entry_bytes: f.integer("max_entry_bytes", ENTRY_BYTES) ?? DEFAULT_MAX_ENTRY_BYTES,
+    semantic: readSemantic(f.get("semantic")),
   };
   f.done();
   return cache;
+}
+
+/** A cache's `semantic`: `null` when absent, `null` or `false`. */
+function readSemantic(r: Reader): SemanticCacheConfig | null {
+  if (r.value === undefined || r.value === null || r.value === false) return null;
+  const f = r.object({ expected: "an object with model, or false" });
+  const semantic: SemanticCacheConfig = {
+    // An id of the models section (checked there, with the other models).
+    model: f.string("model", { nonEmpty: true, maxLength: 128 }),
+    threshold: f.number("threshold", { optional: true, min: 0.5, max: 1 }) ?? 0.95,
+    max_candidates: f.integer("max_candidates", { optional: true, min: 1, max: 1000 }) ?? 100,
+  };
+  f.done();
+  return semantic;
 }

@@ -244,5 +244,23 @@ export function readModels(
     ids.set(model.id, i);
     models.push(model);
   });
+  checkSemanticModels(r, models);
   return models;
+}
+
+/** Each semantic cache names an embedding model of the config (a model the admin API adds later
+ * is not known here). */
+function checkSemanticModels(r: Reader, models: readonly ModelConfig[]): void {
+  models.forEach((model, i) => {
+    const semantic = model.cache?.semantic;
+    if (!semantic) return;
+    const target = models.find((m) => m.id === semantic.model);
+    if (target?.embeddings) return;
+    const at = r.child(i, undefined).child("cache", undefined).child("semantic", undefined);
+    throw at.child("model", semantic.model).invalid(
+      target
+        ? `model ${quote(semantic.model)} has no embeddings`
+        : `no model ${quote(semantic.model)} in models`,
+    );
+  });
 }

@@ -342,6 +342,20 @@ export interface CacheConfig {
   store_refusals: boolean;
   /** The largest answer stored, in bytes of its JSON. */
   max_entry_bytes: number;
+  /** The semantic cache: a question like a stored one (by an embedding of its last user turn)
+   * gets that one's answer; `null`: exact matches only. */
+  semantic: SemanticCacheConfig | null;
+}
+
+/** A model cache's `semantic` settings (docs/caching.md#semantic-cache). */
+export interface SemanticCacheConfig {
+  /** The catalogue's embedding model the last user turn is embedded with. */
+  model: string;
+  /** The least cosine similarity of a hit (default 0.95). */
+  threshold: number;
+  /** Stored questions compared at most, of the same scope and conversation prefix (default
+   * 100). */
+  max_candidates: number;
 }
 
 /** The policies for hosted tools a back end cannot run: left out of the request (and named in

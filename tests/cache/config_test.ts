@@ -30,6 +30,7 @@ Deno.test("a model's cache gets its defaults; absent, null or false is none", ()
     charge_hits: false,
     store_refusals: false,
     max_entry_bytes: 2 * 1024 * 1024,
+    semantic: null,
   });
   assert.equal(withCache(undefined).cache, undefined);
   assert.equal(withCache(null).cache, undefined);
@@ -58,4 +59,33 @@ Deno.test("a bad cache entry is refused, naming the field", () => {
     error({ ttl_seconds: 60 }, { chat_completions: false, moderation: true }),
     /only a model with chat_completions/,
   );
+});
+
+Deno.test("a semantic cache names an embedding model of the config", () => {
+  const config = (semantic: unknown, models: unknown[] = []) =>
+    parseConfig({
+      providers: [SIM],
+      models: [
+        { id: "m", provider: "sim", chat_completions: true, cache: { ttl_seconds: 60, semantic } },
+        { id: "e", provider: "sim", embeddings: true },
+        ...models,
+      ],
+    }, "switchyard.json");
+  assert.deepEqual(config({ model: "e" }).models[0]!.cache!.semantic, {
+    model: "e",
+    threshold: 0.95,
+    max_candidates: 100,
+  });
+  assert.equal(config(false).models[0]!.cache!.semantic, null);
+  const refused = (semantic: unknown, pattern: RegExp) =>
+    assert.throws(() => config(semantic), (e: unknown) => {
+      assert.ok(e instanceof ConfigError);
+      assert.match(e.message, pattern);
+      return true;
+    });
+  refused({ model: "nope" }, /models\[0\]\.cache\.semantic\.model.*no model "nope"/);
+  refused({ model: "m" }, /models\[0\]\.cache\.semantic\.model.*has no embeddings/);
+  refused({ model: "e", threshold: 0.2 }, /cache\.semantic\.threshold/);
+  refused({ model: "e", max_candidates: 0 }, /cache\.semantic\.max_candidates/);
+  refused({}, /cache\.semantic\.model/);
 });

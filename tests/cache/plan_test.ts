@@ -12,6 +12,7 @@ const CONFIG: CacheConfig = {
   charge_hits: false,
   store_refusals: false,
   max_entry_bytes: 1 << 20,
+  semantic: null,
 };
 
 function key(cache?: boolean | null): Principal {
