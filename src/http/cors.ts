@@ -10,6 +10,7 @@ const EXPOSED = [
   "retry-after",
   "x-switchyard-dropped-params",
   "x-switchyard-route",
+  "x-switchyard-cache",
 ].join(", ");
 
 const ALLOWED_METHODS = "GET, POST, PUT, PATCH, DELETE, OPTIONS";

@@ -108,6 +108,9 @@ export class Tracing {
     try {
       const response = await manager.with(parent.setValue(SPAN_KEY, span), handle);
       span.setAttribute("http.response.status_code", String(response.status));
+      // Whether the response cache answered (docs/caching.md).
+      const cache = response.headers.get("x-switchyard-cache");
+      if (cache !== null) span.setAttribute("switchyard.cache", cache);
       if (response.status >= 500) {
         span.setAttribute("error.type", String(response.status));
         span.setStatus({ code: STATUS_ERROR, message: response.statusText });

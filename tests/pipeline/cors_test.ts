@@ -77,6 +77,7 @@ Deno.test("cors: a browser may read every header the gateway sets for it", async
       "retry-after",
       "x-switchyard-dropped-params",
       "x-switchyard-route",
+      "x-switchyard-cache",
     ]
   ) {
     assert.ok(exposed.includes(name), name);
