@@ -1,6 +1,6 @@
 /**
  * The flags of `deno task keys create` and `update` that set a key's fields: `--name`,
- * `--models`, `--preview`/`--no-preview`, the limit flags, `--max-concurrent` and the budget
+ * `--models`, `--preview`/`--no-preview`, the limit flags, `--max-concurrent`, `--cache` and the budget
  * flags, read into the fields the key store takes.
  */
 import { type Args, integerIn, invalidValue, UsageError } from "../args.ts";
@@ -27,16 +27,24 @@ const LIMIT_FIELDS = new Map<string, LimitField>([
 ]);
 /** The flags of a key's budget (currency units). */
 const BUDGET_FLAGS = ["budget-per-day", "budget-per-month"] as const;
+/** `--cache`'s values: the key's `cache` field (docs/caching.md). */
+const CACHE_VALUES: Readonly<Record<string, boolean | null>> = {
+  on: true,
+  off: false,
+  default: null,
+};
 /** The largest limit a flag takes (15 digits). */
 const MAX_LIMIT = 999_999_999_999_999;
 /** The largest concurrency cap a flag takes before the key's own check (5 digits). */
 const MAX_CONCURRENT = 99_999;
 
-/** The flags that set a key's limits, concurrency cap and budget; each takes a value. */
+/** The flags that set a key's limits, concurrency cap, budget and use of the response cache;
+ * each takes a value. */
 export const LIMIT_FLAGS: readonly string[] = [
   ...LIMIT_FIELDS.keys(),
   ...BUDGET_FLAGS,
   "max-concurrent",
+  "cache",
 ];
 
 /** The fields of a key to create from the flags of `create`; `--name` is required. Throws a
@@ -73,6 +81,11 @@ function rawFields(args: Args, current: KeyRecord | null): Record<string, unknow
   const limits = readLimits(args, current?.limits ?? {}, current !== null);
   if (limits !== undefined) raw.limits = limits;
   Object.assign(raw, readCaps(args, current));
+  const cache = args.values.get("cache");
+  if (cache !== undefined) {
+    if (!(cache in CACHE_VALUES)) throw invalidValue("cache", '"on", "off" or "default"', cache);
+    raw.cache = CACHE_VALUES[cache];
+  }
   return raw;
 }
 

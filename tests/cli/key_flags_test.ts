@@ -82,3 +82,16 @@ Deno.test("key flags: each refusal names the flag or the field", () => {
     message: /^models\[0\]: expected a model id/,
   });
 });
+
+Deno.test("--cache on|off|default sets the key's use of the response cache", () => {
+  assert.deepEqual(fieldsToCreate(args("--name", "x", "--cache", "on")), {
+    name: "x",
+    cache: true,
+  });
+  assert.deepEqual(fieldsToUpdate(args("--cache", "off"), RECORD), { cache: false });
+  assert.deepEqual(fieldsToUpdate(args("--cache", "default"), RECORD), { cache: null });
+  assert.throws(
+    () => fieldsToUpdate(args("--cache", "yes"), RECORD),
+    /--cache.*"on", "off" or "default"/,
+  );
+});
