@@ -469,6 +469,22 @@ Deno.test("a hit's reasoning and tool calls are replayed whole (Messages door, A
   const used = json.content.find((c: { type: string }) => c.type === "tool_use");
   assert.deepEqual(JSON.parse(args), used.input);
   assert.equal(gw.anthropic.received.length, 1);
+  // The other way round: a streamed miss, gathered as it passed, answers a whole hit.
+  body.messages = [{ role: "user", content: "What is the weather in Rome? use get_weather" }];
+  const streamedMiss = await call(true);
+  assert.equal(streamedMiss.cache, "miss");
+  const missEvents = sseData(streamedMiss.text);
+  const whole = await call(false);
+  assert.equal(whole.cache, "hit");
+  const content = JSON.parse(whole.text).content;
+  assert.equal(content[0].type, "thinking");
+  const streamedDelta = (type: string, field: string) =>
+    missEvents.filter((e) => e.delta?.type === type).map((e) => e.delta[field]).join("");
+  assert.equal(content[0].thinking, streamedDelta("thinking_delta", "thinking"));
+  assert.equal(content[0].signature, streamedDelta("signature_delta", "signature"));
+  assert.ok(content[0].signature.length > 0);
+  assert.deepEqual(content[1].input, JSON.parse(streamedDelta("input_json_delta", "partial_json")));
+  assert.equal(gw.anthropic.received.length, 2);
 });
 
 Deno.test("a hit is free of the key's budget (unless the model's cache charges hits), and logged at no cost", async () => {
