@@ -98,24 +98,38 @@ class CachedCall implements Provider {
 
   async chat(req: CanonicalRequest, call: CallContext): Promise<CanonicalResult> {
     const key = cacheKey(req);
-    const hit = await this.#lookup(key, req);
+    const question = this.#question(req);
+    const hit = await this.#lookup(key, question);
     if (hit !== null) return hit;
     const result = await this.#provider.chat(req, call);
-    await this.#store(key, result, req);
+    await this.#store(key, result, question);
     return result;
   }
 
-  async *chatStream(req: CanonicalRequest, call: CallContext): AsyncIterable<CanonicalEvent[]> {
+  chatStream(req: CanonicalRequest, call: CallContext): AsyncIterable<CanonicalEvent[]> {
     const key = cacheKey(req);
-    const hit = await this.#lookup(key, req);
+    return this.#stream(key, this.#question(req), () => this.#provider.chatStream(req, call));
+  }
+
+  /** The stream of a call: replayed from the cache, or `start`ed upstream and gathered as it
+   * passes (up to the largest entry stored). `start` is let go of once called, and with it the
+   * prompt, which a stream need not keep (tests/perf/stream_prompt_test.ts). */
+  async *#stream(
+    key: string,
+    question: SemanticQuestion | null,
+    start: (() => AsyncIterable<CanonicalEvent[]>) | null,
+  ): AsyncIterable<CanonicalEvent[]> {
+    const hit = await this.#lookup(key, question);
     if (hit !== null) {
+      start = null;
       yield* replayEvents(hit);
       return;
     }
-    // The answer is gathered as it passes, up to the largest entry stored.
+    const upstream = start!();
+    start = null;
     let collector: ResultCollector | null = new ResultCollector();
     let chars = 0;
-    for await (const batch of this.#provider.chatStream(req, call)) {
+    for await (const batch of upstream) {
       if (collector !== null) {
         collector.add(batch);
         chars += contentChars(batch);
@@ -132,13 +146,21 @@ class CachedCall implements Provider {
     };
     if (collector.detail !== undefined) result.stopDetail = collector.detail;
     if (collector.extras !== undefined) result.extras = collector.extras;
-    await this.#store(key, result, req);
+    await this.#store(key, result, question);
+  }
+
+  /** The question as the semantic cache sees it, when the model's cache has one. */
+  #question(req: CanonicalRequest): SemanticQuestion | null {
+    return this.#config.semantic === null ? null : semanticQuestion(req);
   }
 
   /** The stored answer for `key` (or, with a semantic cache, for the nearest question like
    * `req`), when the plan looks and there is one: then the call is a hit. A store that fails is
    * a miss. */
-  async #lookup(key: string, req: CanonicalRequest): Promise<CanonicalResult | null> {
+  async #lookup(
+    key: string,
+    question: SemanticQuestion | null,
+  ): Promise<CanonicalResult | null> {
     if (!this.#plan.lookup) return null;
     const { store, semantic, clock, logger } = this.#deps;
     const ctx = this.#ctx;
@@ -149,7 +171,7 @@ class CachedCall implements Provider {
       result = bytes === null ? null : decodeResult(bytes);
       const settings = this.#config.semantic;
       if (result === null && settings !== null) {
-        const embedded = await this.#embed(req);
+        const embedded = await this.#embed(question);
         const near = embedded &&
           await semantic.nearest(scope, embedded.question.prefix, embedded.vector, {
             threshold: settings.threshold,
@@ -172,7 +194,11 @@ class CachedCall implements Provider {
 
   /** Stores a complete answer (not an error, nor a refusal unless the cache keeps them, nor
    * one over `max_entry_bytes`); a store that fails is logged, and the answer goes on. */
-  async #store(key: string, result: CanonicalResult, req: CanonicalRequest): Promise<void> {
+  async #store(
+    key: string,
+    result: CanonicalResult,
+    question: SemanticQuestion | null,
+  ): Promise<void> {
     const config = this.#config;
     if (!storable(result, config.store_refusals)) return;
     const { id: _, ...kept } = result;
@@ -182,7 +208,7 @@ class CachedCall implements Provider {
     const { scope, ttlMs } = this.#plan;
     try {
       await store.put(scope, key, bytes, { now: clock.now(), ttlMs });
-      const embedded = config.semantic === null ? null : await this.#embed(req);
+      const embedded = await this.#embed(question);
       if (embedded !== null) {
         const { prefix } = embedded.question;
         await semantic.add(scope, prefix, key, embedded.vector, { now: clock.now(), ttlMs });
@@ -192,11 +218,10 @@ class CachedCall implements Provider {
     }
   }
 
-  /** The embedding of `req`'s last user turn by the semantic cache's model, made once per
-   * call; `null` when the question has none or the embedding failed (logged). */
-  #embed(req: CanonicalRequest): Promise<Embedded | null> {
+  /** The embedding of the question's last user turn by the semantic cache's model, made once
+   * per call; `null` without a question, or when the embedding failed (logged). */
+  #embed(question: SemanticQuestion | null): Promise<Embedded | null> {
     this.#embedded ??= (async () => {
-      const question = semanticQuestion(req);
       const settings = this.#config.semantic;
       if (question === null || settings === null) return null;
       const ctx = this.#ctx;

@@ -4,7 +4,9 @@
  * second argument), against an upstream (OpenAI's or Anthropic's style, the first argument) that
  * sends the first events and then holds every stream open; once each client has read its first
  * bytes, runs full collections and prints how much of the heap the open streams keep, beside the
- * bytes of their prompts. A stream needs its prompt only until its upstream call is made.
+ * bytes of their prompts. A stream needs its prompt only until its upstream call is made. With
+ * `cache` as the third argument the model has a response cache (every stream a miss, gathered for
+ * the cache as it passes).
  */
 import { anthropicEvents, openaiEvents } from "../../bench/fixtures.ts";
 import { exposedGc, probeApp } from "./probe_app.ts";
@@ -39,6 +41,9 @@ const probe = await probeApp({
   id: "held",
   style: STYLE,
   fetch: heldFetch,
+  ...(Deno.args[2] === "cache"
+    ? { model: { cache: { ttl_seconds: 60, namespace: "probe" } } }
+    : {}),
 });
 const { app } = probe;
 
