@@ -613,3 +613,51 @@ Deno.test("semantic cache: a question worded alike gets the stored answer, only 
   await res.body?.cancel();
   assert.equal(gw.openai.received.length, 5);
 });
+
+Deno.test("with guardrails before the cache: the key is the redacted question, the upstream never sees the e-mail, a hit is restored as the miss was", async () => {
+  await using gw = await startGateway({
+    models: [{
+      id: "oa-guarded",
+      provider: "oa",
+      upstream_model: "gpt-up",
+      ...CACHED,
+      guardrails: [{ type: "pii", stage: "input", action: "redact", restore: true }],
+      cache: { ttl_seconds: 60 },
+    }],
+  });
+  // The fake repeats the question, so the answer holds the placeholder the guardrail restores.
+  gw.openai.script = (c) => ({
+    text: `You wrote: ${c.turns.at(-1)!.texts.join(" ")}`,
+    toolCalls: [],
+  });
+  const key = await newKey(gw);
+  const question = "Write to ada@example.com please";
+  const first = await ask(gw, { key, model: "oa-guarded", question });
+  assert.equal(first.cache, "miss", first.body);
+  assert.match(first.text, /ada@example\.com/);
+  assert.doesNotMatch(JSON.stringify(gw.openai.last.body), /ada@example\.com/);
+  const again = await ask(gw, { key, model: "oa-guarded", question, stream: true });
+  assert.equal(again.cache, "hit");
+  assert.equal(again.text, first.text);
+  assert.equal(gw.openai.received.length, 1);
+});
+
+Deno.test("a count of a cached model's prompt is not the cache's: Messages count_tokens still goes to the upstream's own count", async () => {
+  await using gw = await cacheGateway();
+  const key = await newKey(gw);
+  const res = await fetch(`${gw.server.url}/v1/messages/count_tokens`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      "anthropic-version": "2023-06-01",
+      authorization: `Bearer ${key}`,
+    },
+    body: JSON.stringify({ model: "an-cached", messages: [{ role: "user", content: "hello" }] }),
+  });
+  assert.equal(res.status, 200);
+  assert.ok((await res.json()).input_tokens > 0);
+  assert.equal(res.headers.get("x-switchyard-cache"), null);
+  assert.equal(gw.anthropic.last.path, "/v1/messages/count_tokens");
+  const record = await logRecord(gw.server, res.headers.get("x-request-id"));
+  assert.equal(record.cache, undefined);
+});

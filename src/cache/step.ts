@@ -42,9 +42,10 @@ export function responseCache(deps: ResponseCacheDeps): ModelStep {
   const store = new CacheStore(deps.kv);
   const semantic = new SemanticIndex(deps.kv);
   return {
-    around(provider, ctx, record) {
+    around(provider, ctx, record, kind) {
       const config = record.cache;
-      if (config === undefined) return null;
+      // Only answers are cached: a count or embeddings call goes on as it would without.
+      if (config === undefined || kind !== "chat") return null;
       const plan = planCache(config, ctx.principal, ctx.request.headers);
       setHeader(ctx, "miss");
       if (plan === null) {

@@ -53,7 +53,7 @@ async function run(list: GuardrailConfig[], provider: Provider, req: CanonicalRe
     guardrails: null,
   } as unknown as RequestContext;
   const wrapped = guardrails({ http: {} as never, env: () => undefined })
-    .around(provider, ctx, { guardrails: list } as ModelRecord)!;
+    .around(provider, ctx, { guardrails: list } as ModelRecord, "chat")!;
   let text = "";
   let args = "";
   for await (const batch of wrapped.chatStream(req, {} as CallContext)) {
@@ -119,6 +119,7 @@ Deno.test("step: an output deny word split across deltas is caught; a block thro
     provider,
     ctx,
     { guardrails: [deny] } as ModelRecord,
+    "chat",
   )!;
   await assert.rejects(
     async () => {

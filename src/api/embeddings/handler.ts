@@ -26,7 +26,7 @@ export async function createEmbeddings(ctx: RequestContext): Promise<Response> {
   }
   const request = readEmbeddingRequest(body, record.id, settings);
   // The model steps see the inputs (input guardrails); a step that cannot embed refuses.
-  const stepped = aroundModel(ctx.services.modelSteps, provider, ctx, record);
+  const stepped = aroundModel(ctx.services.modelSteps, provider, ctx, record, "embed");
   const embed = (stepped ?? provider).embed?.bind(stepped ?? provider);
   if (!embed) {
     throw unsupportedCapability(

@@ -149,7 +149,7 @@ async function countTokens(ctx: RequestContext, model: string): Promise<Response
   const { req, uses } = parseCountTokensRequest(ctx.body, model, ctx.services.config.limits);
   const { record, provider: adapter, call } = openModel(ctx, model);
   // The model steps see a count too (see the Messages door's count_tokens).
-  const stepped = aroundModel(ctx.services.modelSteps, adapter, ctx, record);
+  const stepped = aroundModel(ctx.services.modelSteps, adapter, ctx, record, "count");
   const provider = stepped ?? adapter;
   const passedThrough = stepped === null && speaksGemini(provider);
   checkChat(record, { ...needsOf(req, uses), passedThrough });

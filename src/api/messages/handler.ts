@@ -132,7 +132,7 @@ export async function countMessageTokens(ctx: RequestContext): Promise<Response>
   const { record, provider: adapter, call } = openModel(ctx, req.model);
   // The model steps see a count too (guardrails keep what they redact from the upstream's
   // count_tokens); a step without a count of its own leaves it to the estimate.
-  const stepped = aroundModel(ctx.services.modelSteps, adapter, ctx, record);
+  const stepped = aroundModel(ctx.services.modelSteps, adapter, ctx, record, "count");
   const provider = stepped ?? adapter;
   const passedThrough = stepped === null && (provider.passes?.has("anthropic_messages") ?? false);
   checkChat(record, { tools: req.options.tools.length, uses, protocol: PROTOCOL, passedThrough });
