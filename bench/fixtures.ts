@@ -245,13 +245,21 @@ export function claudeCodeBody(model: string, bytes = AGENT_BYTES): string {
     );
   }
   messages.push(...end);
+  // Captured against the simulator, its thinking carries the gateway's mark; a session on a
+  // Claude model has Anthropic's signatures (opaque to the gateway) there.
+  const anthropicSigned = JSON.parse(
+    JSON.stringify(messages).replaceAll(
+      '"signature":"switchyard.reasoning.simulator"',
+      `"signature":"${"RXVTaWduYXR1cmU".repeat(20)}"`,
+    ),
+  );
   type Tool = Record<string, unknown> & { name: string };
   const tools = moreTools(
     body.tools as Tool[],
     (t, name) => ({ ...t, name }),
     (t) => t.name,
   );
-  return JSON.stringify({ ...body, model, messages, tools, stream: true });
+  return JSON.stringify({ ...body, model, messages: anthropicSigned, tools, stream: true });
 }
 
 /** The headers Claude Code sent with {@link claudeCodeBody}'s request (its betas). */

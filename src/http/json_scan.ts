@@ -114,6 +114,41 @@ export class JsonScan {
     }
   }
 
+  /**
+   * Past a value of JSON known to be well formed (bytes that `JSON.parse` read): brackets are
+   * counted and strings jumped, nothing else is checked. For a 250 KB agent turn, a third of
+   * the cost of {@link value}'s step per token.
+   */
+  skipWellFormed(): void {
+    const bytes = this.bytes;
+    let depth = 0;
+    let i = this.at;
+    for (; i < bytes.length; i++) {
+      const b = bytes[i];
+      if (b === QUOTE) {
+        this.at = i;
+        this.string();
+        i = this.at - 1;
+        if (depth === 0) break;
+      } else if (b === OPEN_OBJECT || b === OPEN_ARRAY) {
+        depth++;
+      } else if (b === CLOSE_OBJECT || b === CLOSE_ARRAY) {
+        // At depth 0, the end of the object or array that holds the value.
+        if (depth === 0) {
+          i--;
+          break;
+        }
+        if (--depth === 0) break;
+      } else if (
+        depth === 0 && (b === COMMA || b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09)
+      ) {
+        i--;
+        break;
+      }
+    }
+    this.at = i + 1;
+  }
+
   /** Past any JSON value. */
   value(): void {
     const c = this.peek();
@@ -171,10 +206,10 @@ export class JsonScan {
 const encoder = new TextEncoder();
 
 /**
- * `bytes` (a JSON object, as written) with its top-level `key`, which must be a string and
- * appear once, set to `value`: the bytes before and after the old value as they were, around
- * the new one. `null` when the object has no such string, or has the key twice, or is not an
- * object: then the caller writes the whole body anew.
+ * `bytes` (a JSON object as written, which `JSON.parse` read: it is well formed) with its
+ * top-level `key`, which must be a string and appear once, set to `value`: the bytes before
+ * and after the old value as they were, around the new one. `null` when the object has no such
+ * string, or has the key twice, or a key with escapes: then the caller writes the body anew.
  */
 export function withTopLevelString(
   bytes: Uint8Array,
@@ -201,7 +236,7 @@ export function withTopLevelString(
         scan.string();
         found = [start, scan.at];
       } else {
-        scan.value();
+        scan.skipWellFormed();
       }
       scan.space();
       const next = scan.next();

@@ -20,6 +20,13 @@ Deno.test("withTopLevelString: the top-level string set, every other byte as it 
   assert.equal(parsed.model, "up-model");
   assert.equal(parsed.messages[0].model, "inner");
   assert.deepEqual(parsed.tools, { model: 1 });
+  // Scalars last, before the object's end, with and without spaces.
+  assert.equal(replaced('{"model":"a","n":1}'), '{"model":"up-model","n":1}');
+  assert.equal(
+    replaced('{"n":true,"model":"a","x":[1,{"y":null}]}'),
+    '{"n":true,"model":"up-model","x":[1,{"y":null}]}',
+  );
+  assert.equal(replaced('{"model":"a","s":"}"}'), '{"model":"up-model","s":"}"}');
   // A value that needs escaping is written as JSON.
   assert.equal(JSON.parse(replaced('{"model":"a"}', 'us."x"\\y')!).model, 'us."x"\\y');
 });

@@ -13,6 +13,7 @@ import {
   readText,
   type TextPrefix,
 } from "../byte_reader.ts";
+import { concatBytes } from "../bytes.ts";
 import { ACCEPT_ENCODING, IDENTITY, refuseEncoded } from "./content_encoding.ts";
 import { refuseTransferCoded } from "./transfer_encoding.ts";
 import type { ClientRequest, ClientResponse, HttpClient } from "./types.ts";
@@ -44,10 +45,11 @@ export class FetchHttpClient implements HttpClient {
       signal: request.signal,
       redirect: "manual",
     };
-    if (request.body !== undefined) {
-      init.body = typeof request.body === "string"
-        ? request.body
-        : request.body as Uint8Array<ArrayBuffer>;
+    const body = request.body;
+    if (body !== undefined) {
+      init.body = typeof body === "string"
+        ? body
+        : (body instanceof Uint8Array ? body : concatBytes(body)) as Uint8Array<ArrayBuffer>;
     }
     if (this.#client !== undefined) init.client = this.#client;
     let response: Response;

@@ -67,18 +67,22 @@ export class NativeHttpClient implements HttpClient {
     const body = request.body === undefined
       ? null
       : typeof request.body === "string"
-      ? encoder.encode(request.body)
+      ? [encoder.encode(request.body)]
+      : request.body instanceof Uint8Array
+      ? [request.body]
       : request.body;
+    let length = 0;
+    for (const part of body ?? []) length += part.length;
     const head = `${method} ${target} HTTP/1.1\r\nhost: ${origin.host}\r\n` +
       this.#fields(request.headers) +
       (body === null
         ? (method === "GET" ? "" : "content-length: 0\r\n")
-        : `content-length: ${body.length}\r\n`) +
+        : `content-length: ${length}\r\n`) +
       "\r\n";
     // The head and body as one write (one packet for a small request).
     const message = body === null
       ? encoder.encode(head)
-      : concatBytes([encoder.encode(head), body]);
+      : concatBytes([encoder.encode(head), ...body]);
     // A kept-alive connection that the server closed just as it was taken fails before any
     // byte of an answer: the request is sent once more, on a new connection.
     for (let attempt = 0;; attempt++) {

@@ -10,8 +10,8 @@ export interface ClientRequest {
   url: string;
   /** Header fields to send (names as given). */
   headers: Readonly<Record<string, string>>;
-  /** Sent (a string as UTF-8) with its Content-Length. */
-  body?: string | Uint8Array;
+  /** Sent (a string as UTF-8; parts one after the other) with its Content-Length. */
+  body?: string | Uint8Array | readonly Uint8Array[];
   /** Aborts the call: connecting, waiting for the head, or reading the body. */
   signal: AbortSignal;
 }

@@ -24,7 +24,6 @@ import {
   type ProviderDeps,
 } from "../types.ts";
 import { chatPost } from "../upstream/request.ts";
-import { concatBytes } from "../../http/bytes.ts";
 import { withTopLevelString } from "../../http/json_scan.ts";
 import type { RetryTiming } from "../upstream/retry.ts";
 import { Upstream, type UpstreamStyle } from "../upstream/upstream.ts";
@@ -84,7 +83,7 @@ export class AnthropicForwarder {
       withTopLevelString(call.raw, "model", ctx.upstreamModel);
     const post = (stream: boolean) => {
       const request = chatPost(ctx, path, body, stream);
-      if (parts) request.rawBody = concatBytes(parts);
+      if (parts) request.rawBody = parts;
       return request;
     };
     if (call.endpoint === "count_tokens" || call.body.stream !== true) {

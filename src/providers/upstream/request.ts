@@ -8,8 +8,9 @@ export interface UpstreamRequest {
   path: string;
   /** Sent as JSON. */
   body?: unknown;
-  /** Sent as it is instead of {@link body} (JSON the client wrote, passed on). */
-  rawBody?: Uint8Array;
+  /** Sent as it is instead of {@link body}, its parts one after the other (JSON the client
+   * wrote, passed on). */
+  rawBody?: readonly Uint8Array[];
   /** The client's signal: when it fires, the upstream call is aborted. */
   signal: AbortSignal;
   requestId: string;
