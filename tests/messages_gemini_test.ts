@@ -54,3 +54,20 @@ Deno.test("messages on gemini: with thinking on, the text is the last block, and
   }
   assert.deepEqual(gw.gemini.violations, []);
 });
+
+Deno.test("gemini door on gemini: a call passed through goes as the client wrote it, byte for byte", async () => {
+  await using gw = await startGateway();
+  const body =
+    '{ "contents": [{"role": "user", "parts": [{"text": "caf\\u00e9 \\"model\\""}]}],\n' +
+    '  "tools": [{"functionDeclarations": [{"name": "f", "parameters": {"type": "OBJECT"}}]}] }';
+  for (const method of ["generateContent", "streamGenerateContent?alt=sse"]) {
+    const res = await fetch(`${gw.server.url}/v1beta/models/ge-chat:${method}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body,
+    });
+    assert.equal(res.status, 200, await res.clone().text());
+    await res.body?.cancel();
+    assert.equal(gw.gemini.last.text, body);
+  }
+});

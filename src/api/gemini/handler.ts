@@ -185,9 +185,19 @@ function passed(
   framing: GeminiFraming,
 ): PassthroughCall {
   // Taken from the context: a passed-through stream need not keep the body.
+  const raw = ctx.takeBodyBytes();
   const body = ctx.takeBody();
   const shown = { modelVersion: model };
-  return { protocol: "gemini_generate", endpoint, body, headers: {}, shown, framing };
+  const call: PassthroughCall = {
+    protocol: "gemini_generate",
+    endpoint,
+    body,
+    headers: {},
+    shown,
+    framing,
+  };
+  if (raw !== null) call.raw = raw;
+  return call;
 }
 
 /** A failure after a passed-through stream began, as Gemini's error chunk. */

@@ -47,9 +47,16 @@ export class GeminiForwarder {
       if (!isObject(data)) throw malformed("answer (not a JSON object)");
       return { kind: "json", body: data, usage: null };
     }
+    // The client's bytes as they are when nothing in them changes (the model is in the path).
+    const body = withGeminiSchemas(call.body);
+    const post = (path: string, stream: boolean) => {
+      const request = chatPost(ctx, path, body, stream);
+      if (body === call.body && call.raw) request.rawBody = [call.raw];
+      return request;
+    };
     if (call.endpoint === "generateContent") {
       const path = this.#path(ctx.upstreamModel, "generateContent");
-      const data = await upstream.json(chatPost(ctx, path, withGeminiSchemas(call.body), false));
+      const data = await upstream.json(post(path, false));
       if (!isObject(data)) throw malformed("answer (not a JSON object)");
       showClientFields(data, call.shown);
       return { kind: "json", body: data, usage: fromGeminiUsage(data.usageMetadata) };
@@ -57,7 +64,7 @@ export class GeminiForwarder {
     // Answered once the upstream answered (an HTTP error is thrown here, where a routed model
     // can still try its next route); the chunks are read as the client pulls.
     const path = this.#path(ctx.upstreamModel, "streamGenerateContent?alt=sse");
-    const source = await upstream.call(chatPost(ctx, path, withGeminiSchemas(call.body), true));
+    const source = await upstream.call(post(path, true));
     const reading = new GeminiChunks(call.shown, call.framing ?? "sse", this.#streamError);
     return { kind: "stream", batches: new PassedEvents(source, reading) };
   }
@@ -74,7 +81,7 @@ function withUpstreamModel(body: JsonObject, upstreamModel: string): JsonObject 
 /** A body whose function declarations' `parametersJsonSchema` hold only what Gemini
  * documents (the rest of the body as sent). */
 function withGeminiSchemas(body: JsonObject): JsonObject {
-  if (!Array.isArray(body.tools)) return body;
+  if (!Array.isArray(body.tools) || !body.tools.some(hasJsonSchemas)) return body;
   const tools = body.tools.map((tool) => {
     if (!isObject(tool) || !Array.isArray(tool.functionDeclarations)) return tool;
     const functionDeclarations = tool.functionDeclarations.map((d) =>
@@ -85,6 +92,12 @@ function withGeminiSchemas(body: JsonObject): JsonObject {
     return { ...tool, functionDeclarations };
   });
   return { ...body, tools };
+}
+
+/** Whether a tool declares a function with `parametersJsonSchema`. */
+function hasJsonSchemas(tool: unknown): boolean {
+  return isObject(tool) && Array.isArray(tool.functionDeclarations) &&
+    tool.functionDeclarations.some((d) => isObject(d) && isObject(d.parametersJsonSchema));
 }
 
 /** Writes the client's fields (`modelVersion`) into an answer or a chunk that has them. */
