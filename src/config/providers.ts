@@ -6,6 +6,7 @@ import { COUNT, OPTIONAL_TEXT, TEXT } from "./rules.ts";
 import {
   ACCESS_LEVELS,
   type AzureConfig,
+  type BedrockConfig,
   type DiscoveryConfig,
   PROVIDER_STYLES,
   type ProviderConfig,
@@ -19,6 +20,7 @@ const DEFAULT_BASE_URL: Record<ProviderStyle, string> = {
   openai: "https://api.openai.com/v1",
   anthropic: "https://api.anthropic.com",
   gemini: "https://generativelanguage.googleapis.com",
+  bedrock: "", // from the region, see readBedrock
   simulator: "",
   // Azure's is the operator's resource (required); Vertex's follows its region (vertexBaseUrl).
   azure: "",
@@ -112,7 +114,12 @@ function readVertex(f: Fields): VertexConfig {
 }
 
 /** The styles whose upstream lists its models (`discover: true`). */
-const DISCOVERING_STYLES: ReadonlySet<ProviderStyle> = new Set(["openai", "anthropic", "gemini"]);
+const DISCOVERING_STYLES: ReadonlySet<ProviderStyle> = new Set([
+  "openai",
+  "anthropic",
+  "gemini",
+  "bedrock",
+]);
 const DISCOVERY_FIELDS = ["discover_prefix", "discover_access", "discover_interval_seconds"];
 /** A model id prefix: empty, or the start of a model id (see `MODEL_ID`), 64 characters at most. */
 const DISCOVER_PREFIX = {
@@ -133,7 +140,7 @@ function readDiscovery(f: Fields, id: string, style: ProviderStyle): DiscoveryCo
   }
   if (!DISCOVERING_STYLES.has(style)) {
     throw f.get("discover").invalid(
-      `style ${style} has no model list to read; discover works with openai, anthropic and gemini`,
+      `style ${style} has no model list to read; discover works with openai, anthropic, gemini and bedrock`,
     );
   }
   const prefix = f.string("discover_prefix", DISCOVER_PREFIX) ?? `${id}/`;
@@ -150,6 +157,28 @@ function readDiscovery(f: Fields, id: string, style: ProviderStyle): DiscoveryCo
     interval_seconds:
       f.integer("discover_interval_seconds", { optional: true, min: 60, max: 604_800 }) ??
         3600,
+  };
+}
+
+/** An AWS region name: `us-east-1`, `eu-central-1`, `us-gov-west-1`. */
+const AWS_REGION = {
+  maxLength: 64,
+  pattern: /^[a-z]{2}(?:-[a-z]+)+-\d{1,2}$/,
+  format: "an AWS region like us-east-1",
+} as const;
+
+/** A `bedrock` provider's `region` and the variables its AWS credentials are read from
+ * (default the AWS SDKs' `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`);
+ * unused when `api_key_env` names a Bedrock API key. */
+function readBedrock(f: Fields): BedrockConfig {
+  const name = { ...ENV_NAME, nullable: false } as const;
+  const region = f.string("region", AWS_REGION);
+  return {
+    region,
+    control_url: readUrl(f, "control_url", `https://bedrock.${region}.amazonaws.com`),
+    access_key_id_env: f.string("access_key_id_env", name) ?? "AWS_ACCESS_KEY_ID",
+    secret_access_key_env: f.string("secret_access_key_env", name) ?? "AWS_SECRET_ACCESS_KEY",
+    session_token_env: f.string("session_token_env", name) ?? "AWS_SESSION_TOKEN",
   };
 }
 
@@ -187,6 +216,7 @@ function readProvider(r: Reader): ProviderConfig {
   };
   const discovery = readDiscovery(f, id, style);
   if (discovery) provider.discovery = discovery;
+  if (style === "bedrock") provider.bedrock = readBedrock(f);
   if (remote) {
     if (style === "azure" && f.get("base_url").value === undefined) {
       throw f.get("base_url").invalid(
@@ -198,7 +228,11 @@ function readProvider(r: Reader): ProviderConfig {
     const url = readUrl(
       f,
       "base_url",
-      vertex ? vertexBaseUrl(vertex.region) : DEFAULT_BASE_URL[style],
+      vertex
+        ? vertexBaseUrl(vertex.region)
+        : provider.bedrock
+        ? `https://bedrock-runtime.${provider.bedrock.region}.amazonaws.com`
+        : DEFAULT_BASE_URL[style],
     );
     provider.base_url = url;
     provider.api_key_env =

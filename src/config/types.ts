@@ -11,6 +11,7 @@ export const PROVIDER_STYLES = [
   "simulator",
   "azure",
   "vertex",
+  "bedrock",
 ] as const;
 export type ProviderStyle = typeof PROVIDER_STYLES[number];
 
@@ -78,6 +79,7 @@ export const STYLE_CAPABILITIES: Record<ProviderStyle, ReadonlySet<Capability>> 
     "embeddings",
   ]),
   vertex: new Set(["chat_completions", "image_input", "function_calling"]),
+  bedrock: new Set(["chat_completions", "image_input", "function_calling", "embeddings"]),
 };
 
 export interface ServerConfig {
@@ -137,6 +139,24 @@ export interface ProviderConfig {
   azure?: AzureConfig;
   /** Vertex style only: the Google Cloud project, region and service account (docs/vertex.md). */
   vertex?: VertexConfig;
+  /** Present for the `bedrock` style: its region and where its AWS credentials are. */
+  bedrock?: BedrockConfig;
+}
+
+/** A `bedrock` provider's region and the names of the environment variables that hold its AWS
+ * credentials (`access_key_id_env`, `secret_access_key_env`, `session_token_env`), which sign
+ * its requests unless its `api_key_env` names a Bedrock API key. */
+export interface BedrockConfig {
+  /** The AWS region (`us-east-1`): the default endpoint's, and the one requests are signed
+   * for. */
+  region: string;
+  /** The control plane, where discovery lists the models (default
+   * `https://bedrock.{region}.amazonaws.com`). */
+  control_url: string;
+  access_key_id_env: string;
+  secret_access_key_env: string;
+  /** A session token is needed with temporary credentials only: an unset variable is none. */
+  session_token_env: string;
 }
 
 /** An `azure` provider's `api_version` and `bearer_token_env`. */

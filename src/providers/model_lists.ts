@@ -177,7 +177,7 @@ export function listGeminiModels(
 }
 
 /** How a paginated list is read. */
-interface Pages {
+export interface Pages {
   /** The path of the page at `cursor` (`null`: the first). */
   path(cursor: string | null): string;
   /** The models of a page (a page that is not an object is malformed). */
@@ -187,7 +187,7 @@ interface Pages {
 }
 
 /** The models of every page of a list, `MAX_PAGES` at most. */
-async function everyPage(
+export async function everyPage(
   upstream: Upstream,
   signal: AbortSignal,
   pages: Pages,

@@ -7,6 +7,8 @@ import { upstreamClient } from "../http/client/upstream_client.ts";
 import type { Logger } from "../log/logger.ts";
 import { AnthropicProvider } from "./anthropic/provider.ts";
 import { azureProvider } from "./azure/provider.ts";
+import { BedrockProvider } from "./bedrock/provider.ts";
+import { awsCredentials } from "./bedrock/credentials.ts";
 import { GeminiProvider } from "./gemini/provider.ts";
 import { OpenAIProvider } from "./openai/provider.ts";
 import { SimulatorProvider } from "./simulator/provider.ts";
@@ -23,6 +25,7 @@ const FACTORIES: Record<ProviderStyle, (deps: ProviderDeps) => Provider> = {
   gemini: (deps) => new GeminiProvider(deps),
   azure: (deps) => azureProvider(deps),
   vertex: (deps) => vertexProvider(deps),
+  bedrock: (deps) => new BedrockProvider(deps),
 };
 
 /** The configured providers; a provider whose key variable is unset is disabled. */
@@ -118,18 +121,17 @@ export function createProviders(config: Config, options: CreateProvidersOptions)
       enabled.set(provider.id, decorate(override, provider));
       continue;
     }
-    let apiKey: string | null = null;
     const variable = secretVariable(provider);
-    if (variable !== null) {
-      apiKey = options.env(variable) ?? null;
-      if (!apiKey) {
-        const reason = `${variable} is not set`;
-        disabled.set(provider.id, reason);
-        options.logger.warn(
-          `provider "${provider.id}" disabled: ${reason}; its models are not listed`,
-        );
-        continue;
-      }
+    const apiKey = variable === null ? null : options.env(variable) ?? null;
+    const reason = variable !== null && !apiKey
+      ? `${variable} is not set`
+      : missingCredentials(provider, options.env);
+    if (reason !== null) {
+      disabled.set(provider.id, reason);
+      options.logger.warn(
+        `provider "${provider.id}" disabled: ${reason}; its models are not listed`,
+      );
+      continue;
     }
     enabled.set(
       provider.id,
@@ -137,6 +139,7 @@ export function createProviders(config: Config, options: CreateProvidersOptions)
         FACTORIES[provider.style]({
           config: provider,
           apiKey,
+          env: options.env,
           http: trusting.get(provider.id) ?? options.http,
           clock: options.clock,
           logger: options.logger,
@@ -149,6 +152,18 @@ export function createProviders(config: Config, options: CreateProvidersOptions)
   }
   const clients = [options.http, ...new Set(trusting.values())];
   return new Providers(enabled, disabled, images, clients);
+}
+
+/** Why a provider's credentials beyond `api_key_env` are missing (bedrock's AWS keys), or
+ * `null`. */
+function missingCredentials(
+  provider: ProviderConfig,
+  env: (name: string) => string | undefined,
+): string | null {
+  // A Bedrock API key (`api_key_env`) stands for the AWS keys.
+  if (provider.bedrock === undefined || provider.api_key_env !== null) return null;
+  const credentials = awsCredentials(provider.bedrock, env);
+  return "missing" in credentials ? credentials.missing : null;
 }
 
 /** The clients of the providers with `ca_certs_env`, by provider id: one per variable, so that

@@ -23,6 +23,8 @@ export interface ProviderDeps {
   /** The API key from the provider's `api_key_env` (or its secret from Azure's
    * `bearer_token_env`, Vertex's `credentials_env`), or `null` when it has none. */
   apiKey: string | null;
+  /** The environment, for credentials that are more than one key (bedrock's AWS keys). */
+  env?: (name: string) => string | undefined;
   /** The client upstream calls go through. */
   http: HttpClient;
   clock: Clock;

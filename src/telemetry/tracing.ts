@@ -31,6 +31,7 @@ const PROVIDER_NAMES: Record<ProviderStyle, string> = {
   gemini: "gcp.gemini",
   azure: "azure.ai.openai",
   vertex: "gcp.vertex_ai",
+  bedrock: "aws.bedrock",
   simulator: "switchyard.simulator",
 };
 

@@ -51,7 +51,7 @@ Deno.test("each kind of config error names the file and the field path", () => {
     [
       "unknown provider style",
       (r) => (r.providers = [SIM, { id: "v", style: "watsonx" }]),
-      'switchyard.json: providers[1].style: expected "openai", "anthropic", "gemini", "simulator", "azure" or "vertex", but got "watsonx"',
+      'switchyard.json: providers[1].style: expected "openai", "anthropic", "gemini", "simulator", "azure", "vertex" or "bedrock", but got "watsonx"',
     ],
     [
       "duplicate model id",

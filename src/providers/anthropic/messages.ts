@@ -241,7 +241,9 @@ function cacheControl(marker: CacheMarker): CacheControl {
   return marker.ttl === undefined ? { type: "ephemeral" } : { type: "ephemeral", ttl: marker.ttl };
 }
 
-function toolInput(args: string, param: string): Record<string, unknown> {
+/** A tool call's arguments as the object a tool-use block's `input` is; a 400 naming `param`
+ * when they are not a JSON object. */
+export function toolInput(args: string, param: string): Record<string, unknown> {
   if (args.trim() === "") return {};
   let value: unknown;
   try {

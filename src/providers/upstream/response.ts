@@ -129,6 +129,32 @@ export class UpstreamResponse {
     return rest.length > 0 ? rest : null;
   }
 
+  /**
+   * For a stream framed otherwise than as SSE (AWS's event stream): the messages `decode` finds
+   * in the bytes that have arrived (possibly none), `null` at the end, or `undefined` when
+   * {@link more} must wait for more. Counted against `max_response_bytes`; a message restarts
+   * the upstream's time as an SSE event does. Waits for nothing.
+   */
+  takeDecoded<M>(decode: (bytes: Uint8Array) => M[]): M[] | null | undefined {
+    if (this.#ended) return null;
+    let bytes: Uint8Array | null | undefined;
+    try {
+      bytes = this.#response.take();
+    } catch (e) {
+      throw this.#reading.readFailure(e);
+    }
+    if (bytes === undefined) return undefined;
+    if (bytes === null) {
+      this.#ended = this.#finished = true;
+      return null;
+    }
+    this.#received += bytes.byteLength;
+    if (this.#received > this.#reading.maxBytes) throw this.#reading.tooLarge("answer");
+    const messages = decode(bytes);
+    if (messages.length > 0) this.#waitLeft = null;
+    return messages;
+  }
+
   /** Waits for more of the body, within the provider's timeout (see {@link readEvents}). (A
    * plain function over the read's promise: an async one cost a frame for every chunk.) */
   more(): Promise<void> {

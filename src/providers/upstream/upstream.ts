@@ -7,6 +7,7 @@ import type { TextPrefix } from "../../http/byte_reader.ts";
 import { ContentEncodingRefused } from "../../http/client/content_encoding.ts";
 import { TransferEncodingRefused } from "../../http/client/transfer_encoding.ts";
 import type { ClientResponse } from "../../http/client/types.ts";
+import type { ProviderConfig } from "../../config/types.ts";
 import { Expiries } from "../../http/expiries.ts";
 import { clip } from "../../quote.ts";
 import { sleep } from "../../sleep.ts";
@@ -22,8 +23,9 @@ import { RetryPolicy, type RetryTiming, shouldRetry } from "./retry.ts";
 export interface UpstreamStyle {
   /** Headers sent with every call (authentication, API version); the config's extras win. */
   headers: Record<string, string>;
-  /** Reads an error body (already parsed as JSON, or the raw text when it was not JSON). */
-  parseError(body: unknown): UpstreamErrorDetail;
+  /** Reads an error body (already parsed as JSON, or the raw text when it was not JSON), with
+   * the answer's headers (AWS names the error's type in `x-amzn-ErrorType`). */
+  parseError(body: unknown, headers: Headers): UpstreamErrorDetail;
   /** The error for a failure whose meaning the status alone does not carry (Gemini answers a
    * bad key with a 400), or `null` for the table of {@link mapUpstreamStatus}. */
   mapError?(status: number, detail: UpstreamErrorDetail): ApiError | null;
@@ -235,7 +237,7 @@ export class Upstream {
     }
     const parsed = typeof body === "string" && body.trim() === ""
       ? NO_DETAIL
-      : this.#style.parseError(body);
+      : this.#style.parseError(body, response.headers);
     const detail = boundedDetail(parsed, this.#deps.apiKey);
     const status = response.status;
     const error = this.#style.mapError?.(status, detail) ?? mapUpstreamStatus(
@@ -254,7 +256,7 @@ export class Upstream {
     const kind = [status, detail.type, code].filter((k) => k !== null).join(" ");
     const what = status === 401 || status === 403
       ? `upstream refused the API key (HTTP ${kind}); check ${
-        secretVariable(this.#deps.config) ?? "the provider's headers"
+        credentialVariables(this.#deps.config)
       }`
       : `upstream answered HTTP ${kind}${
         this.#deps.includeContent && detail.message ? `: ${detail.message}` : ""
@@ -289,6 +291,15 @@ export class Upstream {
   #warn(message: string, requestId: string): void {
     this.#deps.logger.warn(`provider "${this.#deps.config.id}" (${requestId}): ${message}`);
   }
+}
+
+/** Where a provider's credentials come from, for a warning about their refusal. */
+function credentialVariables(config: ProviderConfig): string {
+  const aws = config.bedrock;
+  if (aws !== undefined && config.api_key_env === null) {
+    return `${aws.access_key_id_env}, ${aws.secret_access_key_env} and ${aws.session_token_env}`;
+  }
+  return secretVariable(config) ?? "the provider's headers";
 }
 
 /** The coding of an answer the client refused (`Content-Encoding gzip`, `Transfer-Encoding
