@@ -4,6 +4,7 @@
  * the `Authorization` header over every header given plus `host`, `x-amz-date`,
  * `x-amz-content-sha256` and (with temporary credentials) `x-amz-security-token`.
  */
+import { concatBytes } from "../../http/bytes.ts";
 
 /** AWS credentials: an access key pair, and a session token with temporary ones. */
 export interface AwsCredentials {
@@ -25,8 +26,8 @@ export interface SigningInput {
   url: string;
   /** The headers to send and sign (besides the ones added here). */
   headers: Readonly<Record<string, string>>;
-  /** The body as sent (text as UTF-8). */
-  body: string | Uint8Array;
+  /** The body as sent (text as UTF-8; parts one after the other). */
+  body: string | Uint8Array | readonly Uint8Array[];
 }
 
 /** Headers no signer signs: hop-by-hop, or changed by proxies (the AWS SDK's list). */
@@ -170,10 +171,15 @@ function uriEncode(text: string): string {
   );
 }
 
-/** The bytes of a body (a copy only of a view over a shared buffer, which WebCrypto refuses). */
-function bytesOf(body: string | Uint8Array): Uint8Array<ArrayBuffer> {
-  if (typeof body === "string") return encoder.encode(body);
-  return body.buffer instanceof ArrayBuffer ? body as Uint8Array<ArrayBuffer> : body.slice();
+/** The bytes of a body (copied only from parts, or from a view over a shared buffer, which
+ * WebCrypto refuses). */
+function bytesOf(body: string | Uint8Array | readonly Uint8Array[]): Uint8Array<ArrayBuffer> {
+  const bytes = typeof body === "string"
+    ? encoder.encode(body)
+    : body instanceof Uint8Array
+    ? body
+    : concatBytes(body);
+  return bytes.buffer instanceof ArrayBuffer ? bytes as Uint8Array<ArrayBuffer> : bytes.slice();
 }
 
 async function sha256(bytes: Uint8Array<ArrayBuffer>): Promise<ArrayBuffer> {

@@ -142,7 +142,7 @@ Deno.test("sigv4: a kept signing key signs as a fresh one, and a new day derives
   }
 });
 
-Deno.test("sigv4: a body given as bytes signs as the same text", async () => {
+Deno.test("sigv4: a body given as bytes, or as parts, signs as the same text", async () => {
   const base = {
     credentials: FAKE_AWS_CREDENTIALS,
     now: NOW,
@@ -153,8 +153,9 @@ Deno.test("sigv4: a body given as bytes signs as the same text", async () => {
     headers: {},
   };
   const text = '{"messages":[{"role":"user","content":[{"text":"héllo ✓"}]}]}';
-  assert.equal(
-    (await signRequest({ ...base, body: new TextEncoder().encode(text) })).authorization,
-    (await signRequest({ ...base, body: text })).authorization,
-  );
+  const bytes = new TextEncoder().encode(text);
+  const expected = (await signRequest({ ...base, body: text })).authorization;
+  assert.equal((await signRequest({ ...base, body: bytes })).authorization, expected);
+  const parts = [bytes.subarray(0, 7), bytes.subarray(7, 20), bytes.subarray(20)];
+  assert.equal((await signRequest({ ...base, body: parts })).authorization, expected);
 });
