@@ -465,7 +465,9 @@ for (const target of TARGETS) {
   t(
     "a silent upstream mid-stream still ends the stream with an upstream_timeout event",
     async () => {
-      await using gateway = await startGateway({ provider: { timeout_ms: 150 } });
+      // Long enough for the events before the stall to arrive on a loaded machine (150 ms was
+      // not, once: a 504 before the stream began).
+      await using gateway = await startGateway({ provider: { timeout_ms: 600 } });
       fail(target.fake(gateway), { stallAfterEvents: target.eventsBeforeContent + 2 });
       const response = await postChat(gateway.server, {
         model: target.model,

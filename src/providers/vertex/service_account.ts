@@ -80,5 +80,5 @@ export function readServiceAccount(
 
 /** A path as an error may show it: 200 characters at most. */
 function clipPath(path: string): string {
-  return path.length <= 200 ? path : `${path.slice(0, 200)}…`;
+  return path.length <= 200 ? path : `${path.slice(0, 200)}...`;
 }
