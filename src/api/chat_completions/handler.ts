@@ -7,6 +7,7 @@
 import type { CanonicalRequest, Part } from "../../canonical/conversation.ts";
 import type { CanonicalResult } from "../../canonical/result.ts";
 import type { RequestContext } from "../../pipeline/context.ts";
+import { HeldRequest } from "../shared/held_request.ts";
 import { callChat, type ChatDoor, type ModelTarget, openModel } from "../shared/model_call.ts";
 import { reasoningExcluded } from "./reasoning.ts";
 import { parseChatRequest } from "./request.ts";
@@ -31,11 +32,11 @@ class ChatCompletionsDoor implements ChatDoor {
   readonly #ctx: RequestContext;
   readonly #excludeReasoning: boolean;
   readonly #created: number;
-  #req: CanonicalRequest | null;
+  readonly #req: HeldRequest;
 
   constructor(ctx: RequestContext, req: CanonicalRequest, excludeReasoning: boolean) {
     this.#ctx = ctx;
-    this.#req = req;
+    this.#req = new HeldRequest(req);
     this.stream = req.stream;
     this.needs = {
       tools: req.options.tools.length,
@@ -47,10 +48,7 @@ class ChatCompletionsDoor implements ChatDoor {
   }
 
   canonical(): CanonicalRequest {
-    // Let go of it: the door lives as long as a stream, the request holds the whole prompt.
-    const req = this.#req!;
-    this.#req = null;
-    return req;
+    return this.#req.take();
   }
 
   answer(result: CanonicalResult, { record }: ModelTarget): unknown {

@@ -25,6 +25,7 @@ import {
   openModel,
   untilClientLeaves,
 } from "../shared/model_call.ts";
+import { HeldRequest } from "../shared/held_request.ts";
 import { answerPassedThrough } from "../shared/passed_call.ts";
 import { modelMethod } from "./method.ts";
 import { toGeminiParts } from "./parts.ts";
@@ -63,12 +64,12 @@ class GeminiDoor implements ChatDoor {
   readonly #ctx: RequestContext;
   readonly #framing: GeminiFraming;
   readonly #includeThoughts: boolean;
-  #req: CanonicalRequest | null;
+  readonly #req: HeldRequest;
 
   constructor(ctx: RequestContext, parsed: ParsedGemini, framing: GeminiFraming) {
     const { req, uses } = parsed;
     this.#ctx = ctx;
-    this.#req = req;
+    this.#req = new HeldRequest(req);
     this.#framing = framing;
     this.#includeThoughts = parsed.includeThoughts;
     this.stream = req.stream;
@@ -81,7 +82,7 @@ class GeminiDoor implements ChatDoor {
 
   /** The call passed through as written to a back end that speaks Gemini's API. */
   #forward(target: ModelTarget): Promise<Response> {
-    const req = this.#take();
+    const req = this.#req.take();
     const endpoint = req.stream ? "streamGenerateContent" : "generateContent";
     const sent = passed(this.#ctx, endpoint, target.call.model.id, this.#framing);
     const framing = this.#framing;
@@ -93,18 +94,7 @@ class GeminiDoor implements ChatDoor {
   }
 
   canonical({ call }: ModelTarget): CanonicalRequest {
-    const req = this.#take();
-    for (const name of Object.keys(req.extras.fields)) call.dropped.add(name);
-    // The canonical request holds what the body held: a stream need not keep the body as well.
-    this.#ctx.takeBody();
-    return req;
-  }
-
-  /** The request, which the door then lets go of (it lives as long as a stream). */
-  #take(): CanonicalRequest {
-    const req = this.#req!;
-    this.#req = null;
-    return req;
+    return this.#req.canonical(this.#ctx, call);
   }
 
   answer(result: CanonicalResult, { record }: ModelTarget): unknown {

@@ -27,6 +27,7 @@ import {
   openModel,
   untilClientLeaves,
 } from "../shared/model_call.ts";
+import { HeldRequest } from "../shared/held_request.ts";
 import { answerPassedThrough, type PassedAnswers } from "../shared/passed_call.ts";
 import { parseMessagesRequest } from "./request.ts";
 import { contentBlocks, messageId, renderMessage } from "./response.ts";
@@ -50,12 +51,12 @@ class MessagesDoor implements ChatDoor {
   readonly needs;
   readonly passthrough;
   readonly #ctx: RequestContext;
-  #req: CanonicalRequest | null;
+  readonly #req: HeldRequest;
   readonly #dropped: ReadonlySet<string>;
 
   constructor(ctx: RequestContext, req: CanonicalRequest, uses: Uses, dropped: Set<string>) {
     this.#ctx = ctx;
-    this.#req = req;
+    this.#req = new HeldRequest(req);
     this.#dropped = dropped;
     this.stream = req.stream;
     this.needs = { tools: req.options.tools.length, uses, protocol: PROTOCOL };
@@ -67,25 +68,13 @@ class MessagesDoor implements ChatDoor {
 
   /** The call passed through as written to a back end that speaks the Messages API. */
   #forward(target: ModelTarget): Promise<Response> {
-    const req = this.#take();
+    const req = this.#req.take();
     const sent = passed(this.#ctx, "messages", target.call.model.id);
     return answerPassedThrough(this.#ctx, target, req, sent, MESSAGES_ANSWERS);
   }
 
   canonical({ call }: ModelTarget): CanonicalRequest {
-    const req = this.#take();
-    for (const name of Object.keys(req.extras.fields)) call.dropped.add(name);
-    for (const name of this.#dropped) call.dropped.add(name);
-    // The canonical request holds what the body held: a stream need not keep the body as well.
-    this.#ctx.takeBody();
-    return req;
-  }
-
-  /** The request, which the door then lets go of (it lives as long as a stream). */
-  #take(): CanonicalRequest {
-    const req = this.#req!;
-    this.#req = null;
-    return req;
+    return this.#req.canonical(this.#ctx, call, this.#dropped);
   }
 
   answer(result: CanonicalResult, { record }: ModelTarget): unknown {
