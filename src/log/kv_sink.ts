@@ -4,6 +4,7 @@ import { isKvBusy, retryWhileBusy } from "../kv/busy.ts";
 import type { LogSink } from "./logger.ts";
 import { type LogRecord, truncateText } from "./record.ts";
 import { addUsage } from "./usage.ts";
+import { addChecks } from "./checks.ts";
 
 /**
  * Key prefix of the log in KV. Records are stored in rows of up to {@link ROW_RECORDS}:
@@ -69,7 +70,8 @@ export interface KvLogSinkOptions {
 }
 
 /** Keeps request records in KV with `expireIn` = retention, written in batches off the
- * request path, and in the same commits the per-day usage counters (see `usage.ts`); at most
+ * request path, and in the same commits the per-day usage counters (see `usage.ts`) and cache and
+ * guardrail counters (`checks.ts`); at most
  * a budget of records a minute, so that no stream of requests can fill the disk. */
 export class KvLogSink implements LogSink {
   readonly #kv: Deno.Kv;
@@ -212,6 +214,7 @@ export class KvLogSink implements LogSink {
         op.set([...LOG_PREFIX, row.bucket, id], value, { expireIn: this.#expireIn });
         op.set([...TAIL_PREFIX, committed, id], row.bucket, { expireIn: TAIL_KEEP_MS });
         addUsage(op, row.records);
+        addChecks(op, row.records);
       }
       return timed(op.commit(), this.#onCommit);
     });

@@ -38,7 +38,7 @@ const KEY_PART_CHARS = 128;
 /** A key id or model as a usage key part: the value itself, or when longer than
  * {@link KEY_PART_CHARS} (never in a bounded record), its start and a hash of the whole, so that
  * distinct long values keep distinct counters. */
-function keyPart(value: string | null): string {
+export function keyPart(value: string | null): string {
   const text = value ?? "";
   if (text.length <= KEY_PART_CHARS) return text;
   return `${truncateText(text, KEY_PART_CHARS - 9)}#${fnv1a(text)}`;

@@ -2,6 +2,8 @@ import type { RequestContext } from "../../pipeline/context.ts";
 import { json } from "../../http/response.ts";
 import { fromMicros } from "../../limits/pricing.ts";
 import { readUsage } from "../../log/usage.ts";
+import { readChecks } from "../../log/checks.ts";
+import { checksView } from "./checks.ts";
 import { quote } from "../../quote.ts";
 import { invalidValue } from "../../validation/error.ts";
 import { OPTIONAL } from "../../validation/reader.ts";
@@ -9,7 +11,8 @@ import { queryFields } from "../../validation/query.ts";
 
 /**
  * `GET /admin/usage?day=YYYY-MM-DD` (default: today, UTC): requests, errors, tokens and cost
- * (at the models' `pricing`) per key and model on that day, with each key's name, and the day's totals. Counted from the
+ * (at the models' `pricing`) per key and model on that day, with each key's name, and the day's
+ * totals; per model, the response cache's hit ratio and the guardrails' verdicts. Counted from the
  * request log as its records are written to KV (in the same commits), so every logged request
  * is counted exactly once.
  */
@@ -22,9 +25,10 @@ export async function getUsage(ctx: RequestContext): Promise<Response> {
   if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== day) {
     throw invalidValue("day", `expected a UTC date like 2026-01-15, but got ${quote(day)}`);
   }
-  const [rows, keys] = await Promise.all([
+  const [rows, keys, checks] = await Promise.all([
     readUsage(ctx.services.kv, day),
     ctx.services.keys.list(),
+    readChecks(ctx.services.kv, day),
   ]);
   const names = new Map(keys.map((k) => [k.id, k.name]));
   const totals = { requests: 0, errors: 0, prompt_tokens: 0, completion_tokens: 0, cost: 0 };
@@ -55,5 +59,6 @@ export async function getUsage(ctx: RequestContext): Promise<Response> {
       total_tokens: totals.prompt_tokens + totals.completion_tokens,
       cost: fromMicros(totals.cost),
     },
+    models: checksView(checks),
   });
 }

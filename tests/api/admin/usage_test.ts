@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import type { GuardrailVerdict } from "../../../src/guardrails/report.ts";
 import type { LogRecord } from "../../../src/log/record.ts";
 import { admin, startAdminServer } from "../../support/admin.ts";
 import { FakeClock } from "../../support/server.ts";
@@ -63,6 +64,7 @@ Deno.test("GET /admin/usage: requests, errors and tokens per key and model for a
       total_tokens: 37,
       cost: 0,
     },
+    models: [],
   });
   // Today (by the server's clock) is the default day; other days are separate.
   assert.deepEqual((await admin(server, "GET", "/admin/usage")).body.data, res.body.data);
@@ -95,4 +97,104 @@ Deno.test("GET /admin/usage: a bad day is a 400 naming day", async () => {
   const unknown = await admin(server, "GET", "/admin/usage?date=2026-01-15");
   assert.equal(unknown.status, 400);
   assert.equal(unknown.body.error.param, "date");
+});
+
+Deno.test("GET /admin/usage: per model, cache hits, misses and bypasses with the hit ratio, and guardrail verdicts with what they found", async () => {
+  await using server = await startAdminServer({ clock: new FakeClock(T0) });
+  const { logger } = server.app.services;
+  const pii = (verdict: GuardrailVerdict["verdict"], found?: Record<string, number>) => ({
+    name: "pii",
+    stage: "input" as const,
+    verdict,
+    ...(found ? { found } : {}),
+  });
+  for (const cache of ["hit", "hit", "hit", "miss", "bypass"] as const) {
+    logger.request(record({ model: "cached", cache }));
+  }
+  logger.request(record({ model: "guarded", guardrails: [pii("passed")] }));
+  logger.request(record({ model: "guarded", guardrails: [pii("redacted", { email: 2 })] }));
+  logger.request(
+    record({ model: "guarded", guardrails: [pii("redacted", { email: 1, card: 1 })] }),
+  );
+  logger.request(record({
+    model: "guarded",
+    status: 400,
+    error: "guardrail_blocked",
+    guardrails: [pii("passed"), {
+      name: "words",
+      stage: "output",
+      verdict: "blocked",
+      found: { denied: 1 },
+    }],
+  }));
+  logger.request(record({
+    model: "guarded",
+    cache: "miss",
+    guardrails: [{ name: "hook", stage: "input", verdict: "failed_open" }],
+  }));
+  logger.request(record({
+    model: "guarded",
+    status: 503,
+    error: "guardrail_unavailable",
+    guardrails: [{ name: "hook", stage: "input", verdict: "failed_closed" }],
+  }));
+  logger.request(record({ model: "plain" }));
+  // Another day's are counted on that day.
+  logger.request(
+    record({ ts: new Date(T0 - 86_400_000).toISOString(), model: "cached", cache: "hit" }),
+  );
+  await logger.flush();
+
+  const res = await admin(server, "GET", "/admin/usage?day=2026-01-15");
+  assert.equal(res.status, 200);
+  const counts = (v: number[]) => ({
+    passed: v[0],
+    logged: v[1],
+    redacted: v[2],
+    blocked: v[3],
+    failed_open: v[4],
+    failed_closed: v[5],
+    errors: v[4]! + v[5]!,
+  });
+  assert.deepEqual(res.body.models, [
+    {
+      model: "cached",
+      cache: { hits: 3, misses: 1, bypass: 1, hit_ratio: 0.75 },
+      guardrails: [],
+    },
+    {
+      model: "guarded",
+      cache: { hits: 0, misses: 1, bypass: 0, hit_ratio: 0 },
+      guardrails: [
+        { name: "hook", stage: "input", ...counts([0, 0, 0, 0, 1, 1]), found: {} },
+        {
+          name: "pii",
+          stage: "input",
+          ...counts([2, 0, 2, 0, 0, 0]),
+          found: { card: 1, email: 3 },
+        },
+        { name: "words", stage: "output", ...counts([0, 0, 0, 1, 0, 0]), found: { denied: 1 } },
+      ],
+    },
+  ]);
+  const before = await admin(server, "GET", "/admin/usage?day=2026-01-14");
+  assert.deepEqual(before.body.models, [
+    { model: "cached", cache: { hits: 1, misses: 0, bypass: 0, hit_ratio: 1 }, guardrails: [] },
+  ]);
+});
+
+Deno.test("GET /admin/usage: a model whose calls all bypassed the cache has no hit ratio", async () => {
+  await using server = await startAdminServer({ clock: new FakeClock(T0) });
+  const { logger } = server.app.services;
+  logger.request(record({ cache: "bypass" }));
+  logger.request(record({ cache: "bypass" }));
+  await logger.flush();
+  const res = await admin(server, "GET", "/admin/usage?day=2026-01-15");
+  assert.deepEqual(res.body.models, [
+    {
+      model: "sim-chat",
+      cache: { hits: 0, misses: 0, bypass: 2, hit_ratio: null },
+      guardrails: [],
+    },
+  ]);
 });
