@@ -1,7 +1,7 @@
 /**
  * The flags of `deno task keys create` and `update` that set a key's fields: `--name`,
- * `--models`, `--preview`/`--no-preview`, the limit flags, `--max-concurrent`, `--cache` and the budget
- * flags, read into the fields the key store takes.
+ * `--models`, `--preview`/`--no-preview`, the limit flags, `--max-concurrent`, `--cache`,
+ * `--guardrails` and the budget flags, read into the fields the key store takes.
  */
 import { type Args, integerIn, invalidValue, UsageError } from "../args.ts";
 import { readKeyFields } from "../auth/key_fields.ts";
@@ -38,13 +38,18 @@ const MAX_LIMIT = 999_999_999_999_999;
 /** The largest concurrency cap a flag takes before the key's own check (5 digits). */
 const MAX_CONCURRENT = 99_999;
 
-/** The flags that set a key's limits, concurrency cap, budget and use of the response cache;
- * each takes a value. */
+/** What `--guardrails` takes (its errors say so). */
+const GUARDRAILS_EXPECTED =
+  'a JSON array of guardrails as in docs/guardrails.md (like \'[{"type": "pii", "stage": "input", "action": "redact"}]\') or "none"';
+
+/** The flags that set a key's limits, concurrency cap, budget, use of the response cache and
+ * guardrails; each takes a value. */
 export const LIMIT_FLAGS: readonly string[] = [
   ...LIMIT_FIELDS.keys(),
   ...BUDGET_FLAGS,
   "max-concurrent",
   "cache",
+  "guardrails",
 ];
 
 /** The fields of a key to create from the flags of `create`; `--name` is required. Throws a
@@ -86,7 +91,25 @@ function rawFields(args: Args, current: KeyRecord | null): Record<string, unknow
     if (!(cache in CACHE_VALUES)) throw invalidValue("cache", '"on", "off" or "default"', cache);
     raw.cache = CACHE_VALUES[cache];
   }
+  const guardrails = args.values.get("guardrails");
+  if (guardrails !== undefined) raw.guardrails = readGuardrailsFlag(guardrails);
   return raw;
+}
+
+/** `--guardrails`: the key's guardrails as the admin API's JSON gives them (validated with
+ * them), or "none" (`null`: removes them). */
+function readGuardrailsFlag(value: string): unknown {
+  if (value === "none") return null;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    throw invalidValue("guardrails", GUARDRAILS_EXPECTED, value);
+  }
+  if (!Array.isArray(parsed) && parsed !== null) {
+    throw invalidValue("guardrails", GUARDRAILS_EXPECTED, value);
+  }
+  return parsed;
 }
 
 /** `--models`: ids or globs, comma-separated; "all" (or "*") for every model. */
@@ -159,12 +182,16 @@ function readCaps(args: Args, current: KeyRecord | null): Record<string, unknown
   return raw;
 }
 
-/** What `read` returns; a field it refuses is a {@link UsageError} naming it. */
+/** What `read` returns; a field it refuses is a {@link UsageError} naming it (and the flag, for
+ * a field inside `--guardrails`'s JSON). */
 function validate<T>(read: () => T): T {
   try {
     return read();
   } catch (e) {
-    if (e instanceof ValidationError) throw new UsageError(e.fieldMessage());
+    if (e instanceof ValidationError) {
+      const flag = /^guardrails(\[|\.|$)/.test(e.path) ? "--guardrails: " : "";
+      throw new UsageError(flag + e.fieldMessage());
+    }
     throw e;
   }
 }

@@ -39,6 +39,7 @@ LIMITS (per key, overriding limits.key of the config):
   --max-concurrent N|unlimited                requests of the key at once
   --budget-per-day X    --budget-per-month X  spend in the models' pricing units, or "none"
   --cache on|off|default                      the response cache for the key's calls (docs/caching.md)
+  --guardrails JSON|none                      the key's guardrails, a JSON array (docs/guardrails.md)
 
 Options: --config PATH (or SWITCHYARD_CONFIG) names the config file; SWITCHYARD_KV overrides
 its kv.path. --models takes model ids or globs with *, comma-separated; one that matches no

@@ -95,3 +95,48 @@ Deno.test("--cache on|off|default sets the key's use of the response cache", () 
     /--cache.*"on", "off" or "default"/,
   );
 });
+
+Deno.test("--guardrails JSON|none sets the key's guardrails, read as the admin API reads them", () => {
+  const pii = '[{"type": "pii", "stage": "input", "action": "redact", "entities": ["email"]}]';
+  assert.deepEqual(fieldsToCreate(args("--name", "x", "--guardrails", pii)), {
+    name: "x",
+    guardrails: [{
+      type: "pii",
+      name: "pii",
+      stage: "input",
+      action: "redact",
+      on_error: "block",
+      entities: ["email"],
+    }],
+  });
+  assert.deepEqual(fieldsToUpdate(args("--guardrails", "none"), RECORD), { guardrails: null });
+  assert.deepEqual(fieldsToUpdate(args("--guardrails", "[]"), RECORD), { guardrails: null });
+});
+
+Deno.test("--guardrails: not JSON, not an array, or a bad guardrail is a usage error naming the flag", () => {
+  for (const bad of ["pii", "[{", '{"type": "pii"}', "42"]) {
+    assert.throws(() => fieldsToUpdate(args("--guardrails", bad), RECORD), {
+      name: "UsageError",
+      message: /^--guardrails: expected a JSON array of guardrails/,
+    }, bad);
+  }
+  assert.throws(
+    () =>
+      fieldsToCreate(
+        args("--name", "x", "--guardrails", '[{"type": "pii", "stage": "input", "action": "zap"}]'),
+      ),
+    { name: "UsageError", message: /^--guardrails: guardrails\[0\]\.action: .*"redact"/ },
+  );
+  assert.throws(
+    () => fieldsToUpdate(args("--guardrails", '[{"type": "nsfw"}]'), RECORD),
+    { name: "UsageError", message: /^--guardrails: guardrails\[0\]\.type: / },
+  );
+  assert.throws(
+    () =>
+      fieldsToUpdate(
+        args("--guardrails", '[{"type": "moderation", "stage": "input", "action": "redact"}]'),
+        RECORD,
+      ),
+    { name: "UsageError", message: /^--guardrails: guardrails\[0\]\.action: .*not "redact"/ },
+  );
+});

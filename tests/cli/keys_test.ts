@@ -288,3 +288,37 @@ Deno.test("keys: token limits, a concurrency cap and a budget from the flags; up
     assert.match(bad.stderr, /--budget-per-day: expected an amount/);
   });
 });
+
+Deno.test("keys: --guardrails sets a key's guardrails, show --json has them, none removes them; a bad one exits 2 naming the flag", async () => {
+  await withKvFile(async (path) => {
+    const guardrails = '[{"type": "deny", "stage": "input", "action": "block", "words": ["x"]}]';
+    const created = await keys(path, "create", "--name", "guarded", "--guardrails", guardrails);
+    assert.equal(created.code, 0, created.stderr);
+    const record = (await store(path, (s) => s.findByKey(created.stdout.trim())))!;
+    const expected = [{
+      type: "deny",
+      name: "deny",
+      stage: "input",
+      action: "block",
+      on_error: "block",
+      words: ["x"],
+    }];
+    assert.deepEqual(record.guardrails, expected);
+    const shown = await keys(path, "show", record.id, "--json");
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.deepEqual(JSON.parse(shown.stdout).guardrails, expected);
+    const bad = await keys(
+      path,
+      "update",
+      record.id,
+      "--guardrails",
+      '[{"type": "deny", "stage": "later", "action": "block"}]',
+    );
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /--guardrails: guardrails\[0\]\.stage: /);
+    assert.deepEqual((await store(path, (s) => s.get(record.id)))!.guardrails, expected);
+    const removed = await keys(path, "update", record.id, "--guardrails", "none");
+    assert.equal(removed.code, 0, removed.stderr);
+    assert.equal((await store(path, (s) => s.get(record.id)))!.guardrails, null);
+  });
+});
