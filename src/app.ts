@@ -353,7 +353,9 @@ export async function createApp(deps: AppDeps): Promise<App> {
     const ip = clientIp(request, info.remoteAddr, config.server.trust_proxy);
     const ctx = new RequestContext(request, info.remoteAddr, ip, clock.now(), services, settler);
     // The outermost step is async: this is its promise, not a new one.
-    if (tracing) return tracing.serve(request, () => Promise.resolve(run(ctx)));
+    if (tracing) {
+      return tracing.serve(request, () => Promise.resolve(run(ctx)), () => ctx);
+    }
     return Promise.resolve(run(ctx));
   }
 

@@ -11,6 +11,8 @@ import type { CanonicalEvent } from "../canonical/events.ts";
 import type { CanonicalResult, Usage } from "../canonical/result.ts";
 import type { ProviderConfig, ProviderStyle } from "../config/types.ts";
 import { ApiError } from "../errors.ts";
+import type { GuardrailVerdict } from "../guardrails/report.ts";
+import { guardrailAttributes } from "./guardrail_attributes.ts";
 import type { CallContext } from "../providers/types.ts";
 import {
   type AttributeValue,
@@ -45,6 +47,14 @@ export interface ModelCallStart {
   messages: readonly Message[];
   /** A chat's sampling options (none for other operations). */
   options?: { maxTokens: number; temperature?: number; topP?: number };
+  stream: boolean;
+}
+
+/** What a request's server span tells of it once its response is ready, besides HTTP. */
+export interface ServedRequest {
+  /** Its guardrails' verdicts so far (`null`: its model has none). */
+  guardrails: readonly GuardrailVerdict[] | null;
+  /** Whether the answer is a stream (whose output guardrails decide after the span ends). */
   stream: boolean;
 }
 
@@ -86,9 +96,14 @@ export class Tracing {
   /**
    * Runs `handle` in the server span of `request` (the child of the caller's `traceparent`, if
    * it sent a valid one), with the attributes Deno's own server span has: the method and URL,
-   * then the response's status (an ERROR status for a 5xx or a throw).
+   * then the response's status (an ERROR status for a 5xx or a throw), and what `served` tells
+   * of the request then (its guardrails' verdicts).
    */
-  async serve(request: Request, handle: () => Promise<Response>): Promise<Response> {
+  async serve(
+    request: Request,
+    handle: () => Promise<Response>,
+    served?: () => ServedRequest,
+  ): Promise<Response> {
     const manager = this.#api.contextManager;
     let parent = manager.active();
     const caller = remoteSpan(request.headers.get("traceparent"));
@@ -112,6 +127,8 @@ export class Tracing {
       // Whether the response cache answered (docs/caching.md).
       const cache = response.headers.get("x-switchyard-cache");
       if (cache !== null) span.setAttribute("switchyard.cache", cache);
+      const what = served?.();
+      if (what?.guardrails) span.setAttributes(guardrailAttributes(what.guardrails, what.stream));
       if (response.status >= 500) {
         span.setAttribute("error.type", String(response.status));
         span.setStatus({ code: STATUS_ERROR, message: response.statusText });

@@ -2,77 +2,11 @@ import assert from "node:assert/strict";
 import type { CanonicalEvent } from "../../src/canonical/events.ts";
 import { upstreamError } from "../../src/errors.ts";
 import type { Provider } from "../../src/providers/types.ts";
-import type { AttributeValue, OtelApi, OtelContext } from "../../src/telemetry/otel.ts";
-import { SPAN_KEY } from "../../src/telemetry/otel.ts";
 import { tracedProvider } from "../../src/telemetry/traced_provider.ts";
 import { Tracing } from "../../src/telemetry/tracing.ts";
 import { textEvents } from "../support/events.ts";
+import { recordingOtel } from "../support/recording_otel.ts";
 import { callContext, chatRequest, providerDeps } from "../support/provider_call.ts";
-
-interface Recorded {
-  name: string;
-  kind: number | undefined;
-  attributes: Record<string, AttributeValue>;
-  status: { code: number; message?: string } | null;
-  ended: number;
-  parent: unknown;
-}
-
-/** An in-memory stand-in for Deno.telemetry that records spans and histogram points. */
-function recordingOtel() {
-  const spans: Recorded[] = [];
-  const points: { name: string; value: number; attributes: Record<string, AttributeValue> }[] = [];
-  const context = (values: Map<symbol, unknown>): OtelContext => ({
-    getValue: (key) => values.get(key),
-    setValue: (key, value) => context(new Map([...values, [key, value]])),
-  });
-  let active = context(new Map([[SPAN_KEY, "server span"]]));
-  const api: OtelApi = {
-    tracerProvider: {
-      getTracer: () => ({
-        startSpan(name, options, parent) {
-          const span: Recorded = {
-            name,
-            kind: options.kind,
-            attributes: { ...options.attributes },
-            status: null,
-            ended: 0,
-            parent: parent?.getValue(SPAN_KEY),
-          };
-          spans.push(span);
-          return {
-            spanContext: () => ({ traceId: "t", spanId: String(spans.length) }),
-            setAttribute: (key, value) => (span.attributes[key] = value),
-            setAttributes: (attributes) => Object.assign(span.attributes, attributes),
-            setStatus: (status) => (span.status = status),
-            updateName: (name) => (span.name = name),
-            end: () => void span.ended++,
-          };
-        },
-      }),
-    },
-    contextManager: {
-      active: () => active,
-      with(ctx, fn) {
-        const before = active;
-        active = ctx;
-        try {
-          return fn();
-        } finally {
-          active = before;
-        }
-      },
-    },
-    meterProvider: {
-      getMeter: () => ({
-        createHistogram: (name) => ({
-          record: (value, attributes = {}) => void points.push({ name, value, attributes }),
-        }),
-      }),
-    },
-  };
-  return { api, spans, points };
-}
 
 const config = providerDeps("openai", "https://api.example.com:8443/v1", "k").config;
 
