@@ -461,21 +461,79 @@ Deno.test({
         );
       });
 
-      await t.step("usage charts; the dashboard is accessible; screenshots", async () => {
-        await page.$eval("#usage-day", (e) => e.dispatchEvent(new Event("change")));
-        await until(
-          page,
-          "the charts",
-          `document.querySelectorAll("#usage-charts svg.chart").length >= 3`,
-        );
-        const label = await page.$eval(
-          "#usage-charts svg.chart",
-          (e) => e.getAttribute("aria-label")!,
-        );
-        assert.match(label, /^Requests per day/);
-        await assertAccessible(page, "/admin");
-        await screenshots(page, "admin");
-      });
+      await t.step(
+        "usage charts, cache hits and guardrail redactions; the dashboard is accessible; screenshots",
+        async () => {
+          const chat = async (model: string, content: string) => {
+            const res = await fetch(`${server.url}/v1/chat/completions`, {
+              method: "POST",
+              headers: { "content-type": "application/json" },
+              body: JSON.stringify({ model, messages: [{ role: "user", content }] }),
+            });
+            await res.text();
+            assert.equal(res.status, 200);
+            return res.headers.get("x-switchyard-cache");
+          };
+          assert.equal(await chat("sim-cached", "Same question"), "miss");
+          assert.equal(await chat("sim-cached", "Same question"), "hit");
+          assert.equal(await chat("sim-cached", "Same question"), "hit");
+          await chat("sim-guarded", "Write to jane.doe@example.com or john@example.org");
+          await server.app.services.logger.flush();
+          await page.$eval("#usage-day", (e) => e.dispatchEvent(new Event("change")));
+          await until(
+            page,
+            "the charts",
+            `document.querySelectorAll("#usage-charts svg.chart").length >= 3`,
+          );
+          const label = await page.$eval(
+            "#usage-charts svg.chart",
+            (e) => e.getAttribute("aria-label")!,
+          );
+          assert.match(label, /^Requests per day/);
+          await until(page, "the cache table", `document.querySelector("#usage-cache table")`);
+          const rowOf = (table: string, model: string) =>
+            page.$$eval(
+              `${table} tbody tr`,
+              (rows, model) =>
+                rows.map((r) => [...r.querySelectorAll("td")].map((c) => c.textContent))
+                  .find((cells) => cells[0] === model),
+              model,
+            );
+          assert.deepEqual(await rowOf("#usage-cache", "sim-cached"), [
+            "sim-cached",
+            "2",
+            "1",
+            "\u2013",
+            "67%",
+          ]);
+          const day = await page.$eval("#usage-day", (e) => (e as HTMLInputElement).value);
+          assert.equal(
+            await page.$eval("#usage-cache svg.chart", (e) => e.getAttribute("aria-label")),
+            `Cache hit ratio per model on ${day}: sim-cached 67%`,
+          );
+          assert.deepEqual(await rowOf("#usage-guardrails", "sim-guarded"), [
+            "sim-guarded",
+            "pii",
+            "input",
+            "\u2013",
+            "1",
+            "\u2013",
+            "\u2013",
+            "\u2013",
+            "email 2",
+          ]);
+          const charts = await page.$$eval(
+            "#usage-guardrails svg.chart",
+            (els) => els.map((e) => e.getAttribute("aria-label")),
+          );
+          assert.deepEqual(charts, [
+            `Guardrail blocks per model on ${day}: sim-guarded 0`,
+            `What the guardrails found, by type, on ${day}: email 2`,
+          ]);
+          await assertAccessible(page, "/admin");
+          await screenshots(page, "admin");
+        },
+      );
 
       await t.step("without the admin API, /admin says so", async () => {
         await using off = await startWebGateway({ admin: false });

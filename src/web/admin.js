@@ -565,6 +565,120 @@ async function loadUsage() {
     figure(`Tokens per model on ${usage.day}`, totals(usage.data, modelLabel, "total_tokens")),
     figure(`Errors per key on ${usage.day}`, totals(usage.data, keyLabel, "errors")),
   );
+  showChecks(usage.day, usage.models ?? []);
+}
+
+/**
+ * A count, or a dash for none (so that a column of counts reads at a glance).
+ * @param {number} n
+ */
+function count(n) {
+  return n === 0 ? "\u2013" : n.toLocaleString("en-US");
+}
+
+/**
+ * What the response cache and the guardrails did on `day`, per model (`GET /admin/usage`'s
+ * `models`): a table and a chart of the cache's hit ratio, a table and a chart of the guardrails'
+ * verdicts with what they found by type.
+ * @param {string} day
+ * @param {Record<string, any>[]} models
+ */
+function showChecks(day, models) {
+  /** @param {Record<string, any>} m */
+  const label = (m) => m.model ?? "(no model)";
+  const cached = models.filter((m) => m.cache !== null);
+  show(
+    byId("usage-cache", HTMLElement),
+    cached.length === 0
+      ? h("p", { class: "hint" }, `No call went through a response cache on ${day}.`)
+      : h(
+        "div",
+        { class: "charts" },
+        table(
+          `Response cache per model on ${day}`,
+          ["Model", "Hits", "Misses", "Bypass", "Hit ratio"],
+          cached.map((m) =>
+            tr(
+              label(m),
+              count(m.cache.hits),
+              count(m.cache.misses),
+              count(m.cache.bypass),
+              m.cache.hit_ratio === null ? "\u2013" : `${Math.round(m.cache.hit_ratio * 100)}%`,
+            )
+          ),
+        ),
+        h(
+          "figure",
+          {},
+          h("figcaption", {}, `Cache hit ratio per model on ${day}`),
+          barChart(
+            `Cache hit ratio per model on ${day}`,
+            cached.filter((m) => m.cache.hit_ratio !== null).map((m) => ({
+              label: label(m),
+              value: Math.round(m.cache.hit_ratio * 100),
+            })),
+            { unit: "%", max: 100 },
+          ),
+        ),
+      ),
+  );
+  const rows = models.flatMap((m) =>
+    m.guardrails.map((/** @type {Record<string, any>} */ g) => ({ model: label(m), ...g }))
+  );
+  /** @type {Map<string, number>} */
+  const blocks = new Map();
+  /** @type {Map<string, number>} */
+  const found = new Map();
+  for (const g of rows) {
+    blocks.set(g.model, (blocks.get(g.model) ?? 0) + g.blocked);
+    for (const [type, n] of Object.entries(g.found)) found.set(type, (found.get(type) ?? 0) + n);
+  }
+  show(
+    byId("usage-guardrails", HTMLElement),
+    rows.length === 0 ? h("p", { class: "hint" }, `No guardrail ran on ${day}.`) : h(
+      "div",
+      {},
+      table(
+        `Guardrail verdicts per model on ${day}`,
+        [
+          "Model",
+          "Guardrail",
+          "Stage",
+          "Passed",
+          "Redacted",
+          "Blocked",
+          "Logged",
+          "Errors",
+          "Found",
+        ],
+        rows.map((g) =>
+          tr(
+            g.model,
+            g.name,
+            g.stage,
+            count(g.passed),
+            count(g.redacted),
+            count(g.blocked),
+            count(g.logged),
+            count(g.errors),
+            Object.entries(g.found).map(([type, n]) => `${type} ${n}`).join(", ") || "\u2013",
+          )
+        ),
+      ),
+      h(
+        "div",
+        { class: "charts" },
+        figure(
+          `Guardrail blocks per model on ${day}`,
+          [...blocks].map(([model, value]) => ({ label: model, value })),
+        ),
+        figure(
+          `What the guardrails found, by type, on ${day}`,
+          [...found].sort((a, b) => b[1] - a[1]).map(([type, value]) => ({ label: type, value })),
+        ),
+      ),
+    ),
+  );
 }
 
 usageDay.addEventListener("change", () => loadUsage().catch(() => {}));

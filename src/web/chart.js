@@ -22,22 +22,28 @@ function svg(tag, attributes) {
  */
 
 /**
- * A bar chart of `bars`, one row each, labelled for screen readers by `title` and its values.
+ * A bar chart of `bars`, one row each, labelled for screen readers by `title` and its values;
+ * each value followed by `unit` (such as `%`) when given, and bars scaled to `max` (default the
+ * largest value).
  * @param {string} title
  * @param {Bar[]} bars
+ * @param {{ unit?: string, max?: number }} [options]
  * @returns {SVGElement}
  */
-export function barChart(title, bars) {
+export function barChart(title, bars, options = {}) {
+  const unit = options.unit ?? "";
   const row = 28;
   const labelWidth = 150;
   const width = 400;
-  const max = Math.max(1, ...bars.map((b) => b.value));
+  const max = options.max ?? Math.max(1, ...bars.map((b) => b.value));
   const height = Math.max(1, bars.length) * row + 8;
   const chart = svg("svg", {
     viewBox: `0 0 ${width} ${height}`,
     class: "chart",
     role: "img",
-    "aria-label": `${title}: ${bars.map((b) => `${b.label} ${b.value}`).join(", ") || "none"}`,
+    "aria-label": `${title}: ${
+      bars.map((b) => `${b.label} ${b.value}${unit}`).join(", ") || "none"
+    }`,
   });
   const titleElement = svg("title", {});
   titleElement.textContent = title;
@@ -56,7 +62,7 @@ export function barChart(title, bars) {
       class: "bar",
     });
     const value = svg("text", { x: labelWidth + barWidth + 6, y: y + row / 2 + 4 });
-    value.textContent = bar.value.toLocaleString("en-US");
+    value.textContent = `${bar.value.toLocaleString("en-US")}${unit}`;
     chart.append(label, rect, value);
   });
   return chart;

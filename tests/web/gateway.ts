@@ -1,7 +1,9 @@
 /**
  * The gateway the web pages' tests run against, on a real port: the test simulator models, a
  * slow simulator model (`sim-slow`, a token every 40 ms) whose stream aborts the tests can
- * watch, the admin API on (unless asked), a `site` section, and limits no test reaches.
+ * watch, a model with a response cache (`sim-cached`) and one with a `pii` guardrail
+ * (`sim-guarded`), the admin API on (unless asked), a `site` section, and limits no test
+ * reaches.
  */
 import { inlineImageWork } from "../../src/images/work.ts";
 import { SimulatorProvider } from "../../src/providers/simulator/provider.ts";
@@ -33,12 +35,28 @@ export interface WebGateway {
 export async function startWebGateway(options: { admin?: boolean } = {}): Promise<WebGateway> {
   const config = testConfig((raw) => {
     (raw.providers as unknown[]).push({ id: "slow", style: "simulator", token_delay_ms: 40 });
-    (raw.models as unknown[]).push({
-      id: "sim-slow",
-      provider: "slow",
-      chat_completions: true,
-      labels: ["chat completions", "slow"],
-    }, { id: "sim-embed", provider: "sim", embeddings: { dimensions: 256 } });
+    (raw.models as unknown[]).push(
+      {
+        id: "sim-slow",
+        provider: "slow",
+        chat_completions: true,
+        labels: ["chat completions", "slow"],
+      },
+      { id: "sim-embed", provider: "sim", embeddings: { dimensions: 256 } },
+      {
+        id: "sim-cached",
+        provider: "sim",
+        chat_completions: true,
+        // One scope for every caller, so that anonymous calls are cached too.
+        cache: { ttl_seconds: 3600, namespace: "web" },
+      },
+      {
+        id: "sim-guarded",
+        provider: "sim",
+        chat_completions: true,
+        guardrails: [{ type: "pii", stage: "input", action: "redact" }],
+      },
+    );
     raw.limits = {
       anonymous: { chat: GENEROUS, other: GENEROUS, images: GENEROUS },
       key: { chat: GENEROUS, other: GENEROUS, images: GENEROUS },
