@@ -77,7 +77,13 @@ Deno.test("usage counts every logged request exactly once, across batches", asyn
   await using server = await startAdminServer({ clock: new FakeClock(T0) });
   const { logger } = server.app.services;
   for (let i = 0; i < 450; i++) {
-    logger.request(record({ model: `m${i % 3}`, prompt_tokens: 1, completion_tokens: 2 }));
+    logger.request(record({
+      model: `m${i % 3}`,
+      prompt_tokens: 1,
+      completion_tokens: 2,
+      cache: i % 5 === 0 ? "miss" : "hit",
+      guardrails: [{ name: "pii", stage: "input", verdict: "redacted", found: { email: 1 } }],
+    }));
     if (i % 100 === 0) await new Promise((r) => setTimeout(r, 1));
   }
   await logger.flush();
@@ -85,6 +91,11 @@ Deno.test("usage counts every logged request exactly once, across batches", asyn
   assert.deepEqual(res.body.data.map((r: { requests: number }) => r.requests), [150, 150, 150]);
   assert.equal(res.body.totals.prompt_tokens, 450);
   assert.equal(res.body.totals.completion_tokens, 900);
+  for (const model of res.body.models) {
+    assert.deepEqual(model.cache, { hits: 120, misses: 30, bypass: 0, hit_ratio: 0.8 });
+    assert.equal(model.guardrails[0].redacted, 150);
+    assert.deepEqual(model.guardrails[0].found, { email: 150 });
+  }
 });
 
 Deno.test("GET /admin/usage: a bad day is a 400 naming day", async () => {
@@ -197,4 +208,21 @@ Deno.test("GET /admin/usage: a model whose calls all bypassed the cache has no h
       guardrails: [],
     },
   ]);
+});
+
+Deno.test("GET /admin/usage: a long found type (a webhook's reason) is counted under its bounded start", async () => {
+  await using server = await startAdminServer({ clock: new FakeClock(T0) });
+  const { logger } = server.app.services;
+  const reason = "r".repeat(5000);
+  for (let i = 0; i < 2; i++) {
+    logger.request(record({
+      guardrails: [{ name: "hook", stage: "output", verdict: "logged", found: { [reason]: 1 } }],
+    }));
+  }
+  await logger.flush();
+  const res = await admin(server, "GET", "/admin/usage?day=2026-01-15");
+  const found = res.body.models[0].guardrails[0].found;
+  assert.deepEqual(Object.values(found), [2]);
+  assert.ok(Object.keys(found)[0]!.length <= 64);
+  assert.equal(res.body.models[0].guardrails[0].logged, 2);
 });
