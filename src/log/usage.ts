@@ -26,9 +26,10 @@ export interface UsageRow {
   cost_micros: number;
 }
 
-/** Whether a request counts as usage: every request to the public API (`/v1/...`). */
+/** Whether a request counts as usage: every request to the public API (`/v1/...`, and the
+ * Gemini door's `/v1beta/...`). */
 function counts(record: LogRecord): boolean {
-  return record.path.startsWith("/v1/");
+  return record.path.startsWith("/v1/") || record.path.startsWith("/v1beta/");
 }
 
 /** Characters of a key id or model kept in a usage key. Two such parts (at most 3 UTF-8 bytes a

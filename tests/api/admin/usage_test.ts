@@ -226,3 +226,20 @@ Deno.test("GET /admin/usage: a long found type (a webhook's reason) is counted u
   assert.ok(Object.keys(found)[0]!.length <= 64);
   assert.equal(res.body.models[0].guardrails[0].logged, 2);
 });
+
+Deno.test("GET /admin/usage: the Gemini door's calls (/v1beta/...) count as usage; the admin API's do not", async () => {
+  await using server = await startAdminServer({ clock: new FakeClock(T0) });
+  const { logger } = server.app.services;
+  logger.request(
+    record({
+      path: "/v1beta/models/sim-chat:generateContent",
+      prompt_tokens: 4,
+      completion_tokens: 2,
+    }),
+  );
+  logger.request(record({ path: "/admin/keys", model: null }));
+  await logger.flush();
+  const res = await admin(server, "GET", "/admin/usage?day=2026-01-15");
+  assert.equal(res.body.totals.requests, 1);
+  assert.equal(res.body.totals.prompt_tokens, 4);
+});
