@@ -5,7 +5,8 @@
  *   PORT=9100 CHUNKS=20 DRIP_MS=0 deno run -A bench/upstream.ts
  *
  * CHUNKS is the number of content chunks per stream; DRIP_MS the delay between chunks (the
- * soak test uses 100 ms).
+ * soak test uses 100 ms). A request for the model `bench-ttft-50` is answered 50 ms late, as a
+ * model that takes that long to its first token.
  */
 import { concatBytes } from "../src/http/bytes.ts";
 import {
@@ -20,6 +21,8 @@ const port = Number(Deno.env.get("PORT") ?? 9100);
 const chunks = Number(Deno.env.get("CHUNKS") ?? 20);
 const dripMs = Number(Deno.env.get("DRIP_MS") ?? 0);
 const encoder = new TextEncoder();
+/** The model whose answers begin 50 ms late. */
+const SLOW_FIRST_MODEL = "bench-ttft-50";
 
 const OPENAI_EVENTS = openaiEvents(chunks).map((e) => encoder.encode(e));
 const ANTHROPIC_EVENTS = anthropicEvents(chunks).map((e) => encoder.encode(e));
@@ -46,6 +49,7 @@ Deno.serve({ port, hostname: "127.0.0.1", onListen: () => {} }, async (request) 
   const path = new URL(request.url).pathname;
   const text = await request.text();
   const streaming = text.includes('"stream":true');
+  if (text.includes(`"model":"${SLOW_FIRST_MODEL}"`)) await new Promise((r) => setTimeout(r, 50));
   if (path.endsWith("/chat/completions")) {
     return streaming
       ? stream(OPENAI_EVENTS, request.signal)
