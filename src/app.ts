@@ -68,6 +68,18 @@ import {
   getResponse,
   listInputItems,
 } from "./api/responses/handler.ts";
+import {
+  createFile,
+  deleteFile,
+  fileContent,
+  listFiles,
+  retrieveFile,
+} from "./api/files/handler.ts";
+import { cancelBatch, createBatch, listBatches, retrieveBatch } from "./api/batches/handler.ts";
+import { listAdminBatches } from "./api/admin/batches.ts";
+import { BatchRunner } from "./batches/runner.ts";
+import { QueueDispatcher } from "./batches/queue.ts";
+import type { OnBehalf } from "./pipeline/context.ts";
 import { IdleTrimmer } from "./serve/memory_trim.ts";
 import { adminPage, asset, homePage, playgroundPage } from "./api/pages/handler.ts";
 
@@ -140,6 +152,22 @@ const RESOURCES: readonly Resource[] = [
     scope: "images",
     json: true,
   },
+  // Files and batches (docs/batches.md): the multipart upload is read by its handler.
+  { path: "/v1/files", methods: { GET: listFiles, POST: createFile }, scope: "other" },
+  {
+    path: "/v1/files/:id",
+    methods: { GET: retrieveFile, DELETE: deleteFile },
+    scope: "other",
+  },
+  { path: "/v1/files/:id/content", methods: { GET: fileContent }, scope: "other" },
+  {
+    path: "/v1/batches",
+    methods: { GET: listBatches, POST: createBatch },
+    scope: "other",
+    overrides: { POST: { scope: "other", json: true } },
+  },
+  { path: "/v1/batches/:id", methods: { GET: retrieveBatch }, scope: "other" },
+  { path: "/v1/batches/:id/cancel", methods: { POST: cancelBatch }, scope: "other" },
   { path: "/healthz", methods: { GET: health }, scope: null },
   // The web pages (README "Web pages"): not limited, like /healthz; they serve from memory.
   { path: "/", methods: { GET: homePage }, scope: null },
@@ -175,6 +203,7 @@ const ADMIN_RESOURCES: readonly Resource[] = [
   ].map(withoutQuery),
   { path: "/admin/logs", methods: { GET: listLogs }, scope: null, admin: true },
   { path: "/admin/usage", methods: { GET: getUsage }, scope: null, admin: true },
+  { path: "/admin/batches", methods: { GET: listAdminBatches }, scope: null, admin: true },
 ];
 
 /** What an app is built from; everything but config and kv has a production default. */
@@ -216,6 +245,9 @@ export interface App {
    * writes pending log records. */
   close(): Promise<void>;
 }
+
+/** The address of internal requests (batch lines). */
+const INTERNAL_ADDR: Deno.NetAddr = { transport: "tcp", hostname: "127.0.0.1", port: 0 };
 
 /** How often the process looks whether it has gone quiet, to trim memory: a burst's freed
  * memory goes back to the system 5-10 s after its last request. */
@@ -297,7 +329,19 @@ export async function createApp(deps: AppDeps): Promise<App> {
       guardrails({ http: providerOptions.http, env }),
       responseCache({ kv, clock, logger }),
     ],
+    batches: new BatchRunner({
+      kv,
+      clock,
+      config: config.batches,
+      limits: config.limits,
+      keys,
+      logger,
+      run: runInternal,
+    }),
   };
+  // The app's one KV queue listener, shared by every kind of background message.
+  const queue = new QueueDispatcher(kv, (message, e) => logger.error(message, e));
+  services.batches.listenOn(queue);
   // One group commit for the request and token counters: their writes share KV commits.
   const commits = new GroupCommit(kv, metrics?.commitObserver("ratelimit"));
   const limiter = new RateLimiter({
@@ -359,6 +403,24 @@ export async function createApp(deps: AppDeps): Promise<App> {
     return Promise.resolve(run(ctx));
   }
 
+  /** The internal entry point: runs a batch line through the pipeline as its batch's owner
+   * (`onBehalf`), which no request from outside can set. */
+  function runInternal(
+    request: Request,
+    onBehalf: OnBehalf,
+  ): Promise<{ response: Response; requestId: string }> {
+    const ctx = new RequestContext(
+      request,
+      INTERNAL_ADDR,
+      INTERNAL_ADDR.hostname,
+      clock.now(),
+      services,
+      settler,
+    );
+    ctx.onBehalf = onBehalf;
+    return Promise.resolve(run(ctx)).then((response) => ({ response, requestId: ctx.requestId }));
+  }
+
   // Lists the upstreams of `discover: true` providers from the next task on, so
   // that the first listing never delays the listener (main.ts binds before it runs).
   const discovery = new ModelDiscovery({
@@ -369,13 +431,17 @@ export async function createApp(deps: AppDeps): Promise<App> {
     logger,
   });
   discovery.start();
+  queue.listen();
 
   return {
     handler,
     services,
     release: () => providers.release(),
     async close() {
+      // Batch lines still running are settled with the rest; no new message is taken.
+      const draining = queue.close();
       await settler.close();
+      await draining;
       // The last requests' slots and reservations are given back before the process stops:
       // otherwise a key stays at its concurrency limit until the leases expire, and its
       // budget keeps the worst case of each stream the shutdown cut.

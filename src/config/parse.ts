@@ -3,6 +3,7 @@ import { DEFAULT_KV_PATH } from "../kv/open.ts";
 import { ValidationError } from "../validation/error.ts";
 import { readJson } from "../validation/reader.ts";
 import { ConfigError } from "./error.ts";
+import { readBatches } from "./batches.ts";
 import { readLimits } from "./limits.ts";
 import { readLogs } from "./logs.ts";
 import { readMetrics } from "./metrics.ts";
@@ -32,6 +33,7 @@ function validate(raw: unknown): Config {
     logs: readLogs(root.get("logs")),
     site: readSite(root.get("site")),
     metrics: readMetrics(root.get("metrics")),
+    batches: readBatches(root.get("batches")),
   };
   root.get("$schema"); // editors' hint; allowed, not used
   root.done();

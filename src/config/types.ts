@@ -444,6 +444,21 @@ export interface MetricsConfig {
   token_env: string | null;
 }
 
+/** The Files and Batch APIs (`/v1/files`, `/v1/batches`; docs/batches.md). */
+export interface BatchesConfig {
+  /** Bytes an uploaded file may have. */
+  max_file_bytes: number;
+  /** Lines an uploaded batch input file may have. */
+  max_lines: number;
+  /** Days files (inputs, outputs, error files) and batches are kept. */
+  file_retention_days: number;
+  /** The share (0-1] of a key's request and token limits its batch lines may use: past it a
+   * line waits for the window to pass, leaving the rest to the key's live traffic. */
+  limit_share: number;
+  /** Times a line is tried on upstream failures (429, 5xx) before it goes to the error file. */
+  max_attempts: number;
+}
+
 /** The whole, validated configuration with every default filled in. */
 export interface Config {
   server: ServerConfig;
@@ -456,4 +471,5 @@ export interface Config {
   logs: LogsConfig;
   site: SiteConfig;
   metrics: MetricsConfig;
+  batches: BatchesConfig;
 }

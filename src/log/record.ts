@@ -33,6 +33,8 @@ export interface LogRecord {
   /** What the response cache did, for a model with one: `hit`, `miss`, or `bypass` (not used
    * for this call: the key, `Cache-Control: no-store`, an anonymous caller). */
   cache?: "hit" | "miss" | "bypass";
+  /** The batch the request was a line of (see docs/batches.md). */
+  batch_id?: string;
   /** Message text, only when `logs.include_content` is on. */
   content?: unknown;
 }

@@ -37,6 +37,11 @@ async function byKey(
   store: StoreGuard,
 ): Promise<Response> {
   store.check();
+  // A batch line runs as its batch's owner (only the app's internal entry point sets this).
+  if (ctx.onBehalf !== null) {
+    ctx.caller = ctx.onBehalf.caller;
+    return await next(ctx);
+  }
   try {
     // Google's `?key=` is a key only on the Gemini API's paths.
     const url = ctx.endpoint.errors === "gemini" ? ctx.url : undefined;

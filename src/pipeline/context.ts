@@ -24,6 +24,7 @@ import type { GuardrailVerdict } from "../guardrails/report.ts";
 import type { StreamTally } from "../http/sse_response.ts";
 import type { Held } from "./held.ts";
 import type { ModelStep } from "./model_step.ts";
+import type { BatchRunner } from "../batches/runner.ts";
 
 /** Everything a step or handler may use, built once per app. */
 export interface Services {
@@ -44,6 +45,8 @@ export interface Services {
   bodyTimers: Expiries;
   /** The steps around chat calls' models, outermost first (see model_step.ts). */
   modelSteps: readonly ModelStep[];
+  /** Files and batches, and the engine that runs batches from the KV queue. */
+  batches: BatchRunner;
 }
 
 /** An endpoint.s handler: answers a request that passed every step before it. */
@@ -72,6 +75,16 @@ export interface Endpoint {
   readonly path?: string;
   /** Whether its calls reserve tokens and spend (token limits, budgets): chat and embeddings. */
   readonly metered?: boolean;
+}
+
+/** Whom an internal request (a batch line, see src/batches/) runs as: set only by the app's
+ * internal entry point, never from anything a client sends; the auth step takes it instead of
+ * reading a key from the request. */
+export interface OnBehalf {
+  /** The batch's owner, as a key caller (its record read from KV for this line). */
+  caller: Caller;
+  /** The batch the request is a line of (its log record's `batch_id`). */
+  batchId: string;
 }
 
 /** A request between the settle step and its settling (see settle.ts). */
@@ -106,6 +119,9 @@ export class RequestContext {
   endpoint!: Endpoint;
   /** Path parameters of the matched path (`/admin/keys/:id` -> `id`). */
   params: Readonly<Record<string, string>> = NO_PARAMS;
+
+  /** Set for a batch line (by the app's internal entry point only): whom it runs as. */
+  onBehalf: OnBehalf | null = null;
 
   // Auth step.
   /** Who the request says it is (anonymous unless the endpoint identifies callers by key). */

@@ -40,6 +40,7 @@ export function logRecord(
     if (reason !== null) record.reason = reason;
     if (ctx.guardrails !== null && ctx.guardrails.length > 0) record.guardrails = ctx.guardrails;
     if (ctx.cache !== null) record.cache = ctx.cache;
+    if (ctx.onBehalf !== null) record.batch_id = ctx.onBehalf.batchId;
     if (includeContent && ctx.content !== undefined) record.content = ctx.content;
     logger.request(record);
   };

@@ -1,0 +1,384 @@
+/**
+ * Runs batches from the KV queue (docs/batches.md): one message starts a batch (checks its input
+ * file, queues one message per line), one per line runs it through the app's pipeline as the
+ * batch's owner, one finalizes (writes the output and error files). Every message may be
+ * delivered more than once and to any instance: each step is guarded by the batch's record
+ * (checked in the same commit) and a line's result is written only if it has none.
+ */
+import { randomBase62 } from "../auth/keys.ts";
+import type { Caller } from "../auth/authenticate.ts";
+import type { KeyStore } from "../auth/keys.ts";
+import type { Clock } from "../clock.ts";
+import type { BatchesConfig, LimitsConfig } from "../config/types.ts";
+import type { Logger } from "../log/logger.ts";
+import type { OnBehalf } from "../pipeline/context.ts";
+import { FileStore } from "./files.ts";
+import { type BatchLine, checkBatchFile, MAX_REPORTED, parseLine } from "./jsonl.ts";
+import type { QueueDispatcher, QueueMessage } from "./queue.ts";
+import { takeShare } from "./share.ts";
+import { type BatchError, type BatchOutcome, type BatchRecord, BatchStore } from "./store.ts";
+
+/** Runs one request through the app's pipeline as `onBehalf`'s caller. */
+export type RunInternal = (
+  request: Request,
+  onBehalf: OnBehalf,
+) => Promise<{ response: Response; requestId: string }>;
+
+/** What the runner is built from. */
+export interface BatchRunnerDeps {
+  kv: Deno.Kv;
+  clock: Clock;
+  config: BatchesConfig;
+  limits: LimitsConfig;
+  keys: KeyStore;
+  logger: Logger;
+  run: RunInternal;
+  /** Called once per line whose result was written. */
+  onLine?: (ok: boolean) => void;
+}
+
+/** Starts a batch: checks its input file and queues its lines. */
+export interface StartMessage extends QueueMessage {
+  kind: "batch_start";
+  batch: string;
+}
+/** Runs one line (bytes `offset`..`offset + length` of the input file). */
+export interface LineMessage extends QueueMessage {
+  kind: "batch_line";
+  batch: string;
+  index: number;
+  offset: number;
+  length: number;
+  /** Tries so far that ended in an upstream failure. */
+  attempt: number;
+}
+/** Finalizes a batch whose lines are done (or that was cancelled or expired). */
+export interface FinalizeMessage extends QueueMessage {
+  kind: "batch_finalize";
+  batch: string;
+}
+/** Expires a batch still running at the end of its completion window. */
+export interface ExpireMessage extends QueueMessage {
+  kind: "batch_expire";
+  batch: string;
+}
+
+/** Line messages queued per commit. */
+const QUEUE_GROUP = 100;
+/** The first retry's wait, doubled each time up to {@link MAX_BACKOFF_MS}. */
+const BACKOFF_MS = 500;
+const MAX_BACKOFF_MS = 60_000;
+/** Bytes of a line's answer kept in its result (a longer one is an error line). */
+const MAX_ANSWER_BYTES = 8 * 1024 * 1024;
+const DAY_MS = 86_400_000;
+
+/** The batch engine of one app: its queue handlers and the stores they share with the API. */
+export class BatchRunner {
+  readonly files: FileStore;
+  readonly batches: BatchStore;
+  readonly #deps: BatchRunnerDeps;
+
+  constructor(deps: BatchRunnerDeps) {
+    this.#deps = deps;
+    // Batches are kept a day longer than files: a batch may run for its 24 h window.
+    const retention = deps.config.file_retention_days * DAY_MS;
+    this.files = new FileStore(deps.kv, retention);
+    this.batches = new BatchStore(deps.kv, retention + DAY_MS);
+  }
+
+  /** Registers the runner's handlers on `queue`. */
+  listenOn(queue: QueueDispatcher): void {
+    queue.on("batch_start", (m) => this.#start(m as StartMessage));
+    queue.on("batch_line", (m) => this.#line(m as LineMessage));
+    queue.on("batch_finalize", (m) => this.#finalize(m as FinalizeMessage));
+    queue.on("batch_expire", (m) => this.#expire(m as ExpireMessage));
+  }
+
+  /** Asks a running batch to stop: no line starts after this, and it finalizes with what it
+   * has. Resolves with the batch as changed, or `null` if it had already stopped. */
+  cancel(id: string): Promise<BatchRecord | null> {
+    const now = this.#seconds();
+    return this.batches.update(
+      id,
+      (b) =>
+        b.status === "validating" || b.status === "in_progress"
+          ? { ...b, status: "cancelling", cancelling_at: now, ...this.#ending(b, "cancelled") }
+          : null,
+      (op) => op.enqueue({ kind: "batch_finalize", batch: id } satisfies FinalizeMessage),
+    );
+  }
+
+  #seconds(): number {
+    return Math.floor(this.#deps.clock.now() / 1000);
+  }
+
+  /** The fields of a batch that stops taking lines: how it ends, and its files' ids. */
+  #ending(b: BatchRecord, outcome: BatchOutcome): Partial<BatchRecord> {
+    const now = this.#deps.clock.now();
+    return {
+      outcome,
+      output_file_id: b.output_file_id ?? this.files.newId(now),
+      error_file_id: b.error_file_id ?? this.files.newId(now),
+    };
+  }
+
+  async #start(m: StartMessage): Promise<void> {
+    const { clock, config } = this.#deps;
+    const batch = (await this.batches.entry(m.batch)).value;
+    if (batch === null) return;
+    if (batch.status !== "validating" && batch.status !== "in_progress") return;
+    const file = await this.files.get(batch.input_file_id, batch.owner);
+    if (file === null) {
+      return await this.#fail(batch.id, [{
+        code: "invalid_input_file",
+        message: `The input file ${batch.input_file_id} no longer exists.`,
+        param: "input_file_id",
+        line: null,
+      }]);
+    }
+    const checked = checkBatchFile(await this.files.bytes(file), config.max_lines);
+    if (checked.errors.length > 0) {
+      return await this.#fail(
+        batch.id,
+        checked.errors.slice(0, MAX_REPORTED).map((e) => ({
+          code: "invalid_request",
+          message: e.message,
+          param: null,
+          line: e.line,
+        })),
+      );
+    }
+    const spans = checked.spans;
+    if (batch.status === "validating") {
+      const now = this.#seconds();
+      const started = await this.batches.update(
+        batch.id,
+        (b) =>
+          b.status === "validating"
+            ? { ...b, status: "in_progress", in_progress_at: now, total: spans.length, queued: 0 }
+            : null,
+        (op, b) =>
+          op.enqueue({ kind: "batch_expire", batch: b.id } satisfies ExpireMessage, {
+            delay: Math.max(0, b.expires_at * 1000 - clock.now()),
+          }),
+      );
+      if (started === null) return;
+    }
+    // Queued in groups; a start delivered again goes on from the last group committed.
+    for (;;) {
+      let from = -1;
+      const queued = await this.batches.update(batch.id, (b) => {
+        if (b.status !== "in_progress" || b.queued >= b.total) return null;
+        from = b.queued;
+        return { ...b, queued: Math.min(b.total, b.queued + QUEUE_GROUP) };
+      }, (op, b) => {
+        for (let index = from; index < b.queued; index++) {
+          const span = spans[index]!;
+          op.enqueue(
+            {
+              kind: "batch_line",
+              batch: b.id,
+              index,
+              offset: span.offset,
+              length: span.length,
+              attempt: 0,
+            } satisfies LineMessage,
+          );
+        }
+      });
+      if (queued === null) return;
+    }
+  }
+
+  async #fail(id: string, errors: BatchError[]): Promise<void> {
+    const now = this.#seconds();
+    await this.batches.update(
+      id,
+      (b) => b.status === "validating" ? { ...b, status: "failed", failed_at: now, errors } : null,
+    );
+  }
+
+  async #line(m: LineMessage): Promise<void> {
+    const { kv, clock, config, limits, keys, run } = this.#deps;
+    const entry = await this.batches.entry(m.batch);
+    const batch = entry.value;
+    // A batch that stopped taking lines (cancelled, expired) drops the rest.
+    if (batch === null || batch.status !== "in_progress") return;
+    if (await this.batches.hasResult(batch.id, m.index)) return await this.#maybeDone(batch);
+    const file = await this.files.get(batch.input_file_id, batch.owner);
+    if (file === null) {
+      const error = { code: "input_file_missing", message: "The input file was deleted." };
+      return await this.#write(entry, m.index, false, errorLine(null, error));
+    }
+    const line = parseLine(await this.files.range(file, m.offset, m.length));
+    const key = await keys.lookup(batch.owner_hash);
+    if (key === null || key.record.disabled) {
+      const error = {
+        code: "invalid_api_key",
+        message: "The batch's API key was revoked or disabled.",
+      };
+      return await this.#write(entry, m.index, false, errorLine(line.custom_id, error));
+    }
+    // The batch's share of the key's limits is used up: the line waits, live traffic goes on.
+    const scope = line.url === "/v1/chat/completions" || line.url === "/v1/responses"
+      ? "chat"
+      : "other";
+    const wait = await takeShare(kv, limits, key.record, scope, config.limit_share, clock.now());
+    if (wait > 0) {
+      await kv.enqueue(m, { delay: wait });
+      return;
+    }
+    const caller: Caller = { kind: "key", entry: key, verified: true };
+    const { response, requestId } = await run(lineRequest(line), { caller, batchId: batch.id });
+    const body = await answerBody(response);
+    const status = response.status;
+    if ((status === 429 || status >= 500) && m.attempt + 1 < config.max_attempts) {
+      await kv.enqueue({ ...m, attempt: m.attempt + 1 } satisfies LineMessage, {
+        delay: retryDelay(response, m.attempt),
+      });
+      return;
+    }
+    const ok = status >= 200 && status < 300;
+    const text = JSON.stringify({
+      id: "batch_req_" + randomBase62(24),
+      custom_id: line.custom_id,
+      response: { status_code: status, request_id: requestId, body },
+      error: null,
+    });
+    await this.#write(entry, m.index, ok, text);
+  }
+
+  /** Writes line `index`'s result once, then finalizes the batch if it was its last line. */
+  async #write(
+    entry: Deno.KvEntry<BatchRecord>,
+    index: number,
+    ok: boolean,
+    text: string,
+  ): Promise<void> {
+    for (;;) {
+      const outcome = await this.batches.writeResult(entry, index, ok, text);
+      if (outcome === "written") this.#deps.onLine?.(ok);
+      if (outcome !== "stale") return await this.#maybeDone(entry.value);
+      // The batch's record changed: go on only if it still takes lines.
+      const fresh = await this.batches.entry(entry.value.id);
+      if (fresh.value === null || fresh.value.status !== "in_progress") return;
+      entry = fresh as Deno.KvEntry<BatchRecord>;
+    }
+  }
+
+  /** Queues the batch's finalizing once every line is done. */
+  async #maybeDone(batch: BatchRecord): Promise<void> {
+    const counts = await this.batches.counts(batch.id);
+    if (counts.done < batch.total) return;
+    await this.#deps.kv.enqueue(
+      { kind: "batch_finalize", batch: batch.id } satisfies FinalizeMessage,
+    );
+  }
+
+  async #finalize(m: FinalizeMessage): Promise<void> {
+    let batch = (await this.batches.entry(m.batch)).value;
+    if (batch === null) return;
+    if (batch.status === "in_progress") {
+      const counts = await this.batches.counts(batch.id);
+      if (counts.done < batch.total) return;
+      const now = this.#seconds();
+      batch = await this.batches.update(
+        batch.id,
+        (b) =>
+          b.status === "in_progress"
+            ? { ...b, status: "finalizing", finalizing_at: now, ...this.#ending(b, "completed") }
+            : null,
+      ) ?? (await this.batches.entry(m.batch)).value;
+      if (batch === null) return;
+    }
+    if (batch.status !== "finalizing" && batch.status !== "cancelling") return;
+    const from = batch.status;
+    const written = await this.#writeFiles(batch);
+    const outcome = batch.outcome ?? "completed";
+    const now = this.#seconds();
+    await this.batches.update(batch.id, (b) =>
+      b.status === from
+        ? {
+          ...b,
+          status: outcome,
+          [`${outcome}_at`]: now,
+          output_file_id: written.output ? b.output_file_id : null,
+          error_file_id: written.errors ? b.error_file_id : null,
+        }
+        : null);
+  }
+
+  /** Writes the batch's output and error files (under the ids its record holds, so that a
+   * finalizing delivered again writes the same files); says which have lines. */
+  async #writeFiles(batch: BatchRecord): Promise<{ output: boolean; errors: boolean }> {
+    const out: string[] = [];
+    const err: string[] = [];
+    for await (const [ok, text] of this.batches.results(batch.id)) (ok ? out : err).push(text);
+    const now = this.#deps.clock.now();
+    const encoder = new TextEncoder();
+    const write = async (id: string | null, lines: string[], name: string) => {
+      if (id === null || lines.length === 0) return false;
+      const bytes = encoder.encode(lines.map((l) => l + "\n").join(""));
+      const fields = { owner: batch.owner, filename: name, purpose: "batch_output" as const };
+      await this.files.put(fields, bytes, now, id);
+      return true;
+    };
+    return {
+      output: await write(batch.output_file_id, out, `${batch.id}_output.jsonl`),
+      errors: await write(batch.error_file_id, err, `${batch.id}_error.jsonl`),
+    };
+  }
+
+  async #expire(m: ExpireMessage): Promise<void> {
+    const now = this.#seconds();
+    await this.batches.update(
+      m.batch,
+      (b) =>
+        b.status === "validating" || b.status === "in_progress"
+          ? { ...b, status: "finalizing", finalizing_at: now, ...this.#ending(b, "expired") }
+          : null,
+      (op) => op.enqueue({ kind: "batch_finalize", batch: m.batch } satisfies FinalizeMessage),
+    );
+  }
+}
+
+/** The internal request of a line: a POST of its body to its url. */
+function lineRequest(line: BatchLine): Request {
+  return new Request(`http://batch.internal${line.url}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(line.body),
+  });
+}
+
+/** A line's answer as JSON (a stream or an oversized answer is an error body). */
+async function answerBody(response: Response): Promise<unknown> {
+  const text = await response.text();
+  if (text.length > MAX_ANSWER_BYTES) {
+    return {
+      error: { message: "The answer was too large for a batch result.", type: "server_error" },
+    };
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    return { error: { message: "The answer was not JSON.", type: "server_error" } };
+  }
+}
+
+/** The error-file line of a line that got no answer. */
+function errorLine(customId: string | null, error: { code: string; message: string }): string {
+  return JSON.stringify({
+    id: "batch_req_" + randomBase62(24),
+    custom_id: customId,
+    response: null,
+    error,
+  });
+}
+
+/** How long a line waits before its next try: the answer's `retry-after`, else back-off. */
+function retryDelay(response: Response, attempt: number): number {
+  const after = Number(response.headers.get("retry-after"));
+  if (Number.isFinite(after) && after > 0) return Math.min(after * 1000, MAX_BACKOFF_MS);
+  return Math.min(BACKOFF_MS * 2 ** attempt, MAX_BACKOFF_MS);
+}

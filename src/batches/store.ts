@@ -1,0 +1,228 @@
+/**
+ * Batches on KV: a batch's record, its lines' results (each written once, with an atomic
+ * check), and its counters (KV sums, which never conflict), listed per owner newest first.
+ * Everything a batch needs to go on is here, so any instance (or a restarted one) can.
+ */
+import { timeOrderedId } from "./ids.ts";
+
+/** OpenAI's batch statuses. */
+export type BatchStatus =
+  | "validating"
+  | "failed"
+  | "in_progress"
+  | "finalizing"
+  | "completed"
+  | "expired"
+  | "cancelling"
+  | "cancelled";
+
+/** How a batch that stopped taking lines ends. */
+export type BatchOutcome = "completed" | "cancelled" | "expired";
+
+/** One error of a batch (OpenAI's `BatchError`). */
+export interface BatchError {
+  code: string;
+  message: string;
+  param: string | null;
+  line: number | null;
+}
+
+/** A batch's record, as stored. Times are Unix seconds. */
+export interface BatchRecord {
+  id: string;
+  /** The id of the key that created it, and its hash (to run its lines as that key). */
+  owner: string;
+  owner_hash: string;
+  endpoint: string;
+  input_file_id: string;
+  completion_window: string;
+  status: BatchStatus;
+  metadata: Record<string, string> | null;
+  errors: BatchError[] | null;
+  output_file_id: string | null;
+  error_file_id: string | null;
+  created_at: number;
+  in_progress_at: number | null;
+  expires_at: number;
+  finalizing_at: number | null;
+  completed_at: number | null;
+  failed_at: number | null;
+  expired_at: number | null;
+  cancelling_at: number | null;
+  cancelled_at: number | null;
+  /** Lines in the input file (0 until validated). */
+  total: number;
+  /** Lines queued so far (the start goes on from here if it is delivered again). */
+  queued: number;
+  /** How it ends once it stops taking lines (set with `finalizing` or `cancelling`). */
+  outcome: BatchOutcome | null;
+}
+
+/** A line's result: its output file line, in the output file (`ok`) or the error file. */
+export interface LineResult {
+  ok: boolean;
+  /** The line's JSON (in parts when longer than a KV value holds). */
+  text?: string;
+  parts?: number;
+}
+
+/** How many lines are done, and of them how many failed. */
+export interface BatchCounts {
+  done: number;
+  failed: number;
+}
+
+/** Characters of a result stored in one KV value (UTF-16 units; at most 3 bytes each). */
+const PART_CHARS = 20_000;
+
+export const batchKey = (id: string): Deno.KvKey => ["batches", id];
+const ownerKey = (owner: string, id: string): Deno.KvKey => ["batches_by_owner", owner, id];
+const resultKey = (id: string, index: number): Deno.KvKey => ["batch_results", id, index];
+const partKey = (id: string, index: number, n: number): Deno.KvKey => [
+  "batch_result_parts",
+  id,
+  index,
+  n,
+];
+const countKey = (id: string, name: "done" | "failed"): Deno.KvKey => ["batch_counts", id, name];
+
+/** The batches on a KV store, kept `retentionMs` after their creation. */
+export class BatchStore {
+  constructor(readonly kv: Deno.Kv, readonly retentionMs: number) {}
+
+  /** A new batch id. */
+  newId(nowMs: number): string {
+    return timeOrderedId("batch_", nowMs);
+  }
+
+  /** Stores a new batch and `then` (its first queue message) in one commit. */
+  async create(batch: BatchRecord, message: unknown): Promise<void> {
+    const expireIn = this.retentionMs;
+    const result = await this.kv.atomic()
+      .check({ key: batchKey(batch.id), versionstamp: null })
+      .set(batchKey(batch.id), batch, { expireIn })
+      .set(ownerKey(batch.owner, batch.id), true, { expireIn })
+      .enqueue(message)
+      .commit();
+    if (!result.ok) throw new Error(`batch ${batch.id} exists`);
+  }
+
+  /** The batch with its versionstamp, or `null`. */
+  async entry(id: string): Promise<Deno.KvEntryMaybe<BatchRecord>> {
+    return await this.kv.get<BatchRecord>(batchKey(id));
+  }
+
+  /** Batch `id` if `owner` owns it, else `null`. */
+  async get(id: string, owner: string): Promise<BatchRecord | null> {
+    const batch = (await this.entry(id)).value;
+    return batch !== null && batch.owner === owner ? batch : null;
+  }
+
+  /**
+   * Changes a batch with `change` (which returns the new record, or `null` to leave it) and
+   * commits it with `also` (queue messages...), retried on conflicts; resolves with the new
+   * record, or `null` when there is no batch or `change` left it.
+   */
+  async update(
+    id: string,
+    change: (batch: BatchRecord) => BatchRecord | null,
+    also: (op: Deno.AtomicOperation, batch: BatchRecord) => void = () => {},
+  ): Promise<BatchRecord | null> {
+    for (;;) {
+      const entry = await this.entry(id);
+      if (entry.value === null) return null;
+      const next = change(entry.value);
+      if (next === null) return null;
+      const op = this.kv.atomic().check(entry).set(batchKey(id), next, {
+        expireIn: this.retentionMs,
+      });
+      also(op, next);
+      if ((await op.commit()).ok) return next;
+    }
+  }
+
+  /** The done and failed counts. */
+  async counts(id: string): Promise<BatchCounts> {
+    const [done, failed] = await this.kv.getMany<[Deno.KvU64, Deno.KvU64]>([
+      countKey(id, "done"),
+      countKey(id, "failed"),
+    ]);
+    return { done: Number(done.value?.value ?? 0n), failed: Number(failed.value?.value ?? 0n) };
+  }
+
+  /** Whether line `index` has its result. */
+  async hasResult(id: string, index: number): Promise<boolean> {
+    return (await this.kv.get(resultKey(id, index))).versionstamp !== null;
+  }
+
+  /**
+   * Writes line `index`'s result once: only while the batch is as `batch` (still taking
+   * lines) and the line has none. `"written"`, `"exists"` (written before: a redelivery), or
+   * `"stale"` (the batch changed: read it again).
+   */
+  async writeResult(
+    batch: Deno.KvEntry<BatchRecord>,
+    index: number,
+    ok: boolean,
+    text: string,
+  ): Promise<"written" | "exists" | "stale"> {
+    const id = batch.value.id;
+    const expireIn = this.retentionMs;
+    const op = this.kv.atomic()
+      .check({ key: resultKey(id, index), versionstamp: null })
+      .check(batch)
+      .sum(countKey(id, "done"), 1n);
+    if (!ok) op.sum(countKey(id, "failed"), 1n);
+    if (text.length <= PART_CHARS) {
+      op.set(resultKey(id, index), { ok, text } satisfies LineResult, { expireIn });
+    } else {
+      const parts = Math.ceil(text.length / PART_CHARS);
+      for (let n = 0; n < parts; n++) {
+        op.set(partKey(id, index, n), text.slice(n * PART_CHARS, (n + 1) * PART_CHARS), {
+          expireIn,
+        });
+      }
+      op.set(resultKey(id, index), { ok, parts } satisfies LineResult, { expireIn });
+    }
+    if ((await op.commit()).ok) return "written";
+    return await this.hasResult(id, index) ? "exists" : "stale";
+  }
+
+  /** The results written so far, in line order: `[ok, text]`. */
+  async *results(id: string): AsyncGenerator<[boolean, string]> {
+    for await (const entry of this.kv.list<LineResult>({ prefix: ["batch_results", id] })) {
+      const result = entry.value;
+      if (result.text !== undefined) {
+        yield [result.ok, result.text];
+        continue;
+      }
+      let text = "";
+      for await (
+        const part of this.kv.list<string>({ prefix: ["batch_result_parts", id, entry.key[2]!] })
+      ) text += part.value;
+      yield [result.ok, text];
+    }
+  }
+
+  /** The owner's batches (every owner's with `owner` null), newest first, after batch `after`;
+   * `limit` at most. */
+  async list(
+    owner: string | null,
+    limit: number,
+    after?: string,
+  ): Promise<{ batches: BatchRecord[]; hasMore: boolean }> {
+    const prefix = owner === null ? ["batches"] : ["batches_by_owner", owner];
+    const selector: Deno.KvListSelector = after === undefined
+      ? { prefix }
+      : { prefix, end: [...prefix, after] };
+    const batches: BatchRecord[] = [];
+    for await (const entry of this.kv.list(selector, { reverse: true })) {
+      const id = String(entry.key[entry.key.length - 1]);
+      const batch = owner === null ? entry.value as BatchRecord : await this.get(id, owner);
+      if (batch === null) continue;
+      if (batches.length === limit) return { batches, hasMore: true };
+      batches.push(batch);
+    }
+    return { batches, hasMore: false };
+  }
+}

@@ -1,0 +1,255 @@
+/**
+ * The Files and Batch APIs over a real port with the `openai` client, unchanged: a 200-line
+ * batch of chat and embeddings lines on the simulator and an OpenAI-style fake (some lines
+ * naming an unknown model, some meeting upstream failures that are retried) completes with one
+ * result per line; cancelling stops a batch with partial results; files and batches are
+ * invisible to other keys.
+ */
+import assert from "node:assert/strict";
+import OpenAI from "npm:openai@7.55.0";
+import { ADMIN_TOKEN, type JsonBody } from "./support/admin.ts";
+import { startFakeOpenAI } from "./support/fake_openai.ts";
+import type { FakeUpstream } from "./support/fake_upstream.ts";
+import { GENEROUS_LIMITS } from "./support/limits.ts";
+import { createKey } from "./support/sdk_gateway.ts";
+import { type FakeClock, startServer, testConfig, type TestServer } from "./support/server.ts";
+import {
+  BATCH_MODELS,
+  batchFile,
+  createBatch,
+  customId,
+  ended,
+  fileLines,
+  UNKNOWN_MODEL_EVERY,
+  waitFor,
+} from "./batches/support.ts";
+
+/** A gateway over the simulator and `upstream` (as provider `oa`), admin API on. */
+async function gateway(
+  upstream: FakeUpstream,
+  patch: (raw: Record<string, unknown>) => void = () => {},
+): Promise<TestServer> {
+  const env: Record<string, string> = {
+    SWITCHYARD_ADMIN_TOKEN: ADMIN_TOKEN,
+    OA_KEY: upstream.apiKey,
+  };
+  return await startServer({
+    env: (name) => env[name],
+    config: testConfig((raw) => {
+      raw.limits = GENEROUS_LIMITS;
+      (raw.providers as unknown[]).push({
+        id: "oa",
+        style: "openai",
+        base_url: `${upstream.url}/v1`,
+        api_key_env: "OA_KEY",
+        max_retries: 0,
+      });
+      (raw.models as unknown[]).push(...BATCH_MODELS);
+      patch(raw);
+    }),
+  });
+}
+
+function client(server: TestServer, apiKey: string): OpenAI {
+  return new OpenAI({ baseURL: `${server.url}/v1`, apiKey, maxRetries: 0, timeout: 10_000 });
+}
+
+Deno.test("batches: 200 lines of chat and embeddings complete with one result per custom_id", async () => {
+  await using upstream = startFakeOpenAI();
+  // The first upstream calls fail (503, 429): their lines are tried again, not failed.
+  upstream.faults = [{ status: 503 }, { status: 429, headers: { "retry-after": "0" } }, {
+    status: 500,
+  }];
+  await using server = await gateway(upstream);
+  const openai = client(server, await createKey(server));
+  const created = await createBatch(openai, batchFile(200));
+  assert.equal(created.object, "batch");
+  assert.equal(created.status, "validating");
+  assert.equal(created.completion_window, "24h");
+  assert.deepEqual(created.metadata, { job: "test" });
+
+  const done = await waitFor(openai, created.id, ended);
+  assert.equal(done.status, "completed", JSON.stringify(done));
+  const unknown = Array.from({ length: 200 }, (_, i) => i).filter((i) =>
+    i % UNKNOWN_MODEL_EVERY === UNKNOWN_MODEL_EVERY - 1
+  );
+  assert.deepEqual(done.request_counts, {
+    total: 200,
+    completed: 200 - unknown.length,
+    failed: unknown.length,
+  });
+  for (const field of ["in_progress_at", "finalizing_at", "completed_at"] as const) {
+    assert.equal(typeof done[field], "number", field);
+  }
+
+  const output = await fileLines(openai, done.output_file_id);
+  const errors = await fileLines(openai, done.error_file_id);
+  const ids = [...output, ...errors].map((l) => l.custom_id as string);
+  assert.equal(ids.length, 200);
+  assert.deepEqual(new Set(ids), new Set(Array.from({ length: 200 }, (_, i) => customId(i))));
+  assert.deepEqual(
+    errors.map((l) => l.custom_id).sort(),
+    unknown.map(customId),
+    "the unknown model's lines are in the error file",
+  );
+  for (const line of errors) {
+    const response = line.response as { status_code: number; body: { error: { code: string } } };
+    assert.equal(response.status_code, 404);
+    assert.equal(response.body.error.code, "model_not_found");
+  }
+  for (const line of output) {
+    assert.match(line.id as string, /^batch_req_/);
+    const response = line.response as {
+      status_code: number;
+      request_id: string;
+      body: JsonBody;
+    };
+    assert.equal(response.status_code, 200);
+    assert.match(response.request_id, /^req_/);
+    const body = response.body;
+    assert.ok(
+      body.object === "chat.completion" ? body.choices[0].message.content.length > 0 : (
+        body.object === "list" && body.data[0].embedding.length > 0
+      ),
+      JSON.stringify(body).slice(0, 200),
+    );
+  }
+  // The faults were met and retried: the fake saw more calls than it has lines.
+  const oaLines = 200 / 2 - unknown.filter((i) => i % 4 >= 2).length;
+  assert.equal(upstream.received.length, oaLines + 3);
+
+  // Each line is in the request log with its batch's id.
+  const records = server.output.records().filter((r) => r.batch_id === created.id);
+  assert.equal(records.length, 200 + 3);
+
+  // The admin API lists the batch with its progress.
+  const res = await fetch(`${server.url}/admin/batches`, {
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+  });
+  const listed = await res.json();
+  assert.equal(listed.data[0].id, created.id);
+  assert.equal(listed.data[0].request_counts.total, 200);
+});
+
+Deno.test("batches: a bad input file is refused naming its bad lines", async () => {
+  await using upstream = startFakeOpenAI();
+  await using server = await gateway(upstream);
+  const key = await createKey(server);
+  const form = new FormData();
+  form.set("purpose", "batch");
+  const good = JSON.stringify({
+    custom_id: "a",
+    method: "POST",
+    url: "/v1/chat/completions",
+    body: { model: "sim-chat", messages: [] },
+  });
+  const text = [
+    good,
+    "{not json",
+    JSON.stringify({ custom_id: "b", method: "GET", url: "/v1/chat/completions", body: {} }),
+    good,
+    JSON.stringify({ custom_id: "c", method: "POST", url: "/v1/images", body: {} }),
+  ].join("\n");
+  form.set("file", new File([text], "bad.jsonl"));
+  const res = await fetch(`${server.url}/v1/files`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}` },
+    body: form,
+  });
+  assert.equal(res.status, 400);
+  const { error } = await res.json();
+  assert.equal(error.param, "file");
+  assert.match(error.message, /4 invalid lines/);
+  assert.match(error.message, /line 2: not valid JSON/);
+  assert.match(error.message, /line 3: method/);
+  assert.match(error.message, /line 4: custom_id "a" is used by an earlier line/);
+  assert.match(error.message, /line 5: url/);
+});
+
+Deno.test("batches: cancel stops a batch; it ends cancelled with the results it had", async () => {
+  await using upstream = startFakeOpenAI();
+  // The key may make 10 chat calls a minute, so its batch may make 5 (limit_share 0.5): the
+  // rest wait for the next minute, which the test's clock never reaches.
+  await using server = await gateway(upstream, (raw) => {
+    raw.limits = {
+      ...GENEROUS_LIMITS,
+      key: { ...GENEROUS_LIMITS.key, chat: { per_minute: 10, per_day: 1000 } },
+    };
+  });
+  const openai = client(server, await createKey(server));
+  const lines = Array.from({ length: 20 }, (_, i) =>
+    JSON.stringify({
+      custom_id: customId(i),
+      method: "POST",
+      url: "/v1/chat/completions",
+      body: { model: "sim-chat", messages: [{ role: "user", content: `hi ${i}` }] },
+    })).join("\n");
+  const created = await createBatch(openai, lines);
+  const running = await waitFor(openai, created.id, (b) => (b.request_counts?.completed ?? 0) >= 5);
+  assert.equal(running.status, "in_progress");
+  // Live traffic keeps the rest of the key's limit.
+  const live = await openai.chat.completions.create({
+    model: "sim-chat",
+    messages: [{ role: "user", content: "live" }],
+  });
+  assert.ok(live.choices[0]!.message.content);
+
+  const cancelling = await openai.batches.cancel(created.id);
+  assert.equal(cancelling.status, "cancelling");
+  assert.equal(typeof cancelling.cancelling_at, "number");
+  const cancelled = await waitFor(openai, created.id, ended);
+  assert.equal(cancelled.status, "cancelled");
+  assert.equal(typeof cancelled.cancelled_at, "number");
+  assert.deepEqual(cancelled.request_counts, { total: 20, completed: 5, failed: 0 });
+  const output = await fileLines(openai, cancelled.output_file_id);
+  assert.equal(output.length, 5);
+  assert.equal(cancelled.error_file_id, null);
+  // Cancelling again changes nothing.
+  assert.equal((await openai.batches.cancel(created.id)).status, "cancelled");
+});
+
+Deno.test("batches: a key sees only its own files and batches", async () => {
+  await using upstream = startFakeOpenAI();
+  await using server = await gateway(upstream);
+  const owner = client(server, await createKey(server));
+  const other = client(server, await createKey(server));
+  const created = await createBatch(owner, batchFile(4));
+  const done = await waitFor(owner, created.id, ended);
+  assert.equal(done.status, "completed");
+
+  await assert.rejects(other.batches.retrieve(created.id), OpenAI.NotFoundError);
+  await assert.rejects(other.batches.cancel(created.id), OpenAI.NotFoundError);
+  await assert.rejects(other.files.retrieve(created.input_file_id), OpenAI.NotFoundError);
+  await assert.rejects(other.files.content(done.output_file_id!), OpenAI.NotFoundError);
+  await assert.rejects(other.files.delete(created.input_file_id), OpenAI.NotFoundError);
+  assert.deepEqual((await other.batches.list()).data, []);
+  assert.deepEqual((await other.files.list()).data, []);
+
+  // The owner lists both files (input, output) and the batch; pages by `after`.
+  const files = (await owner.files.list()).data.map((f) => f.id);
+  assert.deepEqual(new Set(files), new Set([created.input_file_id, done.output_file_id]));
+  (server.clock as FakeClock).advance(1000);
+  const second = await createBatch(owner, batchFile(2));
+  const page = await owner.batches.list({ limit: 1 });
+  assert.deepEqual(page.data.map((b) => b.id), [second.id]);
+  assert.equal(page.has_more, true);
+  const next = await owner.batches.list({ limit: 1, after: second.id });
+  assert.deepEqual(next.data.map((b) => b.id), [created.id]);
+  await waitFor(owner, second.id, ended);
+
+  // Deleting a file: gone for its owner too.
+  assert.deepEqual(await owner.files.delete(created.input_file_id), {
+    id: created.input_file_id,
+    object: "file",
+    deleted: true,
+  });
+  await assert.rejects(owner.files.retrieve(created.input_file_id), OpenAI.NotFoundError);
+});
+
+Deno.test("batches: the Files and Batch APIs need an API key", async () => {
+  await using upstream = startFakeOpenAI();
+  await using server = await gateway(upstream);
+  const res = await fetch(`${server.url}/v1/batches`);
+  assert.equal(res.status, 401);
+  assert.match((await res.json()).error.message, /need an API key/);
+});
