@@ -3,6 +3,7 @@
  * 64 KiB (KV's value limit), each with the file's expiry; listed per owner (the key that
  * uploaded it), newest first.
  */
+import { retryWhileBusy } from "../kv/busy.ts";
 import { timeOrderedId } from "./ids.ts";
 
 /** Bytes per chunk: under KV's 64 KiB value limit. */
@@ -68,13 +69,15 @@ export class FileStore {
     const chunks = Math.ceil(bytes.length / CHUNK_BYTES);
     const expireIn = this.retentionMs;
     for (let first = 0; first < chunks; first += CHUNKS_PER_COMMIT) {
-      const op = this.kv.atomic();
-      for (let n = first; n < Math.min(chunks, first + CHUNKS_PER_COMMIT); n++) {
-        op.set(chunkKey(id, n), bytes.subarray(n * CHUNK_BYTES, (n + 1) * CHUNK_BYTES), {
-          expireIn,
-        });
-      }
-      await commit(op);
+      await commit(() => {
+        const op = this.kv.atomic();
+        for (let n = first; n < Math.min(chunks, first + CHUNKS_PER_COMMIT); n++) {
+          op.set(chunkKey(id, n), bytes.subarray(n * CHUNK_BYTES, (n + 1) * CHUNK_BYTES), {
+            expireIn,
+          });
+        }
+        return op;
+      });
     }
     const record: FileRecord = {
       ...fields,
@@ -84,10 +87,10 @@ export class FileStore {
       expires_at: Math.floor((nowMs + expireIn) / 1000),
       chunks,
     };
-    await commit(
+    await commit(() =>
       this.kv.atomic()
         .set(fileKey(id), record, { expireIn })
-        .set(ownerKey(record.owner, id), true, { expireIn }),
+        .set(ownerKey(record.owner, id), true, { expireIn })
     );
     return record;
   }
@@ -162,18 +165,23 @@ export class FileStore {
   async delete(id: string, owner: string): Promise<boolean> {
     const file = await this.get(id, owner);
     if (file === null) return false;
-    await commit(this.kv.atomic().delete(fileKey(id)).delete(ownerKey(owner, id)));
+    await commit(() => this.kv.atomic().delete(fileKey(id)).delete(ownerKey(owner, id)));
     for (let first = 0; first < file.chunks; first += 100) {
-      const op = this.kv.atomic();
-      for (let n = first; n < Math.min(file.chunks, first + 100); n++) op.delete(chunkKey(id, n));
-      await commit(op);
+      await commit(() => {
+        const op = this.kv.atomic();
+        for (let n = first; n < Math.min(file.chunks, first + 100); n++) {
+          op.delete(chunkKey(id, n));
+        }
+        return op;
+      });
     }
     return true;
   }
 }
 
-/** Commits `op`, which checks nothing: only a store failure can stop it. */
-async function commit(op: Deno.AtomicOperation): Promise<void> {
-  const result = await op.commit();
+/** Commits the operation `build` makes, which checks nothing: only a store failure stops it
+ * (a busy store is tried again). */
+async function commit(build: () => Deno.AtomicOperation): Promise<void> {
+  const result = await retryWhileBusy(() => build().commit());
   if (!result.ok) throw new Error("a KV commit without checks failed");
 }

@@ -6,6 +6,7 @@
  * (checked in the same commit) and a line's result is written only if it has none.
  */
 import { randomBase62 } from "../auth/keys.ts";
+import { retryWhileBusy } from "../kv/busy.ts";
 import type { Caller } from "../auth/authenticate.ts";
 import type { KeyStore } from "../auth/keys.ts";
 import type { Clock } from "../clock.ts";
@@ -225,7 +226,7 @@ export class BatchRunner {
       : "other";
     const wait = await takeShare(kv, limits, key.record, scope, config.limit_share, clock.now());
     if (wait > 0) {
-      await kv.enqueue(m, { delay: wait });
+      await retryWhileBusy(() => kv.enqueue(m, { delay: wait }));
       return;
     }
     const caller: Caller = { kind: "key", entry: key, verified: true };
@@ -233,9 +234,8 @@ export class BatchRunner {
     const body = await answerBody(response);
     const status = response.status;
     if ((status === 429 || status >= 500) && m.attempt + 1 < config.max_attempts) {
-      await kv.enqueue({ ...m, attempt: m.attempt + 1 } satisfies LineMessage, {
-        delay: retryDelay(response, m.attempt),
-      });
+      const retry: LineMessage = { ...m, attempt: m.attempt + 1 };
+      await retryWhileBusy(() => kv.enqueue(retry, { delay: retryDelay(response, m.attempt) }));
       return;
     }
     const ok = status >= 200 && status < 300;
@@ -270,9 +270,8 @@ export class BatchRunner {
   async #maybeDone(batch: BatchRecord): Promise<void> {
     const counts = await this.batches.counts(batch.id);
     if (counts.done < batch.total) return;
-    await this.#deps.kv.enqueue(
-      { kind: "batch_finalize", batch: batch.id } satisfies FinalizeMessage,
-    );
+    const message: FinalizeMessage = { kind: "batch_finalize", batch: batch.id };
+    await retryWhileBusy(() => this.#deps.kv.enqueue(message));
   }
 
   async #finalize(m: FinalizeMessage): Promise<void> {

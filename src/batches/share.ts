@@ -6,6 +6,7 @@
  */
 import type { KeyRecord } from "../auth/principal.ts";
 import type { LimitsConfig, LimitScope } from "../config/types.ts";
+import { retryWhileBusy } from "../kv/busy.ts";
 import { tokenKey } from "../limits/tokens.ts";
 import { limitsFor, tokenLimitOf, WINDOWS } from "../limits/windows.ts";
 
@@ -42,9 +43,11 @@ export async function takeShare(
     );
     if (wait > 0) return wait;
     const counts = counted(entry.value, now);
-    const result = await kv.atomic().check(entry).set(counterKey, counts, {
-      expireIn: counts[2] + DAY_MS - now + 60_000,
-    }).commit();
+    const result = await retryWhileBusy(() =>
+      kv.atomic().check(entry).set(counterKey, counts, {
+        expireIn: counts[2] + DAY_MS - now + 60_000,
+      }).commit()
+    );
     if (result.ok) return 0;
   }
 }

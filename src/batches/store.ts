@@ -3,6 +3,7 @@
  * check), and its counters (KV sums, which never conflict), listed per owner newest first.
  * Everything a batch needs to go on is here, so any instance (or a restarted one) can.
  */
+import { retryWhileBusy } from "../kv/busy.ts";
 import { timeOrderedId } from "./ids.ts";
 
 /** OpenAI's batch statuses. */
@@ -98,12 +99,14 @@ export class BatchStore {
   /** Stores a new batch and `then` (its first queue message) in one commit. */
   async create(batch: BatchRecord, message: unknown): Promise<void> {
     const expireIn = this.retentionMs;
-    const result = await this.kv.atomic()
-      .check({ key: batchKey(batch.id), versionstamp: null })
-      .set(batchKey(batch.id), batch, { expireIn })
-      .set(ownerKey(batch.owner, batch.id), true, { expireIn })
-      .enqueue(message)
-      .commit();
+    const result = await retryWhileBusy(() =>
+      this.kv.atomic()
+        .check({ key: batchKey(batch.id), versionstamp: null })
+        .set(batchKey(batch.id), batch, { expireIn })
+        .set(ownerKey(batch.owner, batch.id), true, { expireIn })
+        .enqueue(message)
+        .commit()
+    );
     if (!result.ok) throw new Error(`batch ${batch.id} exists`);
   }
 
@@ -133,11 +136,14 @@ export class BatchStore {
       if (entry.value === null) return null;
       const next = change(entry.value);
       if (next === null) return null;
-      const op = this.kv.atomic().check(entry).set(batchKey(id), next, {
-        expireIn: this.retentionMs,
+      const result = await retryWhileBusy(() => {
+        const op = this.kv.atomic().check(entry).set(batchKey(id), next, {
+          expireIn: this.retentionMs,
+        });
+        also(op, next);
+        return op.commit();
       });
-      also(op, next);
-      if ((await op.commit()).ok) return next;
+      if (result.ok) return next;
     }
   }
 
@@ -167,6 +173,20 @@ export class BatchStore {
     text: string,
   ): Promise<"written" | "exists" | "stale"> {
     const id = batch.value.id;
+    if ((await retryWhileBusy(() => this.#resultOp(batch, index, ok, text).commit())).ok) {
+      return "written";
+    }
+    return await this.hasResult(id, index) ? "exists" : "stale";
+  }
+
+  /** The commit of a line's result (see {@link writeResult}). */
+  #resultOp(
+    batch: Deno.KvEntry<BatchRecord>,
+    index: number,
+    ok: boolean,
+    text: string,
+  ): Deno.AtomicOperation {
+    const id = batch.value.id;
     const expireIn = this.retentionMs;
     const op = this.kv.atomic()
       .check({ key: resultKey(id, index), versionstamp: null })
@@ -184,8 +204,7 @@ export class BatchStore {
       }
       op.set(resultKey(id, index), { ok, parts } satisfies LineResult, { expireIn });
     }
-    if ((await op.commit()).ok) return "written";
-    return await this.hasResult(id, index) ? "exists" : "stale";
+    return op;
   }
 
   /** The results written so far, in line order: `[ok, text]`. */

@@ -68,13 +68,14 @@ export async function createBatch(client: OpenAI, text: string): Promise<OpenAI.
   });
 }
 
-/** Retrieves the batch until `done` says so (60 s at most). */
+/** Retrieves the batch until `done` says so (`timeoutMs` at most). */
 export async function waitFor(
   client: OpenAI,
   id: string,
   done: (b: OpenAI.Batch) => boolean,
+  timeoutMs = 60_000,
 ): Promise<OpenAI.Batch> {
-  const deadline = Date.now() + 60_000;
+  const deadline = Date.now() + timeoutMs;
   for (;;) {
     const batch = await client.batches.retrieve(id);
     if (done(batch)) return batch;

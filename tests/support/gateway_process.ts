@@ -15,6 +15,11 @@ export interface GatewayProcessOptions {
   /** More providers (the simulator, …) and models beside the two fakes'. */
   providers?: Record<string, unknown>[];
   models?: Record<string, unknown>[];
+  /** More top-level config sections (`limits`, `batches`…). */
+  config?: Record<string, unknown>;
+  /** A data directory to use (its KV kept): a gateway started again on the same KV. The caller
+   * removes it; without it, a new one is made and removed at stop. */
+  dir?: string;
 }
 
 /** A running gateway process. */
@@ -24,8 +29,9 @@ export interface GatewayProcess {
   records: Record<string, unknown>[];
   /** Waits for a record `match` accepts (the process flushes its log every 20 ms). */
   record(match: (r: Record<string, unknown>) => boolean): Promise<Record<string, unknown>>;
-  /** SIGTERM; resolves with the exit code and stderr once stdout has ended. */
-  stop(): Promise<{ code: number; stderr: string }>;
+  /** SIGTERM (or `signal`: `SIGKILL` for a crash); resolves with the exit code and stderr once
+   * stdout has ended. */
+  stop(signal?: Deno.Signal): Promise<{ code: number; stderr: string }>;
 }
 
 /** How long a stopped gateway may take to exit before it is killed. */
@@ -38,7 +44,7 @@ export async function startGatewayProcess(
   anthropic: FakeUpstream,
   options: GatewayProcessOptions = {},
 ): Promise<GatewayProcess> {
-  const dir = await dataTempDir();
+  const dir = options.dir ?? await dataTempDir();
   const port = freePort();
   await Deno.writeTextFile(
     `${dir}/config.json`,
@@ -50,6 +56,7 @@ export async function startGatewayProcess(
         ...options.providers ?? [],
       ],
       models: [...FAKE_CHAT_MODELS, ...options.models ?? []],
+      ...options.config,
     }),
   );
   const child = new Deno.Command(Deno.execPath(), {
@@ -94,8 +101,8 @@ export async function startGatewayProcess(
       }
       throw new Error("no such record");
     },
-    async stop() {
-      child.kill("SIGTERM");
+    async stop(signal = "SIGTERM") {
+      child.kill(signal);
       // A process that does not exit is a failure to report, not a test that hangs CI.
       let timer: ReturnType<typeof setTimeout> | undefined;
       const late = new Promise<"late">((resolve) => {
@@ -107,7 +114,7 @@ export async function startGatewayProcess(
       const status = await child.status;
       await reading;
       const text = await stderr;
-      await Deno.remove(dir, { recursive: true });
+      if (options.dir === undefined) await Deno.remove(dir, { recursive: true });
       const note = first === "late" ? `\n(did not exit within ${STOP_MS} ms of SIGTERM)` : "";
       return { code: status.code, stderr: text + note };
     },
