@@ -272,6 +272,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     open: () => settler.open(),
     recordsNotStored: () => logger.recordsNotStored,
     memory: () => Deno.memoryUsage(),
+    batchQueueDepth: () => services.batches.queueDepth(),
   }, attempts);
   logger.addSink(
     new KvLogSink({
@@ -337,6 +338,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
       keys,
       logger,
       run: runInternal,
+      ...(metrics ? { onLine: (ok: boolean) => metrics.batchLine(ok) } : {}),
     }),
   };
   // The app's one KV queue listener, shared by every kind of background message.

@@ -122,6 +122,20 @@ Deno.test("batches: 200 lines of chat and embeddings complete with one result pe
   const records = server.output.records().filter((r) => r.batch_id === created.id);
   assert.equal(records.length, 200 + 3);
 
+  // The metrics count the lines, and nothing is left in the queue.
+  const metrics = await (await fetch(`${server.url}/metrics`, {
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+  })).text();
+  assert.match(
+    metrics,
+    new RegExp(`switchyard_batch_lines_total\\{result="completed"\\} ${200 - unknown.length}\n`),
+  );
+  assert.match(
+    metrics,
+    new RegExp(`switchyard_batch_lines_total\\{result="failed"\\} ${unknown.length}\n`),
+  );
+  assert.match(metrics, /switchyard_batch_queue_depth 0\n/);
+
   // The admin API lists the batch with its progress.
   const res = await fetch(`${server.url}/admin/batches`, {
     headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
@@ -252,4 +266,99 @@ Deno.test("batches: the Files and Batch APIs need an API key", async () => {
   const res = await fetch(`${server.url}/v1/batches`);
   assert.equal(res.status, 401);
   assert.match((await res.json()).error.message, /need an API key/);
+});
+
+Deno.test("batches: a line that keeps meeting upstream failures goes to the error file after max_attempts", async () => {
+  await using upstream = startFakeOpenAI();
+  upstream.faults = Array.from({ length: 3 }, () => ({ status: 503, message: "overloaded" }));
+  await using server = await gateway(upstream, (raw) => {
+    raw.batches = { max_attempts: 3 };
+  });
+  const openai = client(server, await createKey(server));
+  const line = JSON.stringify({
+    custom_id: "flaky",
+    method: "POST",
+    url: "/v1/chat/completions",
+    body: { model: "oa-chat", messages: [{ role: "user", content: "hi" }] },
+  });
+  const done = await waitFor(openai, (await createBatch(openai, line)).id, ended);
+  assert.equal(done.status, "completed");
+  assert.deepEqual(done.request_counts, { total: 1, completed: 0, failed: 1 });
+  assert.equal(done.output_file_id, null);
+  const [error] = await fileLines(openai, done.error_file_id);
+  assert.equal(error!.custom_id, "flaky");
+  // The upstream's 503 as the gateway answers it (502, its upstream failed).
+  assert.equal((error!.response as { status_code: number }).status_code, 502);
+  assert.equal(upstream.received.length, 3);
+});
+
+Deno.test("batches: a batch still running at the end of its window expires with what it has", async () => {
+  await using upstream = startFakeOpenAI();
+  // No batch line may run (the key's chat limit is used up by live traffic's share).
+  await using server = await gateway(upstream, (raw) => {
+    raw.limits = {
+      ...GENEROUS_LIMITS,
+      key: { ...GENEROUS_LIMITS.key, chat: { per_minute: 2, per_day: 1000 } },
+    };
+  });
+  const openai = client(server, await createKey(server));
+  const lines = Array.from({ length: 3 }, (_, i) =>
+    JSON.stringify({
+      custom_id: customId(i),
+      method: "POST",
+      url: "/v1/chat/completions",
+      body: { model: "sim-chat", messages: [{ role: "user", content: `hi ${i}` }] },
+    })).join("\n");
+  const created = await createBatch(openai, lines);
+  await waitFor(openai, created.id, (b) => (b.request_counts?.completed ?? 0) === 1);
+  // What the 24 h delayed message does when it comes.
+  await server.kv.enqueue({ kind: "batch_expire", batch: created.id });
+  const expired = await waitFor(openai, created.id, ended);
+  assert.equal(expired.status, "expired");
+  assert.equal(typeof expired.expired_at, "number");
+  assert.deepEqual(expired.request_counts, { total: 3, completed: 1, failed: 0 });
+  assert.equal((await fileLines(openai, expired.output_file_id)).length, 1);
+});
+
+Deno.test("batches: lines keep within the batch's share of the key's token limit", async () => {
+  await using upstream = startFakeOpenAI();
+  await using server = await gateway(upstream, (raw) => {
+    raw.limits = {
+      ...GENEROUS_LIMITS,
+      key: {
+        ...GENEROUS_LIMITS.key,
+        chat: { per_minute: 1000, per_day: 100000, tokens_per_minute: 20_000 },
+      },
+    };
+  });
+  const openai = client(server, await createKey(server));
+  // Each line reserves its prompt and 4096 output tokens: with half of 20000 for the batch,
+  // the lines after the share is used wait for the next minute (never, on the test's clock).
+  const lines = Array.from({ length: 10 }, (_, i) =>
+    JSON.stringify({
+      custom_id: customId(i),
+      method: "POST",
+      url: "/v1/chat/completions",
+      body: {
+        model: "sim-chat",
+        max_tokens: 4096,
+        messages: [{ role: "user", content: `hi ${i}` }],
+      },
+    })).join("\n");
+  const created = await createBatch(openai, lines);
+  const some = await waitFor(openai, created.id, (b) => (b.request_counts?.completed ?? 0) > 0);
+  assert.equal(some.status, "in_progress");
+  await new Promise((r) => setTimeout(r, 300));
+  const later = await openai.batches.retrieve(created.id);
+  assert.ok(later.request_counts!.completed < 10, JSON.stringify(later.request_counts));
+  assert.equal(later.request_counts!.failed, 0, "waiting lines are not failed");
+  // Live traffic still gets through.
+  const live = await openai.chat.completions.create({
+    model: "sim-chat",
+    max_tokens: 4096,
+    messages: [{ role: "user", content: "live" }],
+  });
+  assert.ok(live.choices[0]!.message.content);
+  await openai.batches.cancel(created.id);
+  await waitFor(openai, created.id, ended);
 });

@@ -17,7 +17,13 @@ import { FileStore } from "./files.ts";
 import { type BatchLine, checkBatchFile, MAX_REPORTED, parseLine } from "./jsonl.ts";
 import type { QueueDispatcher, QueueMessage } from "./queue.ts";
 import { takeShare } from "./share.ts";
-import { type BatchError, type BatchOutcome, type BatchRecord, BatchStore } from "./store.ts";
+import {
+  activeKey,
+  type BatchError,
+  type BatchOutcome,
+  type BatchRecord,
+  BatchStore,
+} from "./store.ts";
 
 /** Runs one request through the app's pipeline as `onBehalf`'s caller. */
 export type RunInternal = (
@@ -72,12 +78,19 @@ const MAX_BACKOFF_MS = 60_000;
 /** Bytes of a line's answer kept in its result (a longer one is an error line). */
 const MAX_ANSWER_BYTES = 8 * 1024 * 1024;
 const DAY_MS = 86_400_000;
+/** How old the queue depth the metrics show may be. */
+const DEPTH_MS = 5_000;
 
 /** The batch engine of one app: its queue handlers and the stores they share with the API. */
 export class BatchRunner {
   readonly files: FileStore;
   readonly batches: BatchStore;
   readonly #deps: BatchRunnerDeps;
+  #depth: { value: number; at: number; reading: Promise<void> | null } = {
+    value: 0,
+    at: -Infinity,
+    reading: null,
+  };
 
   constructor(deps: BatchRunnerDeps) {
     this.#deps = deps;
@@ -85,6 +98,24 @@ export class BatchRunner {
     const retention = deps.config.file_retention_days * DAY_MS;
     this.files = new FileStore(deps.kv, retention);
     this.batches = new BatchStore(deps.kv, retention + DAY_MS);
+  }
+
+  /** Batch lines queued and not yet done in every running batch, as last read (a read is
+   * started when the last one is older than 5 s: the metrics' gauge is read synchronously). */
+  queueDepth(): number {
+    const now = this.#deps.clock.now();
+    if (this.#depth.reading === null && now - this.#depth.at >= DEPTH_MS) {
+      this.#depth.reading = this.batches.queueDepth().then(
+        (depth) => {
+          this.#depth = { value: depth, at: this.#deps.clock.now(), reading: null };
+        },
+        (e) => {
+          this.#deps.logger.error("could not read the batch queue's depth", e);
+          this.#depth.reading = null;
+        },
+      );
+    }
+    return this.#depth.value;
   }
 
   /** Registers the runner's handlers on `queue`. */
@@ -159,9 +190,10 @@ export class BatchRunner {
             ? { ...b, status: "in_progress", in_progress_at: now, total: spans.length, queued: 0 }
             : null,
         (op, b) =>
-          op.enqueue({ kind: "batch_expire", batch: b.id } satisfies ExpireMessage, {
-            delay: Math.max(0, b.expires_at * 1000 - clock.now()),
-          }),
+          op.set(activeKey(b.id), true, { expireIn: this.batches.retentionMs })
+            .enqueue({ kind: "batch_expire", batch: b.id } satisfies ExpireMessage, {
+              delay: Math.max(0, b.expires_at * 1000 - clock.now()),
+            }),
       );
       if (started === null) return;
     }
@@ -295,16 +327,20 @@ export class BatchRunner {
     const written = await this.#writeFiles(batch);
     const outcome = batch.outcome ?? "completed";
     const now = this.#seconds();
-    await this.batches.update(batch.id, (b) =>
-      b.status === from
-        ? {
-          ...b,
-          status: outcome,
-          [`${outcome}_at`]: now,
-          output_file_id: written.output ? b.output_file_id : null,
-          error_file_id: written.errors ? b.error_file_id : null,
-        }
-        : null);
+    await this.batches.update(
+      batch.id,
+      (b) =>
+        b.status === from
+          ? {
+            ...b,
+            status: outcome,
+            [`${outcome}_at`]: now,
+            output_file_id: written.output ? b.output_file_id : null,
+            error_file_id: written.errors ? b.error_file_id : null,
+          }
+          : null,
+      (op, b) => op.delete(activeKey(b.id)),
+    );
   }
 
   /** Writes the batch's output and error files (under the ids its record holds, so that a

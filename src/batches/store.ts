@@ -77,6 +77,8 @@ export interface BatchCounts {
 const PART_CHARS = 20_000;
 
 export const batchKey = (id: string): Deno.KvKey => ["batches", id];
+/** The index of running batches (from in_progress until they end). */
+export const activeKey = (id: string): Deno.KvKey => ["batches_active", id];
 const ownerKey = (owner: string, id: string): Deno.KvKey => ["batches_by_owner", owner, id];
 const resultKey = (id: string, index: number): Deno.KvKey => ["batch_results", id, index];
 const partKey = (id: string, index: number, n: number): Deno.KvKey => [
@@ -221,6 +223,17 @@ export class BatchStore {
       ) text += part.value;
       yield [result.ok, text];
     }
+  }
+
+  /** Lines queued and not yet done, summed over the running batches. */
+  async queueDepth(): Promise<number> {
+    let depth = 0;
+    for await (const entry of this.kv.list({ prefix: ["batches_active"] })) {
+      const id = String(entry.key[1]);
+      const [batch, counts] = await Promise.all([this.entry(id), this.counts(id)]);
+      if (batch.value !== null) depth += Math.max(0, batch.value.queued - counts.done);
+    }
+    return depth;
   }
 
   /** The owner's batches (every owner's with `owner` null), newest first, after batch `after`;

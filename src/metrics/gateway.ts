@@ -50,6 +50,8 @@ export interface MetricsSources {
   recordsNotStored(): number;
   /** The process's memory (`Deno.memoryUsage`). */
   memory(): Deno.MemoryUsage;
+  /** Batch lines queued and not yet done, in every running batch (as last read from KV). */
+  batchQueueDepth?(): number;
 }
 
 /** Statuses of a request answered with its upstream's failure (once a provider resolved). */
@@ -118,6 +120,11 @@ export class GatewayMetrics {
     ["store"],
     KV_BUCKETS,
   );
+  readonly #batchLines = new Counter(
+    "switchyard_batch_lines_total",
+    "Batch lines whose result this process wrote, by result (completed, failed).",
+    ["result"],
+  );
   readonly #instruments: readonly Instrument[];
 
   constructor(sources: MetricsSources) {
@@ -134,6 +141,13 @@ export class GatewayMetrics {
       this.#guardrails,
       this.#cache,
       this.#kvCommit,
+      this.#batchLines,
+      new Gauge(
+        "switchyard_batch_queue_depth",
+        "Batch lines queued and not yet done, in every running batch on the KV store.",
+        [],
+        one(() => sources.batchQueueDepth?.() ?? 0),
+      ),
       new Gauge(
         "switchyard_requests_in_flight",
         "Requests not yet settled.",
@@ -198,6 +212,11 @@ export class GatewayMetrics {
     ) {
       this.#refusals.inc([sample.scope]);
     }
+  }
+
+  /** Counts one batch line whose result was written. */
+  batchLine(ok: boolean): void {
+    this.#batchLines.inc([ok ? "completed" : "failed"]);
   }
 
   /** Counts one KV commit of `store` that took `seconds`. */

@@ -59,6 +59,11 @@ export class AppMetrics {
     return countRequest(this.#metrics);
   }
 
+  /** Counts a batch line whose result was written. */
+  batchLine(ok: boolean): void {
+    this.#metrics.batchLine(ok);
+  }
+
   /** What to tell each KV commit's duration of `store` to: the group commit and the log sink
    * time their own commits (the store is not wrapped, so every other use of it is untouched). */
   commitObserver(store: string): (seconds: number) => void {
