@@ -26,6 +26,8 @@
  *                                   .bench-out/prof/<pid>.log (read with `node --prof-process`)
  *   deno task bench --metrics       the cost of metrics: this checkout with metrics on (a metrics
  *                                   token set) and off (`metrics.enabled` false), interleaved
+ *   deno task bench --batch         live chat latency at a steady 50 requests/s with and without a
+ *                                   batch (docs/batches.md) running on the same key, interleaved
  *
  * `--against REV` checks REV out into a detached git worktree (`.bench-out/against-<pid>`, removed
  * at the end, also when the run fails or is interrupted; one left by a killed run is removed by
@@ -173,6 +175,7 @@ function parseArgs(argv: string[]) {
     soak: argv.includes("--soak"),
     metrics: argv.includes("--metrics"),
     v8Prof: argv.includes("--v8-prof"),
+    batch: argv.includes("--batch"),
     seconds: get("seconds", 5),
     rounds: get("rounds", 2),
     streams: get("streams", 1000),
@@ -1527,7 +1530,134 @@ async function metricsOverhead(): Promise<void> {
   }
 }
 
+/** `--batch`: live requests a second, and the lines of the batch running beside them. */
+const LIVE_RPS = 50;
+const BATCH_LINES = 20_000;
+
+/** Latencies (ms) of live chat calls sent at {@link LIVE_RPS} for `seconds`, each on its own
+ * (an open loop: a slow answer does not delay the next call). */
+async function steadyLatencies(url: string, key: string, seconds: number): Promise<number[]> {
+  const body = chatBody("bench-openai", false);
+  const calls: Promise<number>[] = [];
+  const start = performance.now();
+  for (let i = 0; i < LIVE_RPS * seconds; i++) {
+    const due = start + (i * 1000) / LIVE_RPS;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    calls.push((async () => {
+      const sent = performance.now();
+      const res = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+        body,
+      });
+      await res.arrayBuffer();
+      if (!res.ok) throw new Error(`live call answered ${res.status}`);
+      return performance.now() - sent;
+    })());
+  }
+  return await Promise.all(calls);
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
+}
+
+/**
+ * `--batch`: one Switchyard; in each round, live chat calls at a steady rate alone, then while
+ * a batch of {@link BATCH_LINES} lines on the same key and model runs (created, seen running,
+ * cancelled after). p50 and p99 of each, and with-batch over without (the issue's bar: within
+ * 120%), and the batch's lines a second meanwhile.
+ */
+async function batchLatency(): Promise<void> {
+  const upstreamPort = freePort();
+  const procs: Proc[] = [];
+  try {
+    procs.push(await startUpstream("upstream", upstreamPort, { CHUNKS: "20" }));
+    const setup = await benchSetup("batch", upstreamPort);
+    const proc = await startSwitchyard("switchyard-batch", setup.configPath);
+    procs.push(proc);
+    const base = `http://127.0.0.1:${proc.port}/v1`;
+    const auth = { authorization: `Bearer ${setup.key}` };
+    const lines = Array.from({ length: BATCH_LINES }, (_, i) =>
+      JSON.stringify({
+        custom_id: `line-${i}`,
+        method: "POST",
+        url: "/v1/chat/completions",
+        body: JSON.parse(chatBody("bench-openai", false)),
+      })).join("\n");
+    const form = new FormData();
+    form.set("purpose", "batch");
+    form.set("file", new File([lines], "bench.jsonl"));
+    const upload = await fetch(`${base}/files`, { method: "POST", headers: auth, body: form });
+    const file = await upload.json();
+    if (!upload.ok) throw new Error(`upload: ${JSON.stringify(file)}`);
+    const batchState = async (id: string) =>
+      await (await fetch(`${base}/batches/${id}`, { headers: auth })).json();
+    await steadyLatencies(`${base}/chat/completions`, setup.key, 2); // warm-up
+    const rows = [
+      "| live calls | p50 ms | p99 ms | batch lines/s | p50 vs alone | p99 vs alone |",
+      "|---|---|---|---|---|---|",
+    ];
+    const alone: number[] = [];
+    const beside: number[] = [];
+    let lineRates: number[] = [];
+    for (let round = 0; round < args.rounds; round++) {
+      alone.push(...await steadyLatencies(`${base}/chat/completions`, setup.key, args.seconds));
+      const created = await (await fetch(`${base}/batches`, {
+        method: "POST",
+        headers: { ...auth, "content-type": "application/json" },
+        body: JSON.stringify({
+          input_file_id: file.id,
+          endpoint: "/v1/chat/completions",
+          completion_window: "24h",
+        }),
+      })).json();
+      let before = await batchState(created.id);
+      while (before.request_counts.completed === 0) {
+        await new Promise((r) => setTimeout(r, 50));
+        before = await batchState(created.id);
+      }
+      // Its lines are all queued by now (the start queues them in commits of 100 at first).
+      await new Promise((r) => setTimeout(r, 3000));
+      before = await batchState(created.id);
+      const t0 = performance.now();
+      beside.push(...await steadyLatencies(`${base}/chat/completions`, setup.key, args.seconds));
+      const after = await batchState(created.id);
+      const seconds = (performance.now() - t0) / 1000;
+      lineRates.push((after.request_counts.completed - before.request_counts.completed) / seconds);
+      if (after.status === "completed") console.error("the batch ended before the live calls did");
+      await fetch(`${base}/batches/${created.id}/cancel`, { method: "POST", headers: auth });
+    }
+    lineRates = lineRates.sort((a, b) => a - b);
+    const [p50a, p99a] = [percentile(alone, 0.5), percentile(alone, 0.99)];
+    const [p50b, p99b] = [percentile(beside, 0.5), percentile(beside, 0.99)];
+    rows.push(`| alone | ${fmt(p50a)} | ${fmt(p99a)} | | | |`);
+    rows.push(
+      `| beside a batch | ${fmt(p50b)} | ${fmt(p99b)} | ${fmt(median(lineRates), 0)} | ${
+        fmt(p50b / p50a * 100, 0)
+      }% | ${fmt(p99b / p99a * 100, 0)}% |`,
+    );
+    console.log(
+      `\nLive chat latency beside a batch: ${LIVE_RPS} live calls/s for ${args.seconds} s, ${args.rounds} rounds, one key, taskset ${
+        TASKSET ? "on" : "off"
+      }, Deno ${Deno.version.deno}\n`,
+    );
+    console.log(rows.join("\n"));
+  } finally {
+    for (const proc of procs.reverse()) await stop(proc);
+  }
+}
+
 await Deno.mkdir(OUT, { recursive: true });
+if (args.batch) {
+  await batchLatency().catch((e) => {
+    console.error(`bench: ${e instanceof Error ? e.stack : String(e)}`);
+    Deno.exit(1);
+  });
+  Deno.exit(0);
+}
 if (!(await has("wrk")) && !args.soak) {
   console.error("wrk is not installed: installing it with apt-get (Debian package wrk)…");
   const out = await new Deno.Command("sh", {

@@ -338,6 +338,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
       keys,
       logger,
       run: runInternal,
+      openRequests: () => settler.open().requests,
       ...(metrics ? { onLine: (ok: boolean) => metrics.batchLine(ok) } : {}),
     }),
   };

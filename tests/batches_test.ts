@@ -327,13 +327,13 @@ Deno.test("batches: lines keep within the batch's share of the key's token limit
       ...GENEROUS_LIMITS,
       key: {
         ...GENEROUS_LIMITS.key,
-        chat: { per_minute: 1000, per_day: 100000, tokens_per_minute: 20_000 },
+        chat: { per_minute: 1000, per_day: 100000, tokens_per_minute: 300 },
       },
     };
   });
   const openai = client(server, await createKey(server));
-  // Each line reserves its prompt and 4096 output tokens: with half of 20000 for the batch,
-  // the lines after the share is used wait for the next minute (never, on the test's clock).
+  // Each line uses a few dozen tokens: once the batch's lines have used half of the key's 300
+  // a minute, the rest wait for the next minute (never, on the test's clock).
   const lines = Array.from({ length: 10 }, (_, i) =>
     JSON.stringify({
       custom_id: customId(i),
@@ -341,8 +341,8 @@ Deno.test("batches: lines keep within the batch's share of the key's token limit
       url: "/v1/chat/completions",
       body: {
         model: "sim-chat",
-        max_tokens: 4096,
-        messages: [{ role: "user", content: `hi ${i}` }],
+        max_tokens: 30,
+        messages: [{ role: "user", content: `Tell me about the number ${i}.` }],
       },
     })).join("\n");
   const created = await createBatch(openai, lines);
@@ -355,7 +355,7 @@ Deno.test("batches: lines keep within the batch's share of the key's token limit
   // Live traffic still gets through.
   const live = await openai.chat.completions.create({
     model: "sim-chat",
-    max_tokens: 4096,
+    max_tokens: 30,
     messages: [{ role: "user", content: "live" }],
   });
   assert.ok(live.choices[0]!.message.content);

@@ -42,6 +42,8 @@ export interface BatchRunnerDeps {
   run: RunInternal;
   /** Called once per line whose result was written. */
   onLine?: (ok: boolean) => void;
+  /** Requests open in this process now (live ones and batch lines). */
+  openRequests?: () => number;
 }
 
 /** Starts a batch: checks its input file and queues its lines. */
@@ -49,15 +51,20 @@ export interface StartMessage extends QueueMessage {
   kind: "batch_start";
   batch: string;
 }
-/** Runs one line (bytes `offset`..`offset + length` of the input file). */
-export interface LineMessage extends QueueMessage {
-  kind: "batch_line";
-  batch: string;
+/** One line to run: bytes `offset`..`offset + length` of the input file. */
+export interface LineTask {
   index: number;
   offset: number;
   length: number;
   /** Tries so far that ended in an upstream failure. */
   attempt: number;
+}
+/** Runs a few lines of a batch, one after the other (fewer messages: the queue's own work per
+ * message weighs on the KV store that live requests commit to). */
+export interface LinesMessage extends QueueMessage {
+  kind: "batch_lines";
+  batch: string;
+  lines: LineTask[];
 }
 /** Finalizes a batch whose lines are done (or that was cancelled or expired). */
 export interface FinalizeMessage extends QueueMessage {
@@ -70,14 +77,24 @@ export interface ExpireMessage extends QueueMessage {
   batch: string;
 }
 
-/** Line messages queued per commit. */
-const QUEUE_GROUP = 100;
+/** Lines per queue message, and line messages queued per commit. */
+const LINES_PER_MESSAGE = 10;
+const QUEUE_GROUP = 200;
 /** The first retry's wait, doubled each time up to {@link MAX_BACKOFF_MS}. */
 const BACKOFF_MS = 500;
 const MAX_BACKOFF_MS = 60_000;
 /** Bytes of a line's answer kept in its result (a longer one is an error line). */
 const MAX_ANSWER_BYTES = 8 * 1024 * 1024;
 const DAY_MS = 86_400_000;
+/** Lines one process runs at once: the queue hands over many messages together, and a line
+ * takes about the CPU of a live request. */
+const LINES_AT_ONCE = 2;
+/** How often waiting lines look whether live traffic has paused; how long it must have been
+ * quiet (no live request open) for a line to start; and, under steady live traffic, the gap
+ * between line starts (so that a busy process still makes progress on its batches). */
+const YIELD_POLL_MS = 2;
+const QUIET_MS = 25;
+const BUSY_GAP_MS = 100;
 /** How old the queue depth the metrics show may be. */
 const DEPTH_MS = 5_000;
 
@@ -86,6 +103,13 @@ export class BatchRunner {
   readonly files: FileStore;
   readonly batches: BatchStore;
   readonly #deps: BatchRunnerDeps;
+  /** Lines running in this process, and the lines waiting for their turn (oldest first). */
+  #running = 0;
+  readonly #waiting: (() => void)[] = [];
+  /** `performance.now()` when a live request was last seen open, and a line last started. */
+  #liveSeen = -Infinity;
+  #lastStart = -Infinity;
+  #pumping: ReturnType<typeof setTimeout> | null = null;
   #depth: { value: number; at: number; reading: Promise<void> | null } = {
     value: 0,
     at: -Infinity,
@@ -121,7 +145,7 @@ export class BatchRunner {
   /** Registers the runner's handlers on `queue`. */
   listenOn(queue: QueueDispatcher): void {
     queue.on("batch_start", (m) => this.#start(m as StartMessage));
-    queue.on("batch_line", (m) => this.#line(m as LineMessage));
+    queue.on("batch_lines", (m) => this.#lines(m as LinesMessage));
     queue.on("batch_finalize", (m) => this.#finalize(m as FinalizeMessage));
     queue.on("batch_expire", (m) => this.#expire(m as ExpireMessage));
   }
@@ -205,18 +229,13 @@ export class BatchRunner {
         from = b.queued;
         return { ...b, queued: Math.min(b.total, b.queued + QUEUE_GROUP) };
       }, (op, b) => {
-        for (let index = from; index < b.queued; index++) {
-          const span = spans[index]!;
-          op.enqueue(
-            {
-              kind: "batch_line",
-              batch: b.id,
-              index,
-              offset: span.offset,
-              length: span.length,
-              attempt: 0,
-            } satisfies LineMessage,
-          );
+        for (let first = from; first < b.queued; first += LINES_PER_MESSAGE) {
+          const lines: LineTask[] = [];
+          for (let index = first; index < Math.min(b.queued, first + LINES_PER_MESSAGE); index++) {
+            const span = spans[index]!;
+            lines.push({ index, offset: span.offset, length: span.length, attempt: 0 });
+          }
+          op.enqueue({ kind: "batch_lines", batch: b.id, lines } satisfies LinesMessage);
         }
       });
       if (queued === null) return;
@@ -231,17 +250,45 @@ export class BatchRunner {
     );
   }
 
-  async #line(m: LineMessage): Promise<void> {
+  /** A message of lines: the queue hands over messages as fast as it can, so each line waits
+   * for its turn before any work (the lines of a batch that stopped are dropped at once). A
+   * line over the batch's share of its key's limits sends itself and the rest back to the
+   * queue, delayed. */
+  async #lines(m: LinesMessage): Promise<void> {
+    for (let i = 0; i < m.lines.length; i++) {
+      const batch = (await this.batches.entry(m.batch)).value;
+      if (batch === null || batch.status !== "in_progress") return;
+      await this.#turn();
+      let wait: number;
+      try {
+        wait = await this.#runLine(m.batch, m.lines[i]!);
+      } finally {
+        this.#done();
+      }
+      if (wait > 0) {
+        const rest: LinesMessage = { ...m, lines: m.lines.slice(i) };
+        await retryWhileBusy(() => this.#deps.kv.enqueue(rest, { delay: wait }));
+        return;
+      }
+    }
+  }
+
+  /** Runs one line; resolves with how long it must wait first (0: it ran, or needs not). */
+  async #runLine(batchId: string, m: LineTask): Promise<number> {
     const { kv, clock, config, limits, keys, run } = this.#deps;
-    const entry = await this.batches.entry(m.batch);
+    const entry = await this.batches.entry(batchId);
     const batch = entry.value;
     // A batch that stopped taking lines (cancelled, expired) drops the rest.
-    if (batch === null || batch.status !== "in_progress") return;
-    if (await this.batches.hasResult(batch.id, m.index)) return await this.#maybeDone(batch);
+    if (batch === null || batch.status !== "in_progress") return 0;
+    if (await this.batches.hasResult(batch.id, m.index)) {
+      await this.#maybeDone(batch);
+      return 0;
+    }
     const file = await this.files.get(batch.input_file_id, batch.owner);
     if (file === null) {
       const error = { code: "input_file_missing", message: "The input file was deleted." };
-      return await this.#write(entry, m.index, false, errorLine(null, error));
+      await this.#write(entry, m.index, false, errorLine(null, error));
+      return 0;
     }
     const line = parseLine(await this.files.range(file, m.offset, m.length));
     const key = await keys.lookup(batch.owner_hash);
@@ -250,25 +297,27 @@ export class BatchRunner {
         code: "invalid_api_key",
         message: "The batch's API key was revoked or disabled.",
       };
-      return await this.#write(entry, m.index, false, errorLine(line.custom_id, error));
+      await this.#write(entry, m.index, false, errorLine(line.custom_id, error));
+      return 0;
     }
     // The batch's share of the key's limits is used up: the line waits, live traffic goes on.
     const scope = line.url === "/v1/chat/completions" || line.url === "/v1/responses"
       ? "chat"
       : "other";
     const wait = await takeShare(kv, limits, key.record, scope, config.limit_share, clock.now());
-    if (wait > 0) {
-      await retryWhileBusy(() => kv.enqueue(m, { delay: wait }));
-      return;
-    }
+    if (wait > 0) return wait;
     const caller: Caller = { kind: "key", entry: key, verified: true };
     const { response, requestId } = await run(lineRequest(line), { caller, batchId: batch.id });
     const body = await answerBody(response);
     const status = response.status;
     if ((status === 429 || status >= 500) && m.attempt + 1 < config.max_attempts) {
-      const retry: LineMessage = { ...m, attempt: m.attempt + 1 };
+      const retry: LinesMessage = {
+        kind: "batch_lines",
+        batch: batchId,
+        lines: [{ ...m, attempt: m.attempt + 1 }],
+      };
       await retryWhileBusy(() => kv.enqueue(retry, { delay: retryDelay(response, m.attempt) }));
-      return;
+      return 0;
     }
     const ok = status >= 200 && status < 300;
     const text = JSON.stringify({
@@ -278,6 +327,45 @@ export class BatchRunner {
       error: null,
     });
     await this.#write(entry, m.index, ok, text);
+    return 0;
+  }
+
+  /**
+   * Waits for the line's turn: a free place among {@link LINES_AT_ONCE}, and live traffic
+   * first: a line starts once the process has had no live request open for {@link QUIET_MS},
+   * or under steady live traffic, {@link BUSY_GAP_MS} after the last line started. A batch
+   * takes the process's idle time.
+   */
+  #turn(): Promise<void> {
+    return new Promise((go) => {
+      this.#waiting.push(go);
+      this.#pump();
+    });
+  }
+
+  #done(): void {
+    this.#running--;
+    this.#pump();
+  }
+
+  /** Starts the waiting lines whose turn it is; looks again shortly while some wait. */
+  #pump(): void {
+    const open = this.#deps.openRequests;
+    if (open && open() - this.#running > 0) this.#liveSeen = performance.now();
+    while (this.#waiting.length > 0 && this.#running < LINES_AT_ONCE) {
+      const now = performance.now();
+      const quiet = now - this.#liveSeen >= QUIET_MS;
+      if (!quiet && now - this.#lastStart < BUSY_GAP_MS) break;
+      this.#lastStart = now;
+      this.#running++;
+      this.#waiting.shift()!();
+    }
+    if (this.#waiting.length > 0 && this.#pumping === null) {
+      this.#pumping = setTimeout(() => {
+        this.#pumping = null;
+        this.#pump();
+      }, YIELD_POLL_MS);
+    }
   }
 
   /** Writes line `index`'s result once, then finalizes the batch if it was its last line. */
