@@ -443,6 +443,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     async close() {
       // Batch lines still running are settled with the rest; no new message is taken.
       const draining = queue.close();
+      services.batches.close();
       await settler.close();
       await draining;
       // The last requests' slots and reservations are given back before the process stops:

@@ -105,7 +105,8 @@ export class BatchRunner {
   readonly #deps: BatchRunnerDeps;
   /** Lines running in this process, and the lines waiting for their turn (oldest first). */
   #running = 0;
-  readonly #waiting: (() => void)[] = [];
+  readonly #waiting: ((go: boolean) => void)[] = [];
+  #closing = false;
   /** `performance.now()` when a live request was last seen open, and a line last started. */
   #liveSeen = -Infinity;
   #lastStart = -Infinity;
@@ -258,18 +259,19 @@ export class BatchRunner {
     for (let i = 0; i < m.lines.length; i++) {
       const batch = (await this.batches.entry(m.batch)).value;
       if (batch === null || batch.status !== "in_progress") return;
-      await this.#turn();
-      let wait: number;
-      try {
-        wait = await this.#runLine(m.batch, m.lines[i]!);
-      } finally {
-        this.#done();
+      // Closing: the rest goes back to the queue at once (this message is then done).
+      let wait = 0;
+      if (await this.#turn()) {
+        try {
+          wait = await this.#runLine(m.batch, m.lines[i]!);
+        } finally {
+          this.#done();
+        }
+        if (wait === 0) continue;
       }
-      if (wait > 0) {
-        const rest: LinesMessage = { ...m, lines: m.lines.slice(i) };
-        await retryWhileBusy(() => this.#deps.kv.enqueue(rest, { delay: wait }));
-        return;
-      }
+      const rest: LinesMessage = { ...m, lines: m.lines.slice(i) };
+      await retryWhileBusy(() => this.#deps.kv.enqueue(rest, { delay: wait }));
+      return;
     }
   }
 
@@ -336,11 +338,21 @@ export class BatchRunner {
    * or under steady live traffic, {@link BUSY_GAP_MS} after the last line started. A batch
    * takes the process's idle time.
    */
-  #turn(): Promise<void> {
+  #turn(): Promise<boolean> {
+    if (this.#closing) return Promise.resolve(false);
     return new Promise((go) => {
       this.#waiting.push(go);
       this.#pump();
     });
+  }
+
+  /** Runs no more lines: the lines waiting for their turn go back to the queue (for another
+   * instance, or this one started again). */
+  close(): void {
+    this.#closing = true;
+    for (const go of this.#waiting.splice(0)) go(false);
+    if (this.#pumping !== null) clearTimeout(this.#pumping);
+    this.#pumping = null;
   }
 
   #done(): void {
@@ -358,7 +370,7 @@ export class BatchRunner {
       if (!quiet && now - this.#lastStart < BUSY_GAP_MS) break;
       this.#lastStart = now;
       this.#running++;
-      this.#waiting.shift()!();
+      this.#waiting.shift()!(true);
     }
     if (this.#waiting.length > 0 && this.#pumping === null) {
       this.#pumping = setTimeout(() => {
