@@ -75,6 +75,8 @@ export interface BatchCounts {
 
 /** Characters of a result stored in one KV value (UTF-16 units; at most 3 bytes each). */
 const PART_CHARS = 20_000;
+/** Parts written per commit (at most 3 bytes a character: under KV's 800 KiB a commit). */
+const PARTS_PER_COMMIT = 10;
 
 export const batchKey = (id: string): Deno.KvKey => ["batches", id];
 /** The index of running batches (from in_progress until they end). */
@@ -166,7 +168,9 @@ export class BatchStore {
   /**
    * Writes line `index`'s result once: only while the batch is as `batch` (still taking
    * lines) and the line has none. `"written"`, `"exists"` (written before: a redelivery), or
-   * `"stale"` (the batch changed: read it again).
+   * `"stale"` (the batch changed: read it again). A long result's parts are written first (a
+   * KV commit holds at most 800 KiB; parts written again by a redelivery are the same keys),
+   * then its record, with the check.
    */
   async writeResult(
     batch: Deno.KvEntry<BatchRecord>,
@@ -175,38 +179,30 @@ export class BatchStore {
     text: string,
   ): Promise<"written" | "exists" | "stale"> {
     const id = batch.value.id;
-    if ((await retryWhileBusy(() => this.#resultOp(batch, index, ok, text).commit())).ok) {
-      return "written";
-    }
-    return await this.hasResult(id, index) ? "exists" : "stale";
-  }
-
-  /** The commit of a line's result (see {@link writeResult}). */
-  #resultOp(
-    batch: Deno.KvEntry<BatchRecord>,
-    index: number,
-    ok: boolean,
-    text: string,
-  ): Deno.AtomicOperation {
-    const id = batch.value.id;
     const expireIn = this.retentionMs;
-    const op = this.kv.atomic()
-      .check({ key: resultKey(id, index), versionstamp: null })
-      .check(batch)
-      .sum(countKey(id, "done"), 1n);
-    if (!ok) op.sum(countKey(id, "failed"), 1n);
-    if (text.length <= PART_CHARS) {
-      op.set(resultKey(id, index), { ok, text } satisfies LineResult, { expireIn });
-    } else {
-      const parts = Math.ceil(text.length / PART_CHARS);
-      for (let n = 0; n < parts; n++) {
-        op.set(partKey(id, index, n), text.slice(n * PART_CHARS, (n + 1) * PART_CHARS), {
-          expireIn,
-        });
-      }
-      op.set(resultKey(id, index), { ok, parts } satisfies LineResult, { expireIn });
+    const parts = text.length <= PART_CHARS ? 0 : Math.ceil(text.length / PART_CHARS);
+    for (let first = 0; first < parts; first += PARTS_PER_COMMIT) {
+      await retryWhileBusy(() => {
+        const op = this.kv.atomic();
+        for (let n = first; n < Math.min(parts, first + PARTS_PER_COMMIT); n++) {
+          const part = text.slice(n * PART_CHARS, (n + 1) * PART_CHARS);
+          op.set(partKey(id, index, n), part, { expireIn });
+        }
+        return op.commit();
+      });
     }
-    return op;
+    const result: LineResult = parts === 0 ? { ok, text } : { ok, parts };
+    const committed = await retryWhileBusy(() => {
+      const op = this.kv.atomic()
+        .check({ key: resultKey(id, index), versionstamp: null })
+        .check(batch)
+        .set(resultKey(id, index), result, { expireIn })
+        .sum(countKey(id, "done"), 1n);
+      if (!ok) op.sum(countKey(id, "failed"), 1n);
+      return op.commit();
+    });
+    if (committed.ok) return "written";
+    return await this.hasResult(id, index) ? "exists" : "stale";
   }
 
   /** The results written so far, in line order: `[ok, text]`. */

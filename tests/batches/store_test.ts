@@ -1,0 +1,49 @@
+import assert from "node:assert/strict";
+import { type BatchRecord, BatchStore } from "../../src/batches/store.ts";
+
+function record(id: string): BatchRecord {
+  return {
+    id,
+    owner: "k1",
+    owner_hash: "h",
+    endpoint: "/v1/embeddings",
+    input_file_id: "file-x",
+    completion_window: "24h",
+    status: "in_progress",
+    metadata: null,
+    errors: null,
+    output_file_id: null,
+    error_file_id: null,
+    created_at: 0,
+    in_progress_at: 0,
+    expires_at: 86_400,
+    finalizing_at: null,
+    completed_at: null,
+    failed_at: null,
+    expired_at: null,
+    cancelling_at: null,
+    cancelled_at: null,
+    total: 3,
+    queued: 3,
+    outcome: null,
+  };
+}
+
+Deno.test("BatchStore: a result is written once, long ones in parts, never after the batch changed", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  const store = new BatchStore(kv, 86_400_000);
+  await store.create(record("batch_1"), { kind: "noop" });
+  const entry = await store.entry("batch_1") as Deno.KvEntry<BatchRecord>;
+  // An embeddings answer of a few MB: more than one KV commit holds.
+  const long = JSON.stringify({ data: "x".repeat(2_500_000) });
+  assert.equal(await store.writeResult(entry, 0, true, long), "written");
+  assert.equal(await store.writeResult(entry, 0, true, long), "exists");
+  assert.equal(await store.writeResult(entry, 1, false, "{}"), "written");
+  assert.deepEqual(await store.counts("batch_1"), { done: 2, failed: 1 });
+  const results = await Array.fromAsync(store.results("batch_1"));
+  assert.deepEqual(results, [[true, long], [false, "{}"]]);
+  // Cancelled meanwhile: a late line's result is refused.
+  await store.update("batch_1", (b) => ({ ...b, status: "cancelling" }));
+  assert.equal(await store.writeResult(entry, 2, true, "{}"), "stale");
+  assert.deepEqual(await store.counts("batch_1"), { done: 2, failed: 1 });
+});
