@@ -79,6 +79,7 @@ import { cancelBatch, createBatch, listBatches, retrieveBatch } from "./api/batc
 import { listAdminBatches } from "./api/admin/batches.ts";
 import { BatchRunner } from "./batches/runner.ts";
 import { QueueDispatcher } from "./batches/queue.ts";
+import { isLocalKvFile, openKv } from "./kv/open.ts";
 import type { OnBehalf } from "./pipeline/context.ts";
 import { IdleTrimmer } from "./serve/memory_trim.ts";
 import { adminPage, asset, homePage, playgroundPage } from "./api/pages/handler.ts";
@@ -239,7 +240,8 @@ export interface AppDeps {
 export interface App {
   handler(request: Request, info: Deno.ServeHandlerInfo): Promise<Response>;
   services: Services;
-  /** Lets background work stop whenever idle (the image workers), for a draining process. */
+  /** Lets background work stop whenever idle (the image workers; batch lines go back to the
+   * queue), for a draining process. */
   release(): void;
   /** Settles the requests still open (as stopped by the shutdown), stops background work and
    * writes pending log records. */
@@ -342,9 +344,24 @@ export async function createApp(deps: AppDeps): Promise<App> {
       ...(metrics ? { onLine: (ok: boolean) => metrics.batchLine(ok) } : {}),
     }),
   };
-  // The app's one KV queue listener, shared by every kind of background message.
-  const queue = new QueueDispatcher(kv, (message, e) => logger.error(message, e));
+  // The app's one KV queue listener, shared by every kind of background message. On a local
+  // file it listens on a handle of its own: a listener ends only with its handle, and a draining
+  // `deno serve` worker must end it (release) while its last requests still use `kv`.
+  const ownQueueKv = isLocalKvFile(config.kv.path);
+  const queue = new QueueDispatcher(
+    ownQueueKv ? await openKv(config.kv.path) : kv,
+    (message, e) => logger.error(message, e),
+    ownQueueKv,
+  );
   services.batches.listenOn(queue);
+  let stopping: Promise<void> | null = null;
+  /** Stops batch work: no new message, waiting lines back to the queue, the listener ended. */
+  const stopQueue = () => {
+    if (stopping !== null) return stopping;
+    const draining = queue.close();
+    services.batches.close();
+    return stopping = draining;
+  };
   // One group commit for the request and token counters: their writes share KV commits.
   const commits = new GroupCommit(kv, metrics?.commitObserver("ratelimit"));
   const limiter = new RateLimiter({
@@ -439,11 +456,13 @@ export async function createApp(deps: AppDeps): Promise<App> {
   return {
     handler,
     services,
-    release: () => providers.release(),
+    release: () => {
+      providers.release();
+      stopQueue().catch((e) => logger.error("could not stop the batch queue", e));
+    },
     async close() {
       // Batch lines still running are settled with the rest; no new message is taken.
-      const draining = queue.close();
-      services.batches.close();
+      const draining = stopQueue();
       await settler.close();
       await draining;
       // The last requests' slots and reservations are given back before the process stops:

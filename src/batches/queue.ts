@@ -20,9 +20,12 @@ export class QueueDispatcher {
   #closed = false;
   #listening = false;
 
+  /** Listens on `kv`; with `own`, the handle is the dispatcher's, closed by {@link close} (a
+   * listener ends only with its handle). */
   constructor(
     readonly kv: Deno.Kv,
     readonly onError: (message: string, error: unknown) => void,
+    readonly own = false,
   ) {}
 
   /** Handles messages of `kind` with `handler` (one handler per kind). */
@@ -59,9 +62,11 @@ export class QueueDispatcher {
     return run;
   }
 
-  /** Takes no new messages and waits for the ones being handled. */
+  /** Takes no new messages and waits for the ones being handled; then closes its own handle,
+   * which ends the listener (the messages it did not take stay queued). */
   async close(): Promise<void> {
     this.#closed = true;
     await Promise.all(this.#running);
+    if (this.own) this.kv.close();
   }
 }
