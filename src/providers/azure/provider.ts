@@ -5,6 +5,7 @@
  */
 import { OpenAIProvider } from "../openai/provider.ts";
 import type { Provider, ProviderDeps } from "../types.ts";
+import { credentialsRefused } from "../upstream/error_mapping.ts";
 import type { RetryTiming } from "../upstream/retry.ts";
 import { parseAzureError } from "./errors.ts";
 import { azureUrl, isAzureV1 } from "./url.ts";
@@ -27,8 +28,19 @@ export function azureProvider(deps: ProviderDeps, timing: RetryTiming = {}): Pro
     style: {
       headers,
       parseError: parseAzureError,
+      mapError: (status) =>
+        status === 401 || status === 403
+          ? credentialsRefused(deps.config.id, status, azureCredential(azure.bearer_token_env))
+          : null,
       url: (request) => azureUrl(baseUrl, version, request),
     },
     maxTokensField: modern ? "max_completion_tokens" : "max_tokens",
   });
+}
+
+/** What an operator checks when Azure refuses the gateway's credentials. */
+function azureCredential(bearerTokenEnv: string | null): string {
+  return bearerTokenEnv === null
+    ? "its API key (api_key_env)"
+    : "its Microsoft Entra ID token (bearer_token_env): the gateway reads it at start and does not renew it, and its identity needs the Cognitive Services OpenAI User role";
 }

@@ -49,11 +49,7 @@ export function mapUpstreamStatus(
       },
     );
   }
-  if (status === 401 || status === 403) {
-    return upstreamError(
-      `The upstream provider "${provider}" refused the gateway's credentials (HTTP ${status}); the operator must check its API key.`,
-    );
-  }
+  if (status === 401 || status === 403) return credentialsRefused(provider, status);
   if (status === 404) {
     return upstreamError(
       `The upstream provider "${provider}" does not know the configured model or path (HTTP 404); the operator must check its configuration.`,
@@ -74,6 +70,22 @@ export function mapUpstreamStatus(
     );
   }
   return upstreamError(`The upstream provider "${provider}" failed (${what}).`);
+}
+
+/**
+ * The 502 of an upstream that refused the gateway's credentials (HTTP 401 or 403): the
+ * operator's to fix, no upstream text. `credential` names what the provider authenticates
+ * with, for the operator to check ("its API key"; Vertex's service account, Azure's Entra
+ * token).
+ */
+export function credentialsRefused(
+  provider: string,
+  status: number,
+  credential = "its API key",
+): ApiError {
+  return upstreamError(
+    `The upstream provider "${provider}" refused the gateway's credentials (HTTP ${status}); the operator must check ${credential}.`,
+  );
 }
 
 /** The error an upstream reported inside a stream that had already begun; the upstream's
