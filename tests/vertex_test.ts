@@ -26,6 +26,7 @@ import {
   VERTEX_REGION,
 } from "./support/fake_vertex.ts";
 import { startFakeOpenAI } from "./support/fake_openai.ts";
+import { fakeVector } from "./support/fake_openai_embeddings.ts";
 import { startGatewayProcess } from "./support/gateway_process.ts";
 import { dataTempDir, MAIN, ROOT, startFlagsSync, tempConfig } from "./support/process.ts";
 import { CALL_TIMEOUT_MS, createKey } from "./support/sdk_gateway.ts";
@@ -90,6 +91,18 @@ async function startVertexGateway(options: VertexGatewayOptions = {}): Promise<V
           { id: "vx-gemini", provider: "vx", upstream_model: GEMINI, ...CHAT },
           { id: "vxa-claude", provider: "vxa", upstream_model: CLAUDE, ...CHAT },
           { id: "vxg-gemini", provider: "vxg", upstream_model: GEMINI, ...CHAT },
+          {
+            id: "vx-embed",
+            provider: "vx",
+            upstream_model: "text-embedding-005",
+            embeddings: { dimensions: 768 },
+          },
+          {
+            id: "vx-gemini-embed",
+            provider: "vx",
+            upstream_model: "gemini-embedding-001",
+            embeddings: { dimensions: 3072 },
+          },
         );
         raw.limits = {
           anonymous: { chat: GENEROUS, other: GENEROUS, images: GENEROUS },
@@ -432,6 +445,209 @@ Deno.test("vertex: a throttled call (429 RESOURCE_EXHAUSTED) is retried", async 
   assert.equal(gw.vertex.received.filter((r) => r.path !== "/token").length, 3);
   assert.equal(gw.vertex.tokenRequests, 1);
   checkFakes(gw.vertex);
+});
+
+/** The float32 values of an OpenAI base64 embedding. */
+function floatsOf(base64: string): number[] {
+  const bytes = Uint8Array.fromBase64(base64);
+  const view = new DataView(bytes.buffer);
+  return Array.from({ length: bytes.length / 4 }, (_, i) => view.getFloat32(i * 4, true));
+}
+
+/** The model calls (not token exchanges) the fake Vertex received. */
+function modelCalls(vertex: FakeVertex) {
+  return vertex.received.filter((r) => r.path !== "/token");
+}
+
+Deno.test("vertex embeddings: openai's embeddings.create on text-embedding-005 (single, dimensions, base64)", async () => {
+  await using gw = await startVertexGateway();
+  const sdk = gw.openai();
+  const single = await sdk.embeddings.create({
+    model: "vx-embed",
+    input: "the quick brown fox",
+    encoding_format: "float",
+  });
+  assert.equal(single.model, "vx-embed");
+  assert.equal(single.data.length, 1);
+  assert.deepEqual(single.data[0]!.embedding, fakeVector("the quick brown fox", 768));
+  assert.deepEqual(single.usage, { prompt_tokens: 4, total_tokens: 4 });
+  const call = gw.vertex.last;
+  assert.match(call.path, /\/publishers\/google\/models\/text-embedding-005:predict$/);
+  assert.deepEqual(call.body, { instances: [{ content: "the quick brown fox" }] });
+
+  const shorter = await sdk.embeddings.create({
+    model: "vx-embed",
+    input: ["one two", "three"],
+    dimensions: 256,
+    encoding_format: "float",
+  });
+  assert.equal(shorter.data[1]!.embedding.length, 256);
+  assert.deepEqual((gw.vertex.last.body as Record<string, unknown>).parameters, {
+    outputDimensionality: 256,
+  });
+
+  const base64 = await sdk.embeddings.create({
+    model: "vx-embed",
+    input: ["one two", "three"],
+    dimensions: 256,
+    encoding_format: "base64",
+  });
+  const encoded = base64.data.map((d) => d.embedding as unknown as string);
+  assert.ok(encoded.every((e) => typeof e === "string"), "base64 strings");
+  assert.deepEqual(encoded.map(floatsOf), shorter.data.map((d) => d.embedding));
+  assert.equal(base64.usage.prompt_tokens, 3);
+  // The SDK's own default (base64 asked for, decoded by the SDK) gives the same floats.
+  const defaulted = await sdk.embeddings.create({
+    model: "vx-embed",
+    input: ["one two", "three"],
+    dimensions: 256,
+  });
+  assert.deepEqual(defaulted.data.map((d) => d.embedding), shorter.data.map((d) => d.embedding));
+  checkFakes(gw.vertex);
+});
+
+Deno.test("vertex embeddings: a batch over 250 inputs takes several :predict calls, in order; task_type reaches Vertex", async () => {
+  await using gw = await startVertexGateway();
+  const texts = Array.from({ length: 300 }, (_, i) => `document number ${i}`);
+  const result = await gw.openai().embeddings.create({
+    model: "vx-embed",
+    input: texts,
+    encoding_format: "float",
+    // The extension field the Gemini embeddings take too.
+    task_type: "RETRIEVAL_DOCUMENT",
+  } as OpenAI.EmbeddingCreateParams);
+  assert.equal(result.data.length, 300);
+  result.data.forEach((d, i) => {
+    assert.equal(d.index, i);
+    assert.deepEqual(d.embedding, fakeVector(`RETRIEVAL_DOCUMENT:${texts[i]}`, 768));
+  });
+  assert.deepEqual(result.usage, { prompt_tokens: 900, total_tokens: 900 });
+  const calls = modelCalls(gw.vertex);
+  assert.deepEqual(
+    calls.map((c) => ((c.body as Record<string, unknown>).instances as unknown[]).length),
+    [250, 50],
+  );
+  const first = (calls[0]!.body as { instances: Record<string, unknown>[] }).instances[0]!;
+  assert.deepEqual(first, { content: "document number 0", task_type: "RETRIEVAL_DOCUMENT" });
+  checkFakes(gw.vertex);
+});
+
+Deno.test("vertex embeddings: gemini-embedding-001 takes one instance a call", async () => {
+  await using gw = await startVertexGateway();
+  const result = await gw.openai().embeddings.create({
+    model: "vx-gemini-embed",
+    input: ["alpha beta", "gamma", "delta epsilon zeta"],
+    dimensions: 1536,
+    encoding_format: "float",
+  });
+  assert.deepEqual(
+    result.data.map((d) => d.embedding),
+    ["alpha beta", "gamma", "delta epsilon zeta"].map((t) => fakeVector(t, 1536)),
+  );
+  assert.equal(result.usage.prompt_tokens, 6);
+  assert.equal(modelCalls(gw.vertex).length, 3);
+  checkFakes(gw.vertex);
+});
+
+Deno.test("vertex embeddings: token ids are a 400 naming the input", async () => {
+  await using gw = await startVertexGateway();
+  const error = await gw.openai().embeddings.create({
+    model: "vx-embed",
+    input: [[1, 2, 3]],
+    encoding_format: "float",
+  }).then(() => null, (e: unknown) => e);
+  assert.ok(error instanceof OpenAI.APIError, String(error));
+  assert.equal(error.status, 400);
+  assert.match(error.message, /input\[0\]/);
+  assert.equal(modelCalls(gw.vertex).length, 0);
+});
+
+Deno.test("vertex/vxg-gemini: a countTokens body with generateContentRequest reaches Vertex as its CountTokensRequest", async () => {
+  await using gw = await startVertexGateway();
+  const response = await fetch(`${gw.server.url}/v1beta/models/vxg-gemini:countTokens`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-goog-api-key": gw.apiKey },
+    body: JSON.stringify({
+      generateContentRequest: {
+        model: "models/vxg-gemini",
+        contents: [{ role: "user", parts: [{ text: "Count these five words" }] }],
+        systemInstruction: { parts: [{ text: "You are terse." }] },
+      },
+    }),
+  });
+  const answer = await response.json();
+  assert.equal(response.status, 200, JSON.stringify(answer));
+  assert.ok(answer.totalTokens > 0);
+  const sent = gw.vertex.last;
+  assert.match(sent.path, /\/publishers\/google\/models\/gemini-2\.5-flash:countTokens$/);
+  const body = sent.body as Record<string, unknown>;
+  assert.equal("generateContentRequest" in body, false);
+  assert.equal(
+    body.model,
+    `projects/${VERTEX_PROJECT}/locations/${VERTEX_REGION}/publishers/google/models/${GEMINI}`,
+  );
+  assert.deepEqual(body.systemInstruction, { parts: [{ text: "You are terse." }] });
+  checkFakes(gw.vertex);
+});
+
+Deno.test("vertex: a token endpoint that throttles or fails (429, 503) is retried within the call", async () => {
+  await using gw = await startVertexGateway({ provider: { max_retries: 2 } });
+  gw.vertex.faults = [
+    { status: 429, errorType: "RESOURCE_EXHAUSTED", headers: { "retry-after-ms": "5" } },
+    { status: 503, errorType: "UNAVAILABLE", headers: { "retry-after-ms": "5" } },
+  ];
+  const answer = await gw.anthropic().messages.create({
+    model: "vxa-claude",
+    max_tokens: 50,
+    messages: [{ role: "user", content: "Hello" }],
+  });
+  assert.equal(answer.stop_reason, "end_turn");
+  assert.equal(gw.vertex.received.filter((r) => r.path === "/token").length, 3);
+  assert.equal(modelCalls(gw.vertex).length, 1);
+  assert.match(gw.server.output.err, /no access token yet: the token endpoint failed \(HTTP 429/);
+  checkFakes(gw.vertex);
+});
+
+Deno.test("vertex: a token endpoint still failing after max_retries is a 502 naming it", async () => {
+  await using gw = await startVertexGateway({ provider: { max_retries: 1 } });
+  const unavailable = {
+    status: 503,
+    errorType: "UNAVAILABLE",
+    headers: { "retry-after-ms": "5" },
+  };
+  gw.vertex.faults = [unavailable, unavailable];
+  const error = await gw.openai().chat.completions.create({
+    model: "vx-gemini",
+    messages: [{ role: "user", content: "Hello" }],
+  }).then(() => null, (e: unknown) => e);
+  assert.ok(error instanceof OpenAI.APIError, String(error));
+  assert.equal(error.status, 502);
+  assert.match(error.message, /"vx" could not authenticate: the token endpoint failed \(HTTP 503/);
+  assert.equal(gw.vertex.received.filter((r) => r.path === "/token").length, 2);
+  assert.equal(modelCalls(gw.vertex).length, 0);
+});
+
+Deno.test("vertex: a 403 from Vertex names the service account, not an API key", async () => {
+  await using gw = await startVertexGateway();
+  const ask = () =>
+    gw.openai().chat.completions.create({
+      model: "vx-gemini",
+      messages: [{ role: "user", content: "Hello" }],
+    });
+  await ask();
+  gw.vertex.faults = [{
+    status: 403,
+    errorType: "PERMISSION_DENIED",
+    message: "Permission 'aiplatform.endpoints.predict' denied on resource.",
+  }];
+  const error = await ask().then(() => null, (e: unknown) => e);
+  assert.ok(error instanceof OpenAI.APIError, String(error));
+  assert.equal(error.status, 502);
+  assert.match(
+    error.message,
+    /"vx" refused the gateway's credentials \(HTTP 403\); the operator must check its service account \(credentials_env\)/,
+  );
+  assert.ok(!/API key/.test(error.message), error.message);
 });
 
 Deno.test("vertex: the docs page's config is valid and, with a key, enables its models", async () => {

@@ -78,7 +78,7 @@ export const STYLE_CAPABILITIES: Record<ProviderStyle, ReadonlySet<Capability>> 
     "image_generation",
     "embeddings",
   ]),
-  vertex: new Set(["chat_completions", "image_input", "function_calling"]),
+  vertex: new Set(["chat_completions", "image_input", "function_calling", "embeddings"]),
   bedrock: new Set(["chat_completions", "image_input", "function_calling", "embeddings"]),
 };
 

@@ -6,7 +6,12 @@
  *
  * - `/v1/projects/{p}/locations/{l}/publishers/google/models/{m}:generateContent` and
  *   `:streamGenerateContent?alt=sse` (and `:countTokens`), passed to a fake Gemini upstream (fake_gemini.ts, whose
- *   checkers and script answer them) and answered with its bytes, Vertex's `createTime` added;
+ *   checkers and script answer them) and answered with its bytes, Vertex's `createTime` added
+ *   (a `:countTokens` body checked as Vertex's CountTokensRequest first: no
+ *   `generateContentRequest`, `model` the resource name);
+ * - `.../publishers/google/models/{m}:predict` of Google's text embedding models
+ *   (`text-embedding-005`, `text-multilingual-embedding-002`, `gemini-embedding-001`), checked
+ *   and answered in Vertex's documented shapes;
  * - `.../publishers/anthropic/models/{m}:rawPredict` and `:streamRawPredict` (a Messages body
  *   without `model`, with `anthropic_version: "vertex-2023-10-16"`, `stream` as the method
  *   says) and `.../models/count-tokens:rawPredict`, passed to a fake Anthropic upstream
@@ -17,6 +22,7 @@
  */
 import { type FakeAnthropic, startFakeAnthropic } from "./fake_anthropic.ts";
 import { type FakeGemini, startFakeGemini } from "./fake_gemini.ts";
+import { fakeVector } from "./fake_openai_embeddings.ts";
 import { type Answer, type FakeOptions, type FakeStyle, FakeUpstream } from "./fake_upstream.ts";
 
 type Obj = Record<string, unknown>;
@@ -253,25 +259,40 @@ export function startFakeVertex(options: FakeVertexOptions): FakeVertex {
         }
         return bad;
       };
+      if (publisher === "google" && method === "predict") {
+        return {
+          check: (headers, body) => [
+            ...where,
+            ...authorized(headers),
+            ...checkPredict(model!, body),
+          ],
+          answer: (body) => predictAnswer(model!, body),
+        };
+      }
       if (publisher === "google") {
         const stream = method === "streamGenerateContent";
+        const counting = method === "countTokens";
         return {
-          check(headers, _body, url) {
+          check(headers, body, url) {
             const bad = [...where, ...authorized(headers)];
-            if (method !== "generateContent" && method !== "countTokens" && !stream) {
+            if (method !== "generateContent" && !counting && !stream) {
               bad.push(`method ${method}`);
             }
             if (stream && url.searchParams.get("alt") !== "sse") bad.push("stream: ?alt=sse");
+            if (counting) bad.push(...checkCountTokens(model!, body));
             return bad;
           },
-          answer: (body) =>
-            forward(
+          answer: (body) => {
+            // Vertex's CountTokensRequest as the Gemini API's: its `model` is the path's.
+            const { model: _, ...asked } = body;
+            return forward(
               gemini,
               `/v1beta/models/${model}:${method}${stream ? "?alt=sse" : ""}`,
               { "x-goog-api-key": gemini.apiKey },
-              body,
+              counting ? asked : body,
               true,
-            ),
+            );
+          },
         };
       }
       const counting = model === "count-tokens";
@@ -344,6 +365,143 @@ export function startFakeVertex(options: FakeVertexOptions): FakeVertex {
   });
   Object.defineProperty(fake, "tokenRequests", { get: () => tokens });
   return fake as FakeVertex;
+}
+
+/** The fields of Vertex's CountTokensRequest (no `generateContentRequest`, the Gemini API's). */
+const COUNT_TOKENS_FIELDS = new Set([
+  "model",
+  "instances",
+  "contents",
+  "systemInstruction",
+  "tools",
+  "generationConfig",
+]);
+
+/** What is wrong with a `:countTokens` body for Google's `model` (Vertex answers each with
+ * 400 INVALID_ARGUMENT). */
+function checkCountTokens(model: string, body: unknown): string[] {
+  if (typeof body !== "object" || body === null) return ["countTokens: body not JSON"];
+  const bad: string[] = [];
+  for (const key of Object.keys(body)) {
+    if (!COUNT_TOKENS_FIELDS.has(key)) {
+      bad.push(`countTokens: Invalid JSON payload received. Unknown name "${key}"`);
+    }
+  }
+  const named = (body as Obj).model;
+  const resource =
+    `projects/${VERTEX_PROJECT}/locations/${VERTEX_REGION}/publishers/google/models/${model}`;
+  if (named !== undefined && named !== resource) {
+    bad.push(`countTokens: model ${JSON.stringify(named)}, not the resource name ${resource}`);
+  }
+  return bad;
+}
+
+/** Google's text embedding models on Vertex: their vector length and their most instances
+ * in one `:predict` call. */
+export const VERTEX_EMBEDDING_MODELS: Record<string, { size: number; perCall: number }> = {
+  "text-embedding-005": { size: 768, perCall: 250 },
+  "text-multilingual-embedding-002": { size: 768, perCall: 250 },
+  "gemini-embedding-001": { size: 3072, perCall: 1 },
+};
+
+/** The task types Vertex's text embedding models take. */
+const TASK_TYPES = new Set([
+  "RETRIEVAL_QUERY",
+  "RETRIEVAL_DOCUMENT",
+  "SEMANTIC_SIMILARITY",
+  "CLASSIFICATION",
+  "CLUSTERING",
+  "QUESTION_ANSWERING",
+  "FACT_VERIFICATION",
+  "CODE_RETRIEVAL_QUERY",
+]);
+
+/** What is wrong with a text embedding `:predict` body (Vertex's documented request:
+ * `instances[]` of `{content, task_type?, title?}`, `parameters` of `{outputDimensionality?,
+ * autoTruncate?}`, at most 250 instances, one for `gemini-embedding-001`). */
+function checkPredict(model: string, body: unknown): string[] {
+  if (typeof body !== "object" || body === null) return ["predict: body not JSON"];
+  const bad: string[] = [];
+  const { instances, parameters, ...rest } = body as Obj;
+  for (const key of Object.keys(rest)) bad.push(`predict: Unknown name "${key}"`);
+  const limits = VERTEX_EMBEDDING_MODELS[model];
+  if (!Array.isArray(instances) || instances.length === 0) return [...bad, "predict: instances"];
+  if (limits && instances.length > limits.perCall) {
+    bad.push(`predict: ${instances.length} instances, ${model} takes ${limits.perCall} a call`);
+  }
+  instances.forEach((instance, i) => {
+    if (typeof instance !== "object" || instance === null) {
+      bad.push(`predict: instances[${i}] not an object`);
+      return;
+    }
+    const { content, task_type, title, ...more } = instance as Obj;
+    for (const key of Object.keys(more)) bad.push(`predict: instances[${i}].${key}`);
+    if (typeof content !== "string" || content === "") {
+      bad.push(`predict: instances[${i}].content a non-empty string`);
+    }
+    if (task_type !== undefined && !TASK_TYPES.has(task_type as string)) {
+      bad.push(`predict: instances[${i}].task_type ${JSON.stringify(task_type)}`);
+    }
+    if (title !== undefined && typeof title !== "string") bad.push(`predict: title`);
+  });
+  if (parameters !== undefined) {
+    if (typeof parameters !== "object" || parameters === null) return [...bad, "parameters"];
+    const { outputDimensionality: d, autoTruncate, ...more } = parameters as Obj;
+    for (const key of Object.keys(more)) bad.push(`predict: parameters.${key}`);
+    if (d !== undefined && (!Number.isInteger(d) || (d as number) < 1)) {
+      bad.push("predict: parameters.outputDimensionality a positive integer");
+    }
+    if (autoTruncate !== undefined && typeof autoTruncate !== "boolean") {
+      bad.push("predict: parameters.autoTruncate a boolean");
+    }
+  }
+  return bad;
+}
+
+/** Vertex's answer to a text embedding `:predict`: a prediction per instance, its vector
+ * (deterministic in its text and task type) and statistics; 404 for a model it has not. */
+function predictAnswer(model: string, body: Obj): Answer {
+  const limits = VERTEX_EMBEDDING_MODELS[model];
+  if (!limits) {
+    return {
+      kind: "json",
+      status: 404,
+      body: googleError(
+        404,
+        "NOT_FOUND",
+        `Publisher Model \`projects/${VERTEX_PROJECT}/locations/${VERTEX_REGION}/publishers/google/models/${model}\` was not found or your project does not have access to it.`,
+      ),
+    };
+  }
+  const d = (body.parameters as Obj | undefined)?.outputDimensionality as number | undefined;
+  if (d !== undefined && d > limits.size) {
+    return {
+      kind: "json",
+      status: 400,
+      body: googleError(
+        400,
+        "INVALID_ARGUMENT",
+        `outputDimensionality must be at most ${limits.size}.`,
+      ),
+    };
+  }
+  let characters = 0;
+  const predictions = (body.instances as Obj[]).map((instance) => {
+    const content = instance.content as string;
+    characters += content.replace(/\s/g, "").length;
+    const text = instance.task_type === undefined ? content : `${instance.task_type}:${content}`;
+    return {
+      embeddings: {
+        statistics: { truncated: false, token_count: content.split(/\s+/).length },
+        values: fakeVector(text, d ?? limits.size),
+      },
+    };
+  });
+  return {
+    kind: "json",
+    status: 200,
+    body: { predictions, metadata: { billableCharacterCount: characters } },
+  };
 }
 
 /** A Gemini answer or chunk as Vertex writes it: with its `createTime`. */

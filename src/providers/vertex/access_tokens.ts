@@ -2,12 +2,16 @@
  * A service account's OAuth 2.0 access token for Vertex AI's calls: a signed assertion
  * (assertion.ts) exchanged at the token endpoint, kept until shortly before it expires, and
  * fetched once for all the calls that need it meanwhile (one exchange in flight). A token the
- * upstream refused (401) is dropped, so that the call's retry gets a new one.
+ * upstream refused (401) is dropped, so that the call's retry gets a new one. An exchange the
+ * token endpoint throttles (429), fails (5xx) or that cannot connect is retried as upstream
+ * calls are (`max_retries`, the same back-off, `retry-after` honoured), within `timeout_ms`.
  */
-import { upstreamError } from "../../errors.ts";
+import { type ApiError, upstreamError } from "../../errors.ts";
 import type { Clock } from "../../clock.ts";
 import type { HttpClient } from "../../http/client/types.ts";
 import type { Logger } from "../../log/logger.ts";
+import { sleep } from "../../sleep.ts";
+import { RetryPolicy, type RetryTiming, shouldRetry } from "../upstream/retry.ts";
 import type { UpstreamCredentials } from "../upstream/upstream.ts";
 import { isObject } from "../wire.ts";
 import { importSigningKey, signedAssertion } from "./assertion.ts";
@@ -19,8 +23,13 @@ export interface AccessTokenDeps {
   provider: string;
   account: ServiceAccount;
   tokenUrl: string;
-  /** The most an exchange may take, in milliseconds. */
+  /** The most an exchange may take, in milliseconds, its retries included. */
   timeoutMs: number;
+  /** Retries of an exchange that failed in a way worth retrying (the provider's
+   * `max_retries`). */
+  maxRetries: number;
+  /** The back-off between them (upstream calls' own; tests shorten it). */
+  timing?: RetryTiming;
   http: HttpClient;
   clock: Clock;
   logger: Logger;
@@ -30,6 +39,14 @@ export interface AccessTokenDeps {
 interface Token {
   value: string;
   expires: number;
+}
+
+/** A failed exchange: what it is to the caller, and whether another attempt may do better
+ * (with the answer's headers, for its `retry-after`). */
+interface Failure {
+  what: string;
+  retryable: boolean;
+  headers: Headers | null;
 }
 
 /** The JWT bearer grant's type, as the token endpoint's form takes it. */
@@ -45,6 +62,7 @@ const ANSWER_BYTES = 64 * 1024;
 /** One service account's access tokens, as headers for Vertex AI's calls. */
 export class AccessTokens implements UpstreamCredentials {
   readonly #deps: AccessTokenDeps;
+  readonly #retries: RetryPolicy;
   #key: Promise<CryptoKey> | null = null;
   #token: Token | null = null;
   #renewAt = 0;
@@ -52,6 +70,7 @@ export class AccessTokens implements UpstreamCredentials {
 
   constructor(deps: AccessTokenDeps) {
     this.#deps = deps;
+    this.#retries = new RetryPolicy(deps.maxRetries, deps.timing);
   }
 
   async headers(
@@ -75,9 +94,10 @@ export class AccessTokens implements UpstreamCredentials {
     return pending;
   }
 
-  /** Exchanges a new assertion for a token, which replaces the one held. */
+  /** Exchanges a new assertion for a token, which replaces the one held; retried while the
+   * failure allows and the deadline leaves time for the wait. */
   async #exchange(): Promise<Token> {
-    const { account, tokenUrl, timeoutMs, http, clock } = this.#deps;
+    const { account, tokenUrl, timeoutMs, clock } = this.#deps;
     let assertion: string;
     try {
       this.#key ??= importSigningKey(account);
@@ -92,23 +112,56 @@ export class AccessTokens implements UpstreamCredentials {
       throw this.#failure("its service account's private_key is not an RSA key it can sign with");
     }
     const body = new URLSearchParams({ grant_type: GRANT_TYPE, assertion }).toString();
+    const deadline = AbortSignal.timeout(timeoutMs);
+    const started = performance.now();
+    for (let attempt = 0;; attempt++) {
+      const outcome = await this.#attempt(body, deadline);
+      if (!("what" in outcome)) return outcome;
+      const left = timeoutMs - (performance.now() - started);
+      const wait = outcome.retryable
+        ? this.#retries.wait(attempt, outcome.headers, clock.now(), left)
+        : null;
+      if (wait === null) throw this.#failure(outcome.what);
+      this.#deps.logger.warn(
+        `provider "${this.#deps.provider}": no access token yet: ${outcome.what}; retrying in ${
+          Math.round(wait)
+        } ms (retry ${attempt + 1} of ${this.#deps.maxRetries})`,
+      );
+      try {
+        await sleep(wait, deadline);
+      } catch {
+        throw this.#failure(`the token endpoint did not answer within ${timeoutMs} ms`);
+      }
+    }
+  }
+
+  /** One exchange at the token endpoint: the token, or why there is none. */
+  async #attempt(body: string, deadline: AbortSignal): Promise<Token | Failure> {
+    const { tokenUrl, timeoutMs, http, clock } = this.#deps;
     let text: string;
     let status: number;
+    let headers: Headers;
     try {
       const response = await http.request({
         method: "POST",
         url: tokenUrl,
         headers: { "content-type": "application/x-www-form-urlencoded" },
         body,
-        signal: AbortSignal.timeout(timeoutMs),
+        signal: deadline,
       });
       status = response.status;
+      headers = response.headers;
       text = (await response.text(ANSWER_BYTES)).text;
     } catch (e) {
-      const why = e instanceof DOMException && e.name === "TimeoutError"
-        ? `did not answer within ${timeoutMs} ms`
-        : "could not be reached";
-      throw this.#failure(`the token endpoint ${why}`);
+      const timedOut = deadline.aborted ||
+        (e instanceof DOMException && e.name === "TimeoutError");
+      return timedOut
+        ? {
+          what: `the token endpoint did not answer within ${timeoutMs} ms`,
+          retryable: false,
+          headers: null,
+        }
+        : { what: "the token endpoint could not be reached", retryable: true, headers: null };
     }
     let answer: unknown = null;
     try {
@@ -123,14 +176,20 @@ export class AccessTokens implements UpstreamCredentials {
         ? ` ${answer.error}`
         : "";
       const refused = status >= 400 && status < 500 && status !== 408 && status !== 429;
-      throw this.#failure(
-        refused
+      return {
+        what: refused
           ? `the token endpoint refused its service account (HTTP ${status}${code}); check credentials_env`
           : `the token endpoint failed (HTTP ${status}${code})`,
-      );
+        retryable: shouldRetry(status, headers),
+        headers,
+      };
     }
     if (!isObject(answer) || typeof answer.access_token !== "string" || !answer.access_token) {
-      throw this.#failure("the token endpoint answered without an access_token");
+      return {
+        what: "the token endpoint answered without an access_token",
+        retryable: false,
+        headers: null,
+      };
     }
     const seconds = typeof answer.expires_in === "number" && answer.expires_in > 0
       ? answer.expires_in
@@ -143,7 +202,7 @@ export class AccessTokens implements UpstreamCredentials {
   }
 
   /** The 502 of a failed exchange (warned about once per exchange); it names no secret. */
-  #failure(what: string) {
+  #failure(what: string): ApiError {
     const { provider, logger } = this.#deps;
     logger.warn(`provider "${provider}": no access token: ${what}`);
     return upstreamError(

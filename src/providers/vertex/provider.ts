@@ -4,7 +4,8 @@
  * (`:generateContent`, `:streamGenerateContent?alt=sse`) and Anthropic's Claude models the
  * Messages API's (`:rawPredict`, `:streamRawPredict`, the body without `model` and with
  * `anthropic_version: "vertex-2023-10-16"`): each goes through that style's adapter, its
- * translators unchanged, at Vertex's paths (model_path.ts).
+ * translators unchanged, at Vertex's paths (model_path.ts). Google's text embedding models
+ * are called at `:predict` (embeddings.ts).
  *
  * Calls of a door pass through as written when the provider's `publisher` is set (every model
  * then speaks that publisher's protocol); otherwise each model's publisher is read from its
@@ -26,15 +27,24 @@ import type {
   ProviderDeps,
 } from "../types.ts";
 import type { UpstreamErrorDetail } from "../upstream/error_detail.ts";
+import { credentialsRefused } from "../upstream/error_mapping.ts";
 import type { RetryTiming } from "../upstream/retry.ts";
-import type { UpstreamStyle } from "../upstream/upstream.ts";
+import { Upstream, type UpstreamStyle } from "../upstream/upstream.ts";
 import { isObject } from "../wire.ts";
+import { unsupportedCapability } from "../../errors.ts";
+import type { EmbeddingRequest, EmbeddingResult } from "../../types/openai.ts";
 import { AccessTokens } from "./access_tokens.ts";
+import { toVertexCountTokens } from "./count_tokens.ts";
+import { vertexEmbed } from "./embeddings.ts";
 import { vertexModel, vertexModelPath } from "./model_path.ts";
 import { readServiceAccount } from "./service_account.ts";
 
 /** The Messages API version Vertex AI's Claude models take, in the body. */
 export const VERTEX_ANTHROPIC_VERSION = "vertex-2023-10-16";
+
+/** What an operator checks when Vertex refuses the gateway's token (401 after a renewal, 403). */
+const SERVICE_ACCOUNT =
+  "its service account (credentials_env): that its key is valid and that it has the Vertex AI User role on the project";
 
 /** Reads a Vertex AI error body: Anthropic's shape from a Claude model, Google's otherwise. */
 export function parseVertexError(body: unknown): UpstreamErrorDetail {
@@ -69,6 +79,8 @@ class VertexProvider implements Provider {
   readonly #vertex: VertexConfig;
   readonly #gemini: GeminiProvider;
   readonly #claude: AnthropicProvider;
+  /** Calls of Google's embedding models (the same token as the chat calls'). */
+  readonly #embeddings: Upstream;
 
   constructor(deps: ProviderDeps, timing: RetryTiming) {
     const { id, vertex, timeout_ms: timeoutMs } = deps.config;
@@ -79,12 +91,17 @@ class VertexProvider implements Provider {
     const style: UpstreamStyle = {
       headers: {},
       parseError: parseVertexError,
-      mapError: (status, detail) => mapGeminiError(id, status, detail),
+      mapError: (status, detail) =>
+        status === 401 || status === 403
+          ? credentialsRefused(id, status, SERVICE_ACCOUNT)
+          : mapGeminiError(id, status, detail),
       credentials: new AccessTokens({
         provider: id,
         account,
         tokenUrl: vertex.token_url,
         timeoutMs,
+        maxRetries: deps.config.max_retries,
+        timing,
         http: deps.http,
         clock: deps.clock,
         logger: deps.logger,
@@ -97,6 +114,7 @@ class VertexProvider implements Provider {
       path: (model, method) => vertexModelPath(vertex, "google", model, method),
     });
     this.#claude = new AnthropicProvider(inner, timing, { style, place: claudePlace(vertex) });
+    this.#embeddings = new Upstream(inner, style, timing);
     this.passes = vertex.publisher === "google"
       ? this.#gemini.passes
       : vertex.publisher === "anthropic"
@@ -123,7 +141,26 @@ class VertexProvider implements Provider {
         ),
       );
     }
-    return provider.passthrough(call, routed);
+    const passed = call.endpoint === "countTokens" && provider === this.#gemini
+      ? { ...call, body: toVertexCountTokens(call.body, this.#vertex, routed.upstreamModel) }
+      : call;
+    return provider.passthrough(passed, routed);
+  }
+
+  /** Google's text embedding models' `:predict`; see embeddings.ts. */
+  embed(req: EmbeddingRequest, ctx: CallContext): Promise<EmbeddingResult> {
+    const { publisher, name } = vertexModel(ctx.upstreamModel, this.#vertex);
+    if (publisher !== "google") {
+      return Promise.reject(
+        unsupportedCapability(
+          `The model \`${ctx.model.id}\` is Anthropic's on Vertex AI, which has no embeddings.`,
+          "model",
+        ),
+      );
+    }
+    const call = name === ctx.upstreamModel ? ctx : { ...ctx, upstreamModel: name };
+    const path = vertexModelPath(this.#vertex, "google", name, "predict");
+    return vertexEmbed(this.#embeddings, path, req, call);
   }
 
   /** The adapter of the call's model's publisher, and the call with the model's name there. */
