@@ -16,6 +16,7 @@ import { startServer, testConfig, type TestServer } from "./support/server.ts";
 import { pngUrl } from "./support/image_fixtures.ts";
 import { parseConfig } from "../src/config/parse.ts";
 import { checkJpeg, jpegFromDataUrl } from "./support/jpeg_check.ts";
+import { fakeBase64, fakeVector } from "./support/fake_openai_embeddings.ts";
 
 const GENEROUS = { per_minute: 100_000, per_day: 1_000_000 };
 const CHAT = { chat_completions: true, function_calling: true, image_input: true };
@@ -281,6 +282,40 @@ Deno.test("azure: embeddings through the embedding deployment", async () => {
   assert.equal(gw.azure.last.path, "/openai/deployments/embed-prod/embeddings");
 });
 
+Deno.test("azure: base64 embeddings pass through as Azure wrote them, decoding to the float answer", async () => {
+  await using gw = await startAzureGateway();
+  const input = ["one text", "another text"];
+  const floats = await gw.client.embeddings.create({
+    model: "az-embed",
+    input,
+    encoding_format: "float",
+  });
+  const response = await fetch(`${gw.server.url}/v1/embeddings`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${gw.client.apiKey}` },
+    body: JSON.stringify({ model: "az-embed", input, encoding_format: "base64" }),
+  });
+  const text = await response.text();
+  assert.equal(response.status, 200, text);
+  // Azure's vectors, byte for byte: the fake's base64 strings are in the gateway's answer.
+  for (const t of input) assert.ok(text.includes(JSON.stringify(fakeBase64(fakeVector(t, 1536)))));
+  const answer = JSON.parse(text);
+  assert.equal(answer.model, "az-embed");
+  assert.equal(answer.usage.prompt_tokens, 4);
+  assert.equal((gw.azure.last.body as Record<string, unknown>).encoding_format, "base64");
+  assert.equal(gw.azure.last.path, "/openai/deployments/embed-prod/embeddings");
+  const decoded = answer.data.map((d: { embedding: string }) => {
+    const bytes = Uint8Array.fromBase64(d.embedding);
+    const view = new DataView(bytes.buffer);
+    return Array.from({ length: bytes.length / 4 }, (_, i) => view.getFloat32(i * 4, true));
+  });
+  assert.deepEqual(decoded, floats.data.map((d) => d.embedding));
+  // The SDK's default (base64 asked for, decoded by the SDK) gives the same floats.
+  const defaulted = await gw.client.embeddings.create({ model: "az-embed", input });
+  assert.deepEqual(defaulted.data.map((d) => d.embedding), floats.data.map((d) => d.embedding));
+  assert.deepEqual(gw.azure.violations, []);
+});
+
 Deno.test("azure: an image from the image deployment comes back as a JPEG data URL", async () => {
   await using gw = await startAzureGateway();
   const result = await gw.client.images.generate({
@@ -350,7 +385,10 @@ Deno.test("azure: a refused api-key is the gateway's 502, the key in no message 
   }).then(() => null, (e: unknown) => e);
   assert.ok(error instanceof OpenAI.APIError, String(error));
   assert.equal(error.status, 502);
-  assert.match(error.message, /"az" refused the gateway's credentials \(HTTP 401\)/);
+  assert.match(
+    error.message,
+    /"az" refused the gateway's credentials \(HTTP 401\); the operator must check its API key \(api_key_env\)/,
+  );
   assert.ok(!error.message.includes(wrong));
   assert.ok(!gw.server.output.err.includes(wrong) && !gw.server.output.out.includes(wrong));
 });
@@ -379,6 +417,25 @@ Deno.test("azure: an Entra ID token from bearer_token_env goes as Authorization:
   assert.equal(completion.choices[0]!.message.content, "You said: Hello token");
   assert.deepEqual(gw.azure.violations, []);
   assert.equal(gw.azure.last.headers.get("authorization"), "Bearer entra-token-0123456789");
+});
+
+Deno.test("azure: a refused Entra ID token is a 502 naming bearer_token_env, not an API key", async () => {
+  await using gw = await startAzureGateway(
+    { api_key_env: undefined, bearer_token_env: "AZ_TOKEN" },
+    { bearerToken: "entra-token-0123456789" },
+  );
+  gw.azure.faults = [{ status: 401, errorType: "invalid_request_error" }];
+  const error = await gw.client.chat.completions.create({
+    model: "az-chat",
+    messages: [{ role: "user", content: "Hello token" }],
+  }).then(() => null, (e: unknown) => e);
+  assert.ok(error instanceof OpenAI.APIError, String(error));
+  assert.equal(error.status, 502);
+  assert.match(
+    error.message,
+    /\(HTTP 401\); the operator must check its Microsoft Entra ID token \(bearer_token_env\)/,
+  );
+  assert.ok(!error.message.includes("API key") && !error.message.includes("entra-token-0"));
 });
 
 Deno.test("azure: the docs page's config is valid and enables its models", () => {

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import {
+  credentialsRefused,
   mapStreamError,
   mapUpstreamStatus,
 } from "../../../src/providers/upstream/error_mapping.ts";
@@ -113,6 +114,18 @@ Deno.test("mapUpstreamStatus: 401/403 never repeat the upstream's message", () =
     assert.ok(!e.message.includes("sk-abc123"));
     assert.match(e.message, /credentials/);
   }
+});
+
+Deno.test("credentialsRefused: names the credential the provider uses, an API key by default", () => {
+  const byDefault = credentialsRefused("p", 401);
+  assert.equal(byDefault.status, 502);
+  assert.match(
+    byDefault.message,
+    /"p" refused .*\(HTTP 401\); the operator must check its API key\.$/,
+  );
+  const vertex = credentialsRefused("vx", 403, "its service account (credentials_env)");
+  assert.match(vertex.message, /\(HTTP 403\); the operator must check its service account/);
+  assert.ok(!vertex.message.includes("API key"));
 });
 
 Deno.test("mapUpstreamStatus: 429 passes a retry-after in whole seconds", () => {

@@ -1,6 +1,7 @@
 /** A service account's access tokens against the fake token endpoint (which verifies each
  * assertion's signature): one exchange for concurrent callers, a caller that leaves does not
- * fail the others, renewal after a refusal and before expiry, failures as 502s. */
+ * fail the others, renewal after a refusal and before expiry, failures as 502s, retried (429,
+ * 5xx, no connection) up to max_retries, a refusal not. */
 import assert from "node:assert/strict";
 import { ApiError } from "../../../src/errors.ts";
 import { FetchHttpClient } from "../../../src/http/client/fetch.ts";
@@ -10,7 +11,7 @@ import { readServiceAccount } from "../../../src/providers/vertex/service_accoun
 import { makeServiceAccount, startFakeVertex } from "../../support/fake_vertex.ts";
 import { CapturedOutput, FakeClock } from "../../support/server.ts";
 
-async function setUp(tokenUrl?: string) {
+async function setUp(tokenUrl?: string, maxRetries = 0) {
   const account = await makeServiceAccount();
   const vertex = startFakeVertex({ accounts: [account] });
   const clock = new FakeClock();
@@ -21,6 +22,8 @@ async function setUp(tokenUrl?: string) {
     account: readServiceAccount("vx", "SA", account.json),
     tokenUrl: tokenUrl ?? vertex.tokenUrl,
     timeoutMs: 5_000,
+    maxRetries,
+    timing: { initialBackoffMs: 1, maxBackoffMs: 2 },
     http,
     clock,
     logger: new Logger({ clock, output }),
@@ -108,4 +111,46 @@ Deno.test("access tokens: an unreachable endpoint or a failing one is a 502 nami
   await assert.rejects(u.tokens.headers(u.signal, null), /the token endpoint failed \(HTTP 503\)/);
   assert.match((await u.tokens.headers(u.signal, null)).authorization!, /^Bearer /);
   assert.equal(u.vertex.received.filter((r) => r.path === "/token").length, 2);
+});
+
+Deno.test("access tokens: a throttled, failing or unreachable exchange is retried up to max_retries", async () => {
+  await using t = await setUp(undefined, 3);
+  t.vertex.faults = [
+    { status: 429, errorType: "RESOURCE_EXHAUSTED" },
+    { status: 500, errorType: "INTERNAL" },
+    { status: 503, errorType: "UNAVAILABLE" },
+  ];
+  assert.match((await t.tokens.headers(t.signal, null)).authorization!, /^Bearer /);
+  assert.equal(t.vertex.received.filter((r) => r.path === "/token").length, 4);
+  assert.equal((t.output.err.match(/retrying in \d+ ms/g) ?? []).length, 3);
+  assert.match(t.output.err, /retry 3 of 3/);
+  await using u = await setUp("http://127.0.0.1:9/token", 2);
+  await assert.rejects(u.tokens.headers(u.signal, null), /could not be reached/);
+  assert.equal((u.output.err.match(/retrying in \d+ ms/g) ?? []).length, 2);
+});
+
+Deno.test("access tokens: a refused assertion (400 invalid_grant) is not retried", async () => {
+  const stranger = await makeServiceAccount(undefined, "stranger");
+  await using t = await setUp(undefined, 3);
+  const tokens = new AccessTokens({
+    provider: "vx",
+    account: readServiceAccount("vx", "SA", stranger.json),
+    tokenUrl: t.vertex.tokenUrl,
+    timeoutMs: 5_000,
+    maxRetries: 3,
+    timing: { initialBackoffMs: 1, maxBackoffMs: 2 },
+    http: new FetchHttpClient(),
+    clock: t.clock,
+    logger: new Logger({ clock: t.clock, output: t.output }),
+  });
+  await assert.rejects(tokens.headers(t.signal, null), /refused its service account \(HTTP 400/);
+  assert.equal(t.vertex.received.filter((r) => r.path === "/token").length, 1);
+});
+
+Deno.test("access tokens: no retry waits past the exchange's deadline", async () => {
+  await using t = await setUp(undefined, 3);
+  // Asks for a minute; the deadline is 5 s: the failure is reported now, not waited out.
+  t.vertex.faults = [{ status: 503, errorType: "UNAVAILABLE", headers: { "retry-after": "60" } }];
+  await assert.rejects(t.tokens.headers(t.signal, null), /the token endpoint failed \(HTTP 503/);
+  assert.equal(t.vertex.received.filter((r) => r.path === "/token").length, 1);
 });
