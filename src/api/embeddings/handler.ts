@@ -30,7 +30,7 @@ export async function createEmbeddings(ctx: RequestContext): Promise<Response> {
   const embed = (stepped ?? provider).embed?.bind(stepped ?? provider);
   if (!embed) {
     throw unsupportedCapability(
-      `The provider of \`${record.id}\` cannot serve embeddings (only OpenAI-style providers and the simulator can so far).`,
+      `The provider of \`${record.id}\` cannot serve embeddings (the openai, azure, gemini, vertex, bedrock and simulator styles serve them).`,
       "model",
     );
   }
