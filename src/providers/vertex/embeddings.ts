@@ -1,6 +1,6 @@
 /**
  * Embeddings through Google's text embedding models on Vertex AI (`text-embedding-005`,
- * `text-multilingual-embedding-002`, `gemini-embedding-001`): `POST …/publishers/google/models/
+ * `text-multilingual-embedding-002`, `gemini-embedding-001`): `POST .../publishers/google/models/
  * {m}:predict` with `{"instances": [{"content", "task_type"?}], "parameters":
  * {"outputDimensionality"?}}`, answered with `predictions[i].embeddings.values` and
  * `.statistics.token_count`. A call takes at most 250 instances and 20,000 tokens
