@@ -1,5 +1,5 @@
-/** The provider pages' examples (docs/providers.md, docs/routing.md) are valid configs that
- * enable what they say. */
+/** The provider pages' examples (docs/providers.md, its pages per style, docs/routing.md) are
+ * valid configs that enable what they say. */
 import assert from "node:assert/strict";
 import { parseConfig } from "../src/config/parse.ts";
 import { Logger } from "../src/log/logger.ts";
@@ -8,9 +8,14 @@ import { FetchHttpClient } from "../src/http/client/fetch.ts";
 import { CapturedOutput, FakeClock } from "./support/server.ts";
 
 const pages = await Promise.all(
-  ["providers", "routing"].map((page) =>
-    Deno.readTextFile(new URL(`../docs/${page}.md`, import.meta.url))
-  ),
+  [
+    "providers",
+    "provider-openai",
+    "provider-anthropic",
+    "provider-gemini",
+    "provider-local",
+    "routing",
+  ].map((page) => Deno.readTextFile(new URL(`../docs/${page}.md`, import.meta.url))),
 );
 const examples = pages.flatMap((page) =>
   [...page.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => JSON.parse(m[1]!))
