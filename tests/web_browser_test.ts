@@ -461,6 +461,63 @@ Deno.test({
         );
       });
 
+      await t.step("a batch is listed with its progress", async () => {
+        const created = await admin(server, "POST", "/admin/keys", { name: "batch-owner" });
+        const key = created.body.key as string;
+        const auth = { authorization: `Bearer ${key}` };
+        const lines = [1, 2, 3].map((n) =>
+          JSON.stringify({
+            custom_id: `line-${n}`,
+            method: "POST",
+            url: "/v1/chat/completions",
+            body: { model: "sim-chat", messages: [{ role: "user", content: `Say ${n}` }] },
+          })
+        );
+        const form = new FormData();
+        form.append("purpose", "batch");
+        form.append("file", new File([lines.join("\n")], "lines.jsonl"));
+        const file = await (await fetch(`${server.url}/v1/files`, {
+          method: "POST",
+          headers: auth,
+          body: form,
+        })).json();
+        const batch = await (await fetch(`${server.url}/v1/batches`, {
+          method: "POST",
+          headers: { ...auth, "content-type": "application/json" },
+          body: JSON.stringify({
+            input_file_id: file.id,
+            endpoint: "/v1/chat/completions",
+            completion_window: "24h",
+          }),
+        })).json();
+        await eventually(
+          async () => {
+            const res = await fetch(`${server.url}/v1/batches/${batch.id}`, { headers: auth });
+            const now = await res.json();
+            return now.status === "completed" ? now : undefined;
+          },
+          "the batch to complete",
+          30_000,
+        );
+        await page.click("#batches-refresh");
+        await until(
+          page,
+          "the batch row",
+          `document.querySelector('#batches-body tr[data-batch="${batch.id}"]')`,
+        );
+        const cells = await page.$eval(
+          `#batches-body tr[data-batch="${batch.id}"]`,
+          (r) => [...r.querySelectorAll("td")].map((c) => c.textContent),
+        );
+        assert.deepEqual(cells.slice(0, 5), [
+          batch.id,
+          created.body.id,
+          "/v1/chat/completions",
+          "completed",
+          "3 of 3, 0 failed",
+        ]);
+      });
+
       await t.step(
         "usage charts, cache hits and guardrail redactions; the dashboard is accessible; screenshots",
         async () => {

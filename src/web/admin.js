@@ -3,7 +3,7 @@
 /** The operator's dashboard: keys, models, the request log, usage and health, all through the
  * admin API with the admin token (kept in this tab's session storage, never in a URL). */
 import { ApiFailure, call, callJson, sseData } from "./api.js";
-import { barChart } from "./chart.js";
+import { barChart, scoreBar } from "./chart.js";
 import { byId, copyButton, h, messageOf, show } from "./dom.js";
 
 const TOKEN_STORAGE = "switchyard.adminToken";
@@ -76,7 +76,7 @@ async function signIn() {
   loginSection.hidden = true;
   dashboard.hidden = false;
   loginStatus.textContent = "";
-  await Promise.all([loadKeys(), loadModels(), loadUsage(), loadHealth()]);
+  await Promise.all([loadKeys(), loadModels(), loadUsage(), loadBatches(), loadHealth()]);
   restartTail();
 }
 
@@ -682,6 +682,61 @@ function showChecks(day, models) {
 }
 
 usageDay.addEventListener("change", () => loadUsage().catch(() => {}));
+
+// Batches: every key's, newest first, with their progress.
+
+const batchesBody = byId("batches-body", HTMLElement);
+
+/**
+ * @typedef {{ id: string, owner: string | null, endpoint: string, status: string,
+ *   created_at: number, request_counts: { total: number, completed: number, failed: number } }}
+ *   BatchView
+ */
+
+async function loadBatches() {
+  try {
+    const list = await admin("/admin/batches?limit=100");
+    /** @type {BatchView[]} */
+    const batches = list.data;
+    if (batches.length === 0) {
+      show(batchesBody, h("p", { class: "hint" }, "No batches yet."));
+      return;
+    }
+    show(
+      batchesBody,
+      table(
+        "Batches",
+        ["Batch", "Key", "Endpoint", "Status", "Lines done", "Created (UTC)"],
+        batches.map((b) => {
+          const { total, completed, failed } = b.request_counts;
+          const done = completed + failed;
+          const row = tr(
+            b.id,
+            b.owner ?? "",
+            b.endpoint,
+            b.status,
+            h(
+              "span",
+              { class: "progress" },
+              scoreBar(total === 0 ? 0 : done / total),
+              h("span", { class: "num" }, `${done} of ${total}, ${failed} failed`),
+            ),
+            when(new Date(b.created_at * 1000).toISOString()),
+          );
+          row.dataset.batch = b.id;
+          return row;
+        }),
+      ),
+    );
+  } catch (e) {
+    show(batchesBody, h("p", { class: "error", role: "alert" }, messageOf(e)));
+  }
+}
+
+byId("batches-refresh", HTMLButtonElement).addEventListener(
+  "click",
+  () => loadBatches().catch(() => {}),
+);
 
 // Health.
 
