@@ -4,7 +4,7 @@
  */
 import type { FakeUpstream } from "./fake_upstream.ts";
 import { FAKE_CHAT_MODELS, fakeProviders } from "./gateway.ts";
-import { dataTempDir, freePort, MAIN, ROOT, startFlagsSync } from "./process.ts";
+import { dataTempDir, MAIN, ROOT, startFlagsSync } from "./process.ts";
 
 /** Options for {@link startGatewayProcess}. */
 export interface GatewayProcessOptions {
@@ -45,11 +45,12 @@ export async function startGatewayProcess(
   options: GatewayProcessOptions = {},
 ): Promise<GatewayProcess> {
   const dir = options.dir ?? await dataTempDir();
-  const port = freePort();
   await Deno.writeTextFile(
     `${dir}/config.json`,
     JSON.stringify({
-      server: { hostname: "127.0.0.1", port, shutdown_grace_seconds: 1 },
+      // Port 0: the system picks a free one, which the start banner names (a port picked free
+      // beforehand could be taken by another test's process before this one binds it).
+      server: { hostname: "127.0.0.1", port: 0, shutdown_grace_seconds: 1 },
       kv: { path: `${dir}/kv.sqlite` },
       providers: [
         ...fakeProviders(openai, anthropic, options.provider),
@@ -67,7 +68,18 @@ export async function startGatewayProcess(
     stderr: "piped",
   }).spawn();
   const records: Record<string, unknown>[] = [];
-  const stderr = new Response(child.stderr).text();
+  // stderr read as it comes: the start banner's address, then the rest for stop().
+  const listening = Promise.withResolvers<string>();
+  const stderr = (async () => {
+    let text = "";
+    for await (const chunk of child.stderr.pipeThrough(new TextDecoderStream())) {
+      text += chunk;
+      const banner = /listening on (http:\/\/[^\s;"]+:\d+)/.exec(text);
+      if (banner) listening.resolve(banner[1]!);
+    }
+    listening.reject(new Error(`the gateway did not start: ${text}`));
+    return text;
+  })();
   const reading = (async () => {
     let buffer = "";
     for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
@@ -77,19 +89,20 @@ export async function startGatewayProcess(
       for (const line of lines) if (line !== "") records.push(JSON.parse(line));
     }
   })();
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0;; i++) {
-    try {
-      await (await fetch(`${url}/healthz`)).body?.cancel();
-      break;
-    } catch (e) {
-      if (i > 400) {
-        child.kill("SIGKILL");
-        throw new Error(`the gateway did not start: ${await stderr}`, { cause: e });
-      }
-      await new Promise((r) => setTimeout(r, 25));
-    }
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const tooLong = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error("no start banner within 10 s")), 10_000);
+  });
+  let url: string;
+  try {
+    url = await Promise.race([listening.promise, tooLong]);
+  } catch (e) {
+    child.kill("SIGKILL");
+    throw new Error(`the gateway did not start: ${await stderr}`, { cause: e });
+  } finally {
+    clearTimeout(timer);
   }
+  await (await fetch(`${url}/healthz`)).body?.cancel();
   return {
     url,
     records,
