@@ -5,10 +5,10 @@
  * come as floats; base64 is encoded here. Titan counts the input tokens; for Cohere the usage
  * is the gateway's estimate.
  */
+import { textInputs, vectorToBase64 } from "../embedding_encoding.ts";
 import { countTokens } from "../../canonical/tokens.ts";
 import type { EmbeddingRequest, EmbeddingResult } from "../../types/openai.ts";
 import { invalidValue } from "../../validation/error.ts";
-import { vectorToBase64 } from "../embedding_encoding.ts";
 import type { CallContext } from "../types.ts";
 import { chatPost } from "../upstream/request.ts";
 import type { Upstream } from "../upstream/upstream.ts";
@@ -112,10 +112,7 @@ export async function bedrockEmbed(
     );
   }
   if (req.user !== null) ctx.dropped.add("user");
-  const texts = req.input.map((item, i) => {
-    if (typeof item === "string") return item;
-    throw invalidValue(`input[${i}]`, "expected text: Bedrock embeds text, not token ids");
-  });
+  const texts = textInputs(req.input, "Bedrock");
   const path = bedrockModelPath(ctx.upstreamModel, "invoke");
   const vectors: number[][] = [];
   let tokens = 0;

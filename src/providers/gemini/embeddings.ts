@@ -4,10 +4,9 @@
  * `outputDimensionality`, the request's `task_type` as `taskType`. Gemini answers floats and no
  * token count: base64 is encoded here, and the usage is the gateway's estimate.
  */
+import { textInputs, vectorToBase64 } from "../embedding_encoding.ts";
 import { countTokens } from "../../canonical/tokens.ts";
-import { invalidValue } from "../../validation/error.ts";
 import type { EmbeddingRequest, EmbeddingResult } from "../../types/openai.ts";
-import { vectorToBase64 } from "../embedding_encoding.ts";
 import type { CallContext } from "../types.ts";
 import { chatPost } from "../upstream/request.ts";
 import type { Upstream } from "../upstream/upstream.ts";
@@ -56,10 +55,7 @@ export async function geminiEmbed(
   ctx: CallContext,
 ): Promise<EmbeddingResult> {
   if (req.user !== null) ctx.dropped.add("user");
-  const texts = req.input.map((item, i) => {
-    if (typeof item === "string") return item;
-    throw invalidValue(`input[${i}]`, "expected text: Gemini embeds text, not token ids");
-  });
+  const texts = textInputs(req.input, "Gemini");
   const vectors: number[][] = [];
   for (let start = 0; start < texts.length; start += BATCH) {
     const slice = texts.slice(start, start + BATCH);

@@ -9,8 +9,7 @@
  */
 import { countTokens } from "../../canonical/tokens.ts";
 import type { EmbeddingRequest, EmbeddingResult } from "../../types/openai.ts";
-import { invalidValue } from "../../validation/error.ts";
-import { vectorToBase64 } from "../embedding_encoding.ts";
+import { textInputs, vectorToBase64 } from "../embedding_encoding.ts";
 import type { CallContext } from "../types.ts";
 import { chatPost } from "../upstream/request.ts";
 import type { Upstream } from "../upstream/upstream.ts";
@@ -96,10 +95,7 @@ export async function vertexEmbed(
   ctx: CallContext,
 ): Promise<EmbeddingResult> {
   if (req.user !== null) ctx.dropped.add("user");
-  const texts = req.input.map((item, i) => {
-    if (typeof item === "string") return item;
-    throw invalidValue(`input[${i}]`, "expected text: Vertex AI embeds text, not token ids");
-  });
+  const texts = textInputs(req.input, "Vertex AI");
   const vectors: number[][] = [];
   let promptTokens = 0;
   for (const slice of embeddingCalls(texts, instancesPerCall(ctx.upstreamModel))) {
