@@ -341,6 +341,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
       logger,
       run: runInternal,
       openRequests: () => settler.open().requests,
+      liveAt: () => settler.liveAt,
       ...(metrics ? { onLine: (ok: boolean) => metrics.batchLine(ok) } : {}),
     }),
   };

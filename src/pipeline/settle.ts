@@ -56,6 +56,8 @@ export class Settler implements SettleRunner {
   #closing = false;
   /** Requests opened and settled since start: changes whenever one begins or ends. */
   activity = 0;
+  /** `performance.now()` when a live request (not a batch line) last began or ended. */
+  liveAt = 0;
 
   constructor(hooks: readonly SettleHook[], logger: Logger) {
     this.#hooks = hooks;
@@ -72,6 +74,7 @@ export class Settler implements SettleRunner {
   /** Notes a request the settle step took (settled later by {@link run} or {@link close}). */
   opened(ctx: RequestContext): void {
     this.activity++;
+    if (ctx.onBehalf === null) this.liveAt = performance.now();
     ctx.open = this.#open.add({ ctx, responded: null, tally: null });
   }
 
@@ -90,6 +93,7 @@ export class Settler implements SettleRunner {
     if (ctx.open !== null) this.#open.delete(ctx.open);
     ctx.open = null;
     this.activity++;
+    if (ctx.onBehalf === null) this.liveAt = now;
     const tally = open?.tally ?? null;
     // A stream's usage is the last one it reported, kept by its tally (not copied each batch).
     if (tally?.usage) ctx.usage = tally.usage;

@@ -244,3 +244,17 @@ Deno.test("Settler: the settlement's ms is the time from arrival to settling", a
   ctx.settle(200, null);
   assert.ok(seen[0]! >= 15 && seen[0]! < 1000, `ms ${seen[0]}`);
 });
+
+Deno.test("settle: liveAt moves when a live request begins and ends, not for a batch line", async () => {
+  const line = pipeline(() => json({ ok: true }));
+  line.ctx.onBehalf = {
+    caller: { kind: "anonymous" },
+    batchId: "batch_1",
+  } as unknown as NonNullable<RequestContext["onBehalf"]>;
+  await line.run();
+  assert.equal(line.settler.liveAt, 0);
+  const before = performance.now();
+  const live = pipeline(() => json({ ok: true }));
+  await live.run();
+  assert.ok(live.settler.liveAt >= before);
+});
