@@ -68,7 +68,27 @@ Deno.test("batches: 200 lines of chat and embeddings complete with one result pe
   assert.equal(created.completion_window, "24h");
   assert.deepEqual(created.metadata, { job: "test" });
 
+  // The queue holds a window of line messages, not the whole batch: 8 messages of 10 lines are
+  // queued ahead of the lines done (plus lines waiting for a retry, and what the two reads
+  // below see at different moments), never the 200 of a batch queued whole, which slowed live
+  // traffic.
+  const store = server.app.services.batches.batches;
+  let ahead = 0;
+  let watching = true;
+  const watch = (async () => {
+    while (watching) {
+      const [batch, counts] = await Promise.all([
+        store.entry(created.id),
+        store.counts(created.id),
+      ]);
+      if (batch.value !== null) ahead = Math.max(ahead, batch.value.queued - counts.done);
+      await new Promise((r) => setTimeout(r, 2));
+    }
+  })();
   const done = await waitFor(openai, created.id, ended);
+  watching = false;
+  await watch;
+  assert.ok(ahead > 0 && ahead <= 120, `lines queued ahead of those done: ${ahead}`);
   assert.equal(done.status, "completed", JSON.stringify(done));
   const unknown = Array.from({ length: 200 }, (_, i) => i).filter((i) =>
     i % UNKNOWN_MODEL_EVERY === UNKNOWN_MODEL_EVERY - 1

@@ -23,6 +23,7 @@ import {
   type BatchOutcome,
   type BatchRecord,
   BatchStore,
+  spansKey,
 } from "./store.ts";
 
 /** Runs one request through the app's pipeline as `onBehalf`'s caller. */
@@ -79,9 +80,13 @@ export interface ExpireMessage extends QueueMessage {
   batch: string;
 }
 
-/** Lines per queue message, and line messages queued per commit. */
+/** Lines per queue message; line messages in the queue at once for a batch (each one done
+ * queues the next: a 20,000-line batch queued whole at its start put 2,000 messages before
+ * live traffic's KV commits, live p99 393% of alone with no line even running); lines whose
+ * places (offset, length) are stored per KV value. */
 const LINES_PER_MESSAGE = 10;
-const QUEUE_GROUP = 200;
+const WINDOW_MESSAGES = 8;
+const SPANS_PER_CHUNK = 2_000;
 /** The first retry's wait, doubled each time up to {@link MAX_BACKOFF_MS}. */
 const BACKOFF_MS = 500;
 const MAX_BACKOFF_MS = 60_000;
@@ -224,24 +229,46 @@ export class BatchRunner {
       );
       if (started === null) return;
     }
-    // Queued in groups; a start delivered again goes on from the last group committed.
+    // The lines' places, then the first messages; each message done queues the next. A start
+    // delivered again writes the same places and tops the window up.
+    for (let chunk = 0; chunk * SPANS_PER_CHUNK < spans.length; chunk++) {
+      const part = spans.slice(chunk * SPANS_PER_CHUNK, (chunk + 1) * SPANS_PER_CHUNK)
+        .flatMap((span) => [span.offset, span.length]);
+      await retryWhileBusy(() =>
+        this.#deps.kv.set(spansKey(batch.id, chunk), part, { expireIn: this.batches.retentionMs })
+      );
+    }
+    for (let i = 0; i < WINDOW_MESSAGES; i++) if (!await this.#queueNext(batch.id)) return;
+  }
+
+  /** Queues the batch's next line message (its `queued` moved past it in the same commit);
+   * whether there was one. */
+  async #queueNext(batchId: string): Promise<boolean> {
     for (;;) {
-      let from = -1;
-      const queued = await this.batches.update(batch.id, (b) => {
-        if (b.status !== "in_progress" || b.queued >= b.total) return null;
-        from = b.queued;
-        return { ...b, queued: Math.min(b.total, b.queued + QUEUE_GROUP) };
-      }, (op, b) => {
-        for (let first = from; first < b.queued; first += LINES_PER_MESSAGE) {
-          const lines: LineTask[] = [];
-          for (let index = first; index < Math.min(b.queued, first + LINES_PER_MESSAGE); index++) {
-            const span = spans[index]!;
-            lines.push({ index, offset: span.offset, length: span.length, attempt: 0 });
-          }
-          op.enqueue({ kind: "batch_lines", batch: b.id, lines } satisfies LinesMessage);
+      const b = (await this.batches.entry(batchId)).value;
+      if (b === null || b.status !== "in_progress" || b.queued >= b.total) return false;
+      const from = b.queued;
+      const to = Math.min(b.total, from + LINES_PER_MESSAGE);
+      const lines: LineTask[] = [];
+      let chunk: number[] | null = null;
+      let chunkNo = -1;
+      for (let index = from; index < to; index++) {
+        if (Math.floor(index / SPANS_PER_CHUNK) !== chunkNo) {
+          chunkNo = Math.floor(index / SPANS_PER_CHUNK);
+          chunk = (await this.#deps.kv.get<number[]>(spansKey(batchId, chunkNo))).value;
+          if (chunk === null) return false;
         }
-      });
-      if (queued === null) return;
+        const at = (index % SPANS_PER_CHUNK) * 2;
+        lines.push({ index, offset: chunk![at]!, length: chunk![at + 1]!, attempt: 0 });
+      }
+      let moved = false;
+      await this.batches.update(batchId, (now) => {
+        if (now.status !== "in_progress" || now.queued !== from) return null;
+        moved = true;
+        return { ...now, queued: to };
+      }, (op) => op.enqueue({ kind: "batch_lines", batch: batchId, lines } satisfies LinesMessage));
+      if (moved) return true;
+      // Another message queued this range first: look again.
     }
   }
 
@@ -258,9 +285,14 @@ export class BatchRunner {
    * line over the batch's share of its key's limits sends itself and the rest back to the
    * queue, delayed. */
   async #lines(m: LinesMessage): Promise<void> {
+    if (await this.#runLines(m)) await this.#queueNext(m.batch);
+  }
+
+  /** The message's lines in turn; whether it is done with them (not sent back to the queue). */
+  async #runLines(m: LinesMessage): Promise<boolean> {
     for (let i = 0; i < m.lines.length; i++) {
       const batch = (await this.batches.entry(m.batch)).value;
-      if (batch === null || batch.status !== "in_progress") return;
+      if (batch === null || batch.status !== "in_progress") return false;
       // Closing: the rest goes back to the queue at once (this message is then done).
       let wait = 0;
       if (await this.#turn()) {
@@ -273,8 +305,9 @@ export class BatchRunner {
       }
       const rest: LinesMessage = { ...m, lines: m.lines.slice(i) };
       await retryWhileBusy(() => this.#deps.kv.enqueue(rest, { delay: wait }));
-      return;
+      return false;
     }
+    return true;
   }
 
   /** Runs one line; resolves with how long it must wait first (0: it ran, or needs not). */

@@ -79,6 +79,8 @@ const PART_CHARS = 20_000;
 const PARTS_PER_COMMIT = 10;
 
 export const batchKey = (id: string): Deno.KvKey => ["batches", id];
+/** A batch's input lines' places (offset, length), a chunk of them per value. */
+export const spansKey = (id: string, chunk: number): Deno.KvKey => ["batch_spans", id, chunk];
 /** The index of running batches (from in_progress until they end). */
 export const activeKey = (id: string): Deno.KvKey => ["batches_active", id];
 const ownerKey = (owner: string, id: string): Deno.KvKey => ["batches_by_owner", owner, id];
