@@ -7,15 +7,15 @@
  * else one JSON array). Request fields the back end left out are named in
  * `x-switchyard-dropped-params`.
  */
+import { inputTokens } from "../shared/input_tokens.ts";
 import type { CanonicalRequest, Part } from "../../canonical/conversation.ts";
-import { promptTokens } from "../../canonical/prompt_tokens.ts";
 import type { CanonicalResult } from "../../canonical/result.ts";
 import type { Uses } from "../../canonical/uses.ts";
 import type { ApiError } from "../../errors.ts";
 import { json } from "../../http/response.ts";
 import type { RequestContext } from "../../pipeline/context.ts";
 import { aroundModel } from "../../pipeline/model_step.ts";
-import type { CallContext, PassthroughCall, Provider } from "../../providers/types.ts";
+import type { PassthroughCall, Provider } from "../../providers/types.ts";
 import type { CountTokensResponse } from "../../types/gemini.ts";
 import { checkChat } from "../shared/capabilities.ts";
 import {
@@ -155,16 +155,6 @@ async function countTokens(ctx: RequestContext, model: string): Promise<Response
     promptTokensDetails: [{ modality: "TEXT", tokenCount: total }],
   };
   return json(body);
-}
-
-/** The input tokens of a request: the back end's own count when it has one, else the
- * gateway's estimate. */
-function inputTokens(
-  provider: Provider,
-  req: CanonicalRequest,
-  call: CallContext,
-): Promise<number> {
-  return provider.countTokens?.(req, call) ?? Promise.resolve(promptTokens(req));
 }
 
 /** The client's call as it is passed through: its body and the model id the answer shows. */

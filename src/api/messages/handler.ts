@@ -5,20 +5,15 @@
  * any other, call its provider through the canonical model and answer a message or its SSE
  * events. Request fields the back end left out are named in `x-switchyard-dropped-params`.
  */
+import { inputTokens } from "../shared/input_tokens.ts";
 import type { CanonicalRequest, Part } from "../../canonical/conversation.ts";
-import { promptTokens } from "../../canonical/prompt_tokens.ts";
 import type { CanonicalResult } from "../../canonical/result.ts";
 import type { Uses } from "../../canonical/uses.ts";
 import type { ApiError } from "../../errors.ts";
 import { json } from "../../http/response.ts";
 import type { RequestContext } from "../../pipeline/context.ts";
 import { aroundModel } from "../../pipeline/model_step.ts";
-import {
-  type CallContext,
-  lacksCountTokens,
-  type PassthroughCall,
-  type Provider,
-} from "../../providers/types.ts";
+import { lacksCountTokens, type PassthroughCall, type Provider } from "../../providers/types.ts";
 import { checkChat } from "../shared/capabilities.ts";
 import {
   callChat,
@@ -139,19 +134,6 @@ export async function countMessageTokens(ctx: RequestContext): Promise<Response>
     if (answer !== null) return json(answer.kind === "json" ? answer.body : {});
   }
   return json({ input_tokens: await inputTokens(provider, req, call) });
-}
-
-/**
- * The input tokens of a request: the back end's own count when it has one, else the estimate
- * of the simulator's tokenizer (a word, or one other character, a token; images 85 tokens;
- * tools by their JSON), which is close to, but not, what OpenAI-style upstreams count.
- */
-function inputTokens(
-  provider: Provider,
-  req: CanonicalRequest,
-  call: CallContext,
-): Promise<number> {
-  return provider.countTokens?.(req, call) ?? Promise.resolve(promptTokens(req));
 }
 
 /** The client's call as it is passed through: its body (without the thinking blocks of other

@@ -83,7 +83,13 @@ export async function callChat(
   const provider = stepped ?? target.provider;
   const passedThrough = stepped === null && (door.passthrough?.speaks(provider) ?? false);
   checkChat(record, { ...door.needs, passedThrough });
-  if (passedThrough) return withStepHeaders(await door.passthrough!.answer(target), ctx);
+  if (passedThrough) {
+    const answer = await door.passthrough!.answer(target);
+    // A door that did not send the client's bytes (the Responses API's) lets go of them too:
+    // the context lives as long as a stream.
+    ctx.bodyBytes = null;
+    return withStepHeaders(answer, ctx);
+  }
   // Only a call passed on as written needs the body's bytes.
   ctx.bodyBytes = null;
   const req = await door.canonical(target);

@@ -1,15 +1,8 @@
 import type { BlockKind, CanonicalEvent } from "../../canonical/events.ts";
+import { type OpenBlock, pushInput, pushStop } from "../open_block.ts";
 import { mapAnthropicStopReason } from "./stop_reason.ts";
 import { fromAnthropicUsage } from "./usage.ts";
 import { isObject, type JsonObject, malformed, otherFields, stringField } from "../wire.ts";
-
-/** An upstream content block with a canonical index: `json` is the forced JSON tool, whose
- * input is text; `sent` says whether content went out. */
-interface OpenBlock {
-  kind: "text" | "reasoning" | "tool_call" | "json";
-  index: number;
-  sent: boolean;
-}
 
 /** A content block of the upstream's, as the translator follows it: open, or skipped (one
  * with no canonical form, such as a server tool's, or one already stopped). */
@@ -60,7 +53,7 @@ export class AnthropicStreamTranslator {
       case "content_block_stop": {
         const block = this.#block(data);
         if (block.kind === "skipped") return false;
-        this.#stop(block, out);
+        pushStop(block, out);
         this.#blocks.set(blockIndex(data), { kind: "skipped" });
         return false;
       }
@@ -110,7 +103,7 @@ export class AnthropicStreamTranslator {
     }
     if (open.kind === "tool_call" || open.kind === "json") {
       if (isObject(block.input) && Object.keys(block.input).length > 0) {
-        this.#input(open, JSON.stringify(block.input), out);
+        pushInput(open, JSON.stringify(block.input), out);
       }
     }
   }
@@ -137,7 +130,7 @@ export class AnthropicStreamTranslator {
           throw malformed("stream (input_json_delta outside a tool_use block)");
         }
         const json = stringField(delta, "partial_json");
-        if (json) this.#input(block, json, out);
+        if (json) pushInput(block, json, out);
         return;
       }
       default:
@@ -166,23 +159,6 @@ export class AnthropicStreamTranslator {
     }
   }
 
-  /** A fragment of a `tool_use` input: arguments, or the JSON answer's text. */
-  #input(block: OpenBlock, json: string, out: CanonicalEvent[]): void {
-    block.sent = true;
-    out.push({
-      type: "block_delta",
-      index: block.index,
-      delta: block.kind === "json" ? { type: "text", text: json } : { type: "arguments", json },
-    });
-  }
-
-  #stop(block: OpenBlock, out: CanonicalEvent[]): void {
-    if ((block.kind === "tool_call" || block.kind === "json") && !block.sent) {
-      this.#input(block, "{}", out);
-    }
-    out.push({ type: "block_stop", index: block.index });
-  }
-
   #count(usage: unknown, out: CanonicalEvent[]): void {
     if (!isObject(usage)) return;
     this.#usage = { ...this.#usage, ...numbers(usage) };
@@ -192,7 +168,7 @@ export class AnthropicStreamTranslator {
   #finish(out: CanonicalEvent[]): void {
     // Anthropic stops every block; one left open is closed rather than left dangling.
     for (const block of this.#blocks.values()) {
-      if (block.kind !== "skipped") this.#stop(block, out);
+      if (block.kind !== "skipped") pushStop(block, out);
     }
     this.#blocks.clear();
     const stop = mapAnthropicStopReason(this.#delta.stop_reason, this.#toolCalled);

@@ -1,4 +1,5 @@
 /** Canonical events from the events of a ConverseStream answer. */
+import { type OpenBlock, pushInput, pushStop } from "../open_block.ts";
 import type { CanonicalEvent } from "../../canonical/events.ts";
 import { isObject, type JsonObject, malformed, stringField } from "../wire.ts";
 import { BEDROCK_REASONING_STYLE } from "./messages.ts";
@@ -14,15 +15,6 @@ const KNOWN_EVENTS = new Set([
   "messageStop",
   "metadata",
 ]);
-
-/** A content block of the upstream's with its canonical index. */
-interface OpenBlock {
-  /** `json`: the forced JSON tool, whose input is the answer's text. */
-  kind: "text" | "reasoning" | "tool_call" | "json";
-  index: number;
-  /** Whether argument JSON came (a tool call without any gets `{}`). */
-  sent: boolean;
-}
 
 /**
  * Translates ConverseStream events (by `:event-type`) into canonical events: `messageStart` ->
@@ -67,7 +59,7 @@ export class ConverseStreamTranslator {
         const at = blockIndex(data);
         const block = this.#blocks.get(at);
         if (block === undefined) throw malformed("stream (contentBlockStop for no block)");
-        if (block !== null) this.#close(block, out);
+        if (block !== null) pushStop(block, out);
         this.#blocks.set(at, null);
         return false;
       }
@@ -134,7 +126,7 @@ export class ConverseStreamTranslator {
         throw malformed("stream (toolUse input outside a toolUse)");
       }
       const json = stringField(delta.toolUse, "input");
-      if (json) this.#input(block, json, out);
+      if (json) pushInput(block, json, out);
       return;
     }
     if (isObject(delta.reasoningContent)) {
@@ -184,26 +176,9 @@ export class ConverseStreamTranslator {
     return open;
   }
 
-  /** A fragment of a tool use's input: arguments, or the JSON answer's text. */
-  #input(block: OpenBlock, json: string, out: CanonicalEvent[]): void {
-    block.sent = true;
-    out.push({
-      type: "block_delta",
-      index: block.index,
-      delta: block.kind === "json" ? { type: "text", text: json } : { type: "arguments", json },
-    });
-  }
-
-  #close(block: OpenBlock, out: CanonicalEvent[]): void {
-    if ((block.kind === "tool_call" || block.kind === "json") && !block.sent) {
-      this.#input(block, "{}", out);
-    }
-    out.push({ type: "block_stop", index: block.index });
-  }
-
   #finish(out: CanonicalEvent[]): void {
     if (!this.#stopped) throw malformed("stream (metadata before messageStop)");
-    for (const block of this.#blocks.values()) if (block !== null) this.#close(block, out);
+    for (const block of this.#blocks.values()) if (block !== null) pushStop(block, out);
     this.#blocks.clear();
     const stop = mapConverseStopReason(this.#stopReason, this.#toolCalled);
     out.push(
