@@ -96,6 +96,9 @@ export interface BytesPrefix {
   bytes: Uint8Array;
   /** Whether that was the whole stream; when not, the rest was cancelled unread. */
   complete: boolean;
+  /** Gives the bytes' buffer back to the client for another answer, once nothing reads them
+   * (where it was lent; never calling it is safe). */
+  release?: () => void;
 }
 
 /** Reads a stream's bytes, at most `maxBytes` of them (see {@link readText}). */

@@ -12,12 +12,19 @@ const INLINE_BYTES = 64 * 1024;
  * as a string cost ~510 µs, encoding it ~100 µs; `Response` copies bytes it is given). */
 export class BytesResponse extends Response {
   readonly parts: readonly Uint8Array[];
+  /** Called by the server once the parts are written (or cannot be): lent buffers go back. */
+  readonly release: () => void;
 
-  constructor(body: Uint8Array | readonly Uint8Array[], init: ResponseInit) {
+  constructor(
+    body: Uint8Array | readonly Uint8Array[],
+    init: ResponseInit,
+    release: () => void = () => {},
+  ) {
     const parts = body instanceof Uint8Array ? [body] : body;
     const single = parts.length === 1 && parts[0]!.length <= INLINE_BYTES ? parts[0]! : null;
     super(single ? single as Uint8Array<ArrayBuffer> : partsStream(parts), init);
     this.parts = parts;
+    this.release = release;
   }
 }
 

@@ -106,6 +106,8 @@ export type EmbeddingResult =
      * in parts, in order. */
     answer: Uint8Array[];
     promptTokens: number;
+    /** Gives the answer's buffer back to the HTTP client once it is written (or dropped). */
+    release?: () => void;
   };
 
 /** One vector of the embeddings response. */

@@ -38,7 +38,9 @@ export async function createEmbeddings(ctx: RequestContext): Promise<Response> {
   const result = await untilClientLeaves(ctx, () => embed(request, call));
   ctx.usage = { input: result.promptTokens, output: 0 };
   // Passed on as the upstream wrote it (its vectors counted there).
-  if ("answer" in result) return withDropped(new BytesResponse(result.answer, JSON_INIT), call);
+  if ("answer" in result) {
+    return withDropped(new BytesResponse(result.answer, JSON_INIT, result.release), call);
+  }
   if (result.embeddings.length !== request.input.length) {
     throw upstreamError(
       `The embedding model \`${record.id}\` returned ${result.embeddings.length} vectors for ${request.input.length} inputs.`,

@@ -98,9 +98,9 @@ export class LengthBody extends BufferedBody {
     if (this.#left > 0) throw new BodyCut();
   }
 
-  /** The rest of the body in one new array, read straight into it. */
-  async rest(): Promise<Uint8Array> {
-    const out = new Uint8Array(this.#left);
+  /** The rest of the body read straight into `out` ({@link left} bytes long). */
+  async rest(out = new Uint8Array(this.#left)): Promise<Uint8Array> {
+    if (out.length !== this.#left) throw new RangeError("rest: the array is not the body's length");
     if (!(await this.reader.exactly(out))) throw new BodyCut();
     this.#left = 0;
     return out;

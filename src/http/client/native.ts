@@ -6,6 +6,7 @@
  * socket to the SSE decoder with no web stream in between.
  */
 import type { BytesPrefix, TextPrefix } from "../byte_reader.ts";
+import { BytePool } from "../byte_pool.ts";
 import { concatBytes } from "../bytes.ts";
 import { BodyCut, type BodyReader, bodyReader, LengthBody } from "./body.ts";
 import type { Http1Connection } from "./connection.ts";
@@ -46,6 +47,8 @@ const DEFAULTS: Readonly<Record<string, string>> = {
 /** HTTP/1.1 over sockets of its own. */
 export class NativeHttpClient implements HttpClient {
   readonly #pool: ConnectionPool;
+  /** Buffers for bodies read whole. */
+  readonly #buffers = new BytePool();
   /** The encoded header lines of each headers object seen (providers reuse theirs). */
   readonly #fieldLines = new WeakMap<object, string>();
   /** Each URL called: its origin and request target (a provider calls a few URLs, over and
@@ -125,6 +128,7 @@ export class NativeHttpClient implements HttpClient {
       }
       return new NativeResponse(answer, framing, connection, {
         pool: this.#pool,
+        buffers: this.#buffers,
         origin,
         signal,
         abort,
@@ -175,6 +179,7 @@ export class NativeHttpClient implements HttpClient {
 
 interface Keeping {
   pool: ConnectionPool;
+  buffers: BytePool;
   origin: Origin;
   signal: AbortSignal;
   /** The signal's listener that closes the connection. */
@@ -266,7 +271,10 @@ class NativeResponse implements ClientResponse {
     const body = this.#body;
     if (body instanceof LengthBody && body.left <= maxBytes) {
       // A declared length: read straight into one array and decode it once.
-      return { text: new TextDecoder().decode(await this.#rest(body)), complete: true };
+      const bytes = await this.#rest(body);
+      const text = new TextDecoder().decode(bytes);
+      this.#keeping.buffers.give(bytes);
+      return { text, complete: true };
     }
     const decoder = new TextDecoder();
     let text = "";
@@ -286,7 +294,9 @@ class NativeResponse implements ClientResponse {
   async bytes(maxBytes: number): Promise<BytesPrefix> {
     const body = this.#body;
     if (body instanceof LengthBody && body.left <= maxBytes) {
-      return { bytes: await this.#rest(body), complete: true };
+      const bytes = await this.#rest(body);
+      const buffers = this.#keeping.buffers;
+      return { bytes, complete: true, release: () => buffers.give(bytes) };
     }
     const pieces: Uint8Array[] = [];
     let left = maxBytes;
@@ -303,10 +313,11 @@ class NativeResponse implements ClientResponse {
     return { bytes: concatBytes(pieces), complete: true };
   }
 
-  /** The rest of a body of declared length, read straight into one array. */
+  /** The rest of a body of declared length, read straight into one lent array (not given
+   * back when the read fails: a read may still be filling it). */
   async #rest(body: LengthBody): Promise<Uint8Array> {
     try {
-      const bytes = await body.rest();
+      const bytes = await body.rest(this.#keeping.buffers.take(body.left));
       this.#end();
       return bytes;
     } catch (e) {

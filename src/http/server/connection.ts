@@ -328,6 +328,8 @@ export class HttpConnection {
     try {
       return await this.#respond(head, response, state, controller);
     } finally {
+      // Its writes have settled: a body in lent buffers gives them back.
+      if (response instanceof BytesResponse) response.release();
       (completed as PromiseWithResolvers<void> | null)?.resolve();
     }
   }

@@ -98,14 +98,17 @@ export async function openAIEmbed(
   }
   // base64 vectors pass on as the upstream wrote them, unparsed and uncopied (4.08x the
   // pass-through's CPU parsed and re-serialised at 100 x 1536; see embedding_pass.ts).
-  const bytes = await upstream.bytes(request);
+  // Its buffer is lent: given back once the client has the answer, or once it is parsed.
+  const { bytes, release } = await upstream.lend(request);
   const passed = passEmbeddings(bytes, req.input.length, ctx.model.id);
-  if (passed) return passed;
+  if (passed) return { ...passed, release };
   let data: unknown;
   try {
     data = JSON.parse(new TextDecoder().decode(bytes));
   } catch {
     throw upstreamError("The upstream provider answered with a body that is not JSON.");
+  } finally {
+    release();
   }
   return readEmbeddingAnswer(data, req.input.length, "base64");
 }

@@ -22,6 +22,13 @@ export interface BodyReading {
   tooLarge: (what: "answer" | "event") => ApiError;
 }
 
+/** A body's bytes in a buffer the HTTP client may lend again: `release` once nothing reads
+ * them (never calling it is safe; reading them after it is not). */
+export interface LentBytes {
+  bytes: Uint8Array;
+  release: () => void;
+}
+
 /** An accepted (2xx) upstream answer whose body is read within the deadline. */
 export class UpstreamResponse {
   readonly #response: ClientResponse;
@@ -59,9 +66,11 @@ export class UpstreamResponse {
     return (await this.#whole((maxBytes) => this.#response.text(maxBytes))).text;
   }
 
-  /** The body's bytes, bounded as {@link text} is. */
-  async bytes(): Promise<Uint8Array> {
-    return (await this.#whole((maxBytes) => this.#response.bytes(maxBytes))).bytes;
+  /** The body's bytes, bounded as {@link text} is, and the call that gives their buffer back
+   * for another answer once nothing reads them (see {@link LentBytes}). */
+  async lend(): Promise<LentBytes> {
+    const { bytes, release } = await this.#whole((maxBytes) => this.#response.bytes(maxBytes));
+    return { bytes, release: release ?? (() => {}) };
   }
 
   /** The whole body as `read` reads it, within `max_response_bytes`. */

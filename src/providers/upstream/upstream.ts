@@ -16,7 +16,7 @@ import { Deadline } from "./deadline.ts";
 import { boundedDetail, NO_DETAIL, redact, type UpstreamErrorDetail } from "./error_detail.ts";
 import { mapUpstreamStatus } from "./error_mapping.ts";
 import type { UpstreamRequest } from "./request.ts";
-import { UpstreamResponse } from "./response.ts";
+import { type LentBytes, UpstreamResponse } from "./response.ts";
 import { RetryPolicy, type RetryTiming, shouldRetry } from "./retry.ts";
 
 /** How one upstream style authenticates and writes its error bodies. */
@@ -78,11 +78,12 @@ export class Upstream {
     }
   }
 
-  /** Sends the request and reads the answer's body's bytes (see {@link json}). */
-  async bytes(request: UpstreamRequest): Promise<Uint8Array> {
+  /** Sends the request and reads the answer's body's bytes (see {@link json}), in a lent buffer
+   * (see {@link LentBytes}). */
+  async lend(request: UpstreamRequest): Promise<LentBytes> {
     const response = await this.call(request);
     try {
-      return await response.bytes();
+      return await response.lend();
     } finally {
       response.close();
     }

@@ -147,6 +147,25 @@ Deno.test("NativeHttpClient POST sends its body as UTF-8 with its byte length, a
   client.close();
 });
 
+Deno.test("NativeHttpClient reads a body of declared length into a lent buffer: released, it carries the next answer; kept, it is never reused", async () => {
+  const bodies = ["a".repeat(40_000), "b".repeat(40_000), "c".repeat(40_000)];
+  let next = 0;
+  await using server = serve(() => new Response(bodies[next++]));
+  const client = new NativeHttpClient();
+  const first = await (await call(client, server.url)).bytes(1_000_000);
+  assert.equal(decoder.decode(first.bytes), bodies[0]);
+  assert.ok(first.release, "a body of declared length is lent");
+  // Not released: the next answer has a buffer of its own.
+  const second = await (await call(client, server.url)).bytes(1_000_000);
+  assert.notEqual(second.bytes.buffer, first.bytes.buffer);
+  assert.equal(decoder.decode(first.bytes), bodies[0], "an unreleased answer stays as it was");
+  second.release!();
+  const third = await (await call(client, server.url)).bytes(1_000_000);
+  assert.equal(third.bytes.buffer, second.bytes.buffer, "the released buffer is lent again");
+  assert.equal(decoder.decode(third.bytes), bodies[2]);
+  client.close();
+});
+
 Deno.test("NativeHttpClient drops the caller's Host, Content-Length and Transfer-Encoding; a bodiless POST says Content-Length: 0", async () => {
   await using server = rawServer((request) => ok(JSON.stringify(request.fields)));
   const client = new NativeHttpClient();

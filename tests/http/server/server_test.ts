@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { type HttpServer, serveHttp } from "../../../src/http/server/server.ts";
 import type { Handler } from "../../../src/http/server/connection.ts";
+import { BytesResponse } from "../../../src/http/response.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -465,5 +466,29 @@ Deno.test("an empty piece of an event stream is not written (it would end the ch
     } finally {
       raw.close();
     }
+  });
+});
+
+Deno.test("a BytesResponse's lent parts are released once, after they are written, and when the client left first", async () => {
+  const released: string[] = [];
+  const big = "x".repeat(200_000);
+  await withServer((request) => {
+    const name = new URL(request.url).pathname.slice(1);
+    const parts = [encoder.encode('{"a":"'), encoder.encode(big), encoder.encode('"}')];
+    return new BytesResponse(parts, { headers: { "content-type": "application/json" } }, () => {
+      released.push(name);
+    });
+  }, async (port) => {
+    const answer = await fetch(`http://127.0.0.1:${port}/whole`);
+    assert.equal((await answer.json()).a, big);
+    assert.deepEqual(released, ["whole"]);
+    // A client that sends the request and leaves: the write fails, the parts are released.
+    const raw = await Raw.open(port);
+    await raw.send("GET /left HTTP/1.1\r\nHost: x\r\n\r\n");
+    raw.close();
+    for (let i = 0; i < 100 && released.length < 2; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    assert.deepEqual(released, ["whole", "left"]);
   });
 });
