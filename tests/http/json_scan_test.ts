@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { concatBytes } from "../../src/http/bytes.ts";
-import { withTopLevelString } from "../../src/http/json_scan.ts";
+import { JsonScan, withTopLevelString } from "../../src/http/json_scan.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -70,6 +70,29 @@ Deno.test("withTopLevelString: the same object as JSON.parse reads, for bodies o
         ...JSON.parse(spaced),
         model: "up",
       });
+    }
+  }
+});
+
+Deno.test("JsonScan.quoteFrom finds the first quote as indexOf does, at every offset and alignment (generated)", () => {
+  let seed = 7;
+  const random = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+  const backing = new Uint8Array(400);
+  for (let round = 0; round < 200; round++) {
+    for (let i = 0; i < backing.length; i++) {
+      // Mostly letters; quotes now and then, more often in some rounds; bytes one off a quote.
+      const r = random();
+      backing[i] = r < 0.01 + (round % 5) * 0.01
+        ? 0x22
+        : r < 0.05
+        ? 0x21 + (r < 0.03 ? 2 : 0)
+        : 0x61;
+    }
+    const start = round % 8;
+    const bytes = backing.subarray(start, start + 50 + Math.floor(random() * 340));
+    const scan = new JsonScan(bytes);
+    for (let from = 0; from <= bytes.length; from++) {
+      assert.equal(scan.quoteFrom(from), bytes.indexOf(0x22, from), `round ${round}, from ${from}`);
     }
   }
 });
