@@ -120,6 +120,67 @@ Deno.test("guardrails: an e-mail, a card number and an API key never reach the u
   assert.ok(!gw.server.output.out.includes(EMAIL) && !gw.server.output.err.includes(EMAIL));
 });
 
+Deno.test("guardrails: with logs.include_content the log shows what the model saw, never a redacted value, also where the answer restored it (every door, whole and streamed)", async () => {
+  await using gw = await startGateway({
+    models: guarded([{ type: "pii", stage: "input", action: "redact", restore: true }]),
+    configure: (raw) => {
+      raw.logs = { include_content: true };
+    },
+  });
+  for (const door of DOORS) {
+    for (const stream of [false, true]) {
+      const res = await door.call(gw, PROMPT, stream);
+      const text = await res.text();
+      assert.equal(res.status, 200, `${door.name} ${stream}: ${text}`);
+      assert.ok(text.includes(EMAIL), "the client gets the original back");
+    }
+  }
+  await new Promise((r) => setTimeout(r, 20));
+  const records = gw.server.output.records().filter((r) => r.guardrails);
+  assert.equal(records.length, 8);
+  for (const record of records) {
+    const content = JSON.stringify(record.content);
+    assert.ok(content.includes("[EMAIL_1]") && content.includes("[CARD_1]"), content);
+    // The prompt as the model saw it, and its answer ("You said: ...") before the restore.
+    assert.ok(content.includes("My mail is [EMAIL_1]"), content);
+    assert.ok(/You said:[^"]*\[EMAIL_1\]/.test(content), content);
+  }
+  for (const secret of [EMAIL, CARD, KEY]) {
+    assert.ok(!gw.server.output.out.includes(secret), `${secret} in the log`);
+    assert.ok(!gw.server.output.err.includes(secret), `${secret} in the error log`);
+  }
+});
+
+Deno.test("guardrails: a webhook's rewrite of the input is what the log shows (logs.include_content)", async () => {
+  const redactor = startWebhook({ action: "redact", messages: ["Be brief.", "hello there"] });
+  try {
+    await using gw = await startGateway({
+      models: [{
+        id: "oa-guarded",
+        provider: "oa",
+        upstream_model: "gpt-up",
+        ...CHAT,
+        guardrails: [{ type: "webhook", stage: "input", action: "redact", url: redactor.url }],
+      }],
+      configure: (raw) => {
+        raw.logs = { include_content: true };
+      },
+    });
+    const res = await DOORS[0]!.call(gw, PROMPT, false);
+    assert.equal(res.status, 200);
+    await res.body?.cancel();
+    await new Promise((r) => setTimeout(r, 20));
+    const record = gw.server.output.records().find((r) => r.guardrails);
+    assert.deepEqual((record?.content as { messages: unknown }).messages, [
+      { role: "system", content: "Be brief." },
+      { role: "user", content: "hello there" },
+    ]);
+    assert.ok(!gw.server.output.out.includes(EMAIL));
+  } finally {
+    await redactor.close();
+  }
+});
+
 Deno.test("guardrails: without restore the answer keeps the placeholders; a model without guardrails is untouched", async () => {
   await using gw = await startGateway({
     models: guarded([{ type: "pii", stage: "input", action: "redact", entities: ["email"] }]),

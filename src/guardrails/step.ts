@@ -120,6 +120,12 @@ export function guardrails(deps: GuardrailDeps): ModelStep {
   };
 }
 
+/** Whether the log's content is a chat's (`{messages: [{role, content}], output}`). */
+function isChatContent(content: unknown): content is { messages: unknown[] } {
+  return typeof content === "object" && content !== null &&
+    Array.isArray((content as { messages?: unknown }).messages);
+}
+
 /** What the names of a key's guardrails start with in errors, logs and metrics. */
 const KEY_PREFIX = "key.";
 
@@ -166,14 +172,37 @@ class Run implements CheckState {
     readonly deps: GuardrailDeps,
   ) {
     ctx.guardrails = this.report.verdicts;
+    ctx.loggedContent = this.logged;
     this.signal = ctx.signal;
   }
 
   /** The request after the input guardrails, in order. */
   async input(req: CanonicalRequest): Promise<CanonicalRequest> {
     const messages = await this.inputMessages(req.messages);
-    return messages === req.messages ? req : { ...req, messages };
+    if (messages === req.messages) return req;
+    this.sent = messages;
+    return { ...req, messages };
   }
+
+  /** The messages the model got, when the input guardrails changed them. */
+  sent: readonly Message[] | null = null;
+
+  /**
+   * The log's content as the model saw it (`logs.include_content`): a chat's messages as the
+   * input guardrails left them, and every value they gave a placeholder concealed by it, also
+   * where the answer had it restored (docs/guardrails.md: the originals are never logged).
+   */
+  readonly logged = (content: unknown): unknown => {
+    let logged = content;
+    const sent = this.sent;
+    if (sent !== null && isChatContent(content)) {
+      logged = {
+        ...content,
+        messages: sent.map((m) => ({ role: m.role, content: messageText(m) })),
+      };
+    }
+    return this.vault.used ? JSON.parse(this.vault.concealJson(JSON.stringify(logged))) : logged;
+  };
 
   /** An embeddings request after the input guardrails: each input a user message. Inputs of
    * token ids cannot be checked, and are refused. */

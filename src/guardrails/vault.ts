@@ -31,6 +31,26 @@ export class Vault {
     return placeholder;
   }
 
+  /** Whether some value was given a placeholder. */
+  get used(): boolean {
+    return this.#byValue.size > 0;
+  }
+
+  /** JSON text with every value given a placeholder replaced by it, wherever it is (longest
+   * first): for the request log, which shows what the model saw, never the originals. */
+  concealJson(json: string): string {
+    const found = [...this.#byValue].map(([key, placeholder]) => ({
+      // The value as it is written inside a JSON string.
+      written: JSON.stringify(key.slice(key.indexOf("\u0000") + 1)).slice(1, -1),
+      placeholder,
+    }));
+    found.sort((a, b) => b.written.length - a.written.length);
+    for (const { written, placeholder } of found) {
+      if (written !== "") json = json.replaceAll(written, placeholder);
+    }
+    return json;
+  }
+
   /** Whether some placeholder is to be restored. */
   get restores(): boolean {
     return this.#originals.size > 0;

@@ -177,6 +177,9 @@ export class RequestContext {
   stream = false;
   /** What the request's log record shows of its content (only with `logs.include_content`). */
   content: unknown = undefined;
+  /** What a model step changes in {@link content} before it is logged (the guardrails: what
+   * they redacted, as the model saw it), or `null`. */
+  loggedContent: ((content: unknown) => unknown) | null = null;
   /** The verdicts of the model's guardrails, once they ran (`guardrails/step.ts`). */
   guardrails: GuardrailVerdict[] | null = null;
 

@@ -41,7 +41,9 @@ export function logRecord(
     if (ctx.guardrails !== null && ctx.guardrails.length > 0) record.guardrails = ctx.guardrails;
     if (ctx.cache !== null) record.cache = ctx.cache;
     if (ctx.onBehalf !== null) record.batch_id = ctx.onBehalf.batchId;
-    if (includeContent && ctx.content !== undefined) record.content = ctx.content;
+    if (includeContent && ctx.content !== undefined) {
+      record.content = ctx.loggedContent ? ctx.loggedContent(ctx.content) : ctx.content;
+    }
     logger.request(record);
   };
 }

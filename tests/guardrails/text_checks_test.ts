@@ -100,3 +100,23 @@ Deno.test("stream restorer: a placeholder split across deltas is put back whole"
   const out = pieces.map((p) => restorer.push(p)).join("") + restorer.end();
   assert.equal(out, "Write to jane@example.com now [not a placeholder");
 });
+
+Deno.test("Vault.concealJson puts each value's placeholder wherever the value is, longest first, as JSON writes it", () => {
+  const vault = new Vault();
+  vault.placeholder("EMAIL", "jo@example.com", true);
+  vault.placeholder("EMAIL", "anne.jo@example.com", false);
+  vault.placeholder("SECRET", 'sk-a"b\\c', false);
+  const logged = {
+    messages: [{
+      role: "user",
+      content: 'mail anne.jo@example.com or jo@example.com, key sk-a"b\\c',
+    }],
+    output: "Sure, jo@example.com.",
+  };
+  assert.deepEqual(JSON.parse(vault.concealJson(JSON.stringify(logged))), {
+    messages: [{ role: "user", content: "mail [EMAIL_2] or [EMAIL_1], key [SECRET_1]" }],
+    output: "Sure, [EMAIL_1].",
+  });
+  assert.equal(new Vault().used, false);
+  assert.equal(vault.used, true);
+});

@@ -30,6 +30,8 @@ export interface GatewayOptions {
   provider?: Record<string, unknown>;
   /** More models (on provider `oa` or `an`), e.g. moderation or image models. */
   models?: Record<string, unknown>[];
+  /** Changes the raw config last (e.g. `logs`). */
+  configure?: (raw: Record<string, unknown>) => void;
 }
 
 /** The config of the providers `oa` and `an` (and `ge` when given `gemini`) over the fakes
@@ -80,6 +82,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
         anonymous: { chat: GENEROUS, other: GENEROUS, images: GENEROUS },
         key: { chat: GENEROUS, other: GENEROUS, images: GENEROUS },
       };
+      options.configure?.(raw);
     }),
     env: (name) => keys[name],
   });
