@@ -200,6 +200,34 @@ Deno.test("batches: a bad input file is refused naming its bad lines", async () 
   assert.match(error.message, /line 5: url/);
 });
 
+Deno.test("batches: a file upload that stalls is cut with 408 after server.body_timeout_ms", async () => {
+  await using upstream = startFakeOpenAI();
+  await using server = await gateway(upstream, (raw) => {
+    raw.server = { ...(raw.server as Record<string, unknown>), body_timeout_ms: 300 };
+  });
+  const key = await createKey(server);
+  const port = Number(new URL(server.url).port);
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  try {
+    const part = '--b\r\ncontent-disposition: form-data; name="purpose"\r\n\r\nbatch\r\n';
+    const head = `POST /v1/files HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${key}\r\n` +
+      "content-type: multipart/form-data; boundary=b\r\ncontent-length: 100000\r\n\r\n";
+    const started = Date.now();
+    await conn.write(new TextEncoder().encode(head + part));
+    let text = "";
+    const buf = new Uint8Array(4096);
+    while (!text.includes("\r\n\r\n")) {
+      const n = await conn.read(buf);
+      if (n === null) break;
+      text += new TextDecoder().decode(buf.subarray(0, n));
+    }
+    assert.match(text, /^HTTP\/1\.1 408/, text);
+    assert.ok(Date.now() - started < 5000, "cut at the body's time limit, not left hanging");
+  } finally {
+    conn.close();
+  }
+});
+
 Deno.test("batches: cancel stops a batch; it ends cancelled with the results it had", async () => {
   await using upstream = startFakeOpenAI();
   // The key may make 10 chat calls a minute, so its batch may make 5 (limit_share 0.5): the

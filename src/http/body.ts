@@ -158,8 +158,9 @@ function bodyReader(body: ReadableStream<Uint8Array>): {
   };
 }
 
-/** The body's bytes, counted as they arrive, within `maxBytes` and `timeoutMs`. */
-async function readLimited(
+/** The body's bytes, counted as they arrive, within `maxBytes` (413) and `timeoutMs` (408,
+ * watched by `timers`); a client that leaves mid-upload gets 499. */
+export async function readLimited(
   request: Request,
   maxBytes: number,
   timeoutMs: number,

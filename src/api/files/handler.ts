@@ -4,7 +4,7 @@
  * docs/batches.md.
  */
 import { ApiError, invalidRequest, payloadTooLarge } from "../../errors.ts";
-import { readBytes } from "../../http/byte_reader.ts";
+import { readLimited } from "../../http/body.ts";
 import { json } from "../../http/response.ts";
 import type { RequestContext } from "../../pipeline/context.ts";
 import { quote } from "../../quote.ts";
@@ -25,7 +25,7 @@ export async function createFile(ctx: RequestContext): Promise<Response> {
   queryFields(ctx.url.searchParams).done();
   const { config, batches, clock } = ctx.services;
   const max = config.batches.max_file_bytes;
-  const form = await readForm(ctx.request, max + MULTIPART_SLACK);
+  const form = await readForm(ctx, max + MULTIPART_SLACK);
   const purpose = form.get("purpose");
   if (purpose === null) throw missingParameter("purpose");
   if (purpose !== "batch") {
@@ -66,8 +66,10 @@ export async function createFile(ctx: RequestContext): Promise<Response> {
   return json(fileObject(record));
 }
 
-/** The multipart form of `request`, read within `maxBytes`. */
-async function readForm(request: Request, maxBytes: number): Promise<FormData> {
+/** The request's multipart form, read within `maxBytes` and `server.body_timeout_ms` (408),
+ * as every body is. */
+async function readForm(ctx: RequestContext, maxBytes: number): Promise<FormData> {
+  const { request } = ctx;
   const type = request.headers.get("content-type") ?? "";
   if (!/^multipart\/form-data\s*;/i.test(type)) {
     throw new ApiError(
@@ -79,8 +81,8 @@ async function readForm(request: Request, maxBytes: number): Promise<FormData> {
   }
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > maxBytes) throw payloadTooLarge(maxBytes);
-  const { bytes, complete } = await readBytes(request.body, maxBytes);
-  if (!complete) throw payloadTooLarge(maxBytes);
+  const timeoutMs = ctx.services.config.server.body_timeout_ms;
+  const bytes = await readLimited(request, maxBytes, timeoutMs, ctx.services.bodyTimers);
   try {
     return await new Response(bytes as Uint8Array<ArrayBuffer>, {
       headers: { "content-type": type },
