@@ -8,7 +8,7 @@ import type { GuardrailStage } from "../config/types.ts";
 import type { Verdict } from "../guardrails/report.ts";
 import type { LogRecord } from "./record.ts";
 import { truncateText } from "./record.ts";
-import { keyPart } from "./usage.ts";
+import { addSum, type CounterSums, keyPart } from "./usage.ts";
 
 /** Key prefix of the counters:
  * `["usage_checks", day, model, "cache", "hit" | "miss" | "bypass"]`,
@@ -52,31 +52,20 @@ export interface ModelChecks {
   guardrails: GuardrailCounts[];
 }
 
-/**
- * Adds `sum` mutations for the cache results and guardrail verdicts of a batch of log records
- * to `op`, aggregated per key, so that they are committed with the records: exactly once each.
- */
-export function addChecks(op: Deno.AtomicOperation, records: readonly LogRecord[]): void {
-  const sums = new Map<string, { key: Deno.KvKey; n: number }>();
-  const add = (key: Deno.KvKey, n: number) => {
-    const id = JSON.stringify(key);
-    const sum = sums.get(id);
-    if (sum) sum.n += n;
-    else sums.set(id, { key, n });
-  };
+/** Adds the cache and guardrail counters of log records to `sums`, per day and model. */
+export function checkSums(sums: CounterSums, records: readonly LogRecord[]): void {
   for (const record of records) {
     if (record.cache === undefined && !record.guardrails?.length) continue;
     const base = [...CHECKS_PREFIX, record.ts.slice(0, 10), keyPart(record.model)];
-    if (record.cache !== undefined) add([...base, "cache", record.cache], 1);
+    if (record.cache !== undefined) addSum(sums, [...base, "cache", record.cache], 1);
     for (const g of record.guardrails ?? []) {
       const at = [...base, "guardrail", g.name, g.stage];
-      add([...at, "verdict", g.verdict], 1);
+      addSum(sums, [...at, "verdict", g.verdict], 1);
       for (const [type, count] of Object.entries(g.found ?? {})) {
-        if (count > 0) add([...at, "found", truncateText(type, TYPE_CHARS)], count);
+        if (count > 0) addSum(sums, [...at, "found", truncateText(type, TYPE_CHARS)], count);
       }
     }
   }
-  for (const { key, n } of sums.values()) op.sum(key, BigInt(n));
 }
 
 /** The counters of one UTC day (`YYYY-MM-DD`), per model (ordered by model id), each model's

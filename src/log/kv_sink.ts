@@ -3,8 +3,8 @@ import { timed } from "../kv/timed.ts";
 import { isKvBusy, retryWhileBusy } from "../kv/busy.ts";
 import type { LogSink } from "./logger.ts";
 import { type LogRecord, truncateText } from "./record.ts";
-import { addUsage } from "./usage.ts";
-import { addChecks } from "./checks.ts";
+import { type CounterSums, usageSums } from "./usage.ts";
+import { checkSums } from "./checks.ts";
 
 /**
  * Key prefix of the log in KV. Records are stored in rows of up to {@link ROW_RECORDS}:
@@ -37,9 +37,11 @@ export const BUCKET_MS = 1000;
 export const ROW_RECORDS = 100;
 /** Characters of JSON per row at most, inside KV's 64 KiB per value even for 2-byte text. */
 const ROW_BYTES = 30_000;
-/** Rows per commit, within KV's limits on an atomic operation's size and mutation count (with
- * up to 4 usage counters per record). */
+/** Rows per commit at most, within KV's limit on an atomic operation's size. */
 const ROWS_PER_COMMIT = 8;
+/** KV's limit on the mutations of one atomic operation: a commit's rows, their tail entries and
+ * their counters stay within it. */
+const MAX_MUTATIONS = 1000;
 
 /** The time bucket (a row's key part) of a record's arrival time. */
 export function logBucket(ms: number): number {
@@ -159,11 +161,20 @@ export class KvLogSink implements LogSink {
     this.#writing = this.#writing.then(() => this.#write(batch));
   }
 
+  /** Commits the rows of a batch, as many together as KV's limits allow (a commit over them
+   * would be refused, and its records committed one by one). */
   async #write(batch: Queued[]): Promise<void> {
-    const rows = packRows(batch);
-    for (let i = 0; i < rows.length; i += ROWS_PER_COMMIT) {
-      await this.#commitRows(rows.slice(i, i + ROWS_PER_COMMIT));
+    let group: PackedRow[] = [];
+    for (const row of packRows(batch)) {
+      const more = [...group, row];
+      if (group.length > 0 && (more.length > ROWS_PER_COMMIT || mutations(more) > MAX_MUTATIONS)) {
+        await this.#commitRows(group);
+        group = [row];
+      } else {
+        group = more;
+      }
     }
+    if (group.length > 0) await this.#commitRows(group);
   }
 
   /** Commits rows (with their usage) in one operation. If that fails for a reason other than a
@@ -213,13 +224,27 @@ export class KvLogSink implements LogSink {
         const id = crypto.randomUUID();
         op.set([...LOG_PREFIX, row.bucket, id], value, { expireIn: this.#expireIn });
         op.set([...TAIL_PREFIX, committed, id], row.bucket, { expireIn: TAIL_KEEP_MS });
-        addUsage(op, row.records);
-        addChecks(op, row.records);
       }
+      for (const { key, n } of counters(rows).values()) op.sum(key, n);
       return timed(op.commit(), this.#onCommit);
     });
     if (!result.ok) throw new Error("log batch commit was rejected");
   }
+}
+
+/** The usage and check counters of rows' records, summed per counter. */
+function counters(rows: readonly PackedRow[]): CounterSums {
+  const sums: CounterSums = new Map();
+  for (const row of rows) {
+    usageSums(sums, row.records);
+    checkSums(sums, row.records);
+  }
+  return sums;
+}
+
+/** The mutations of a commit of rows: each row and its tail entry, and the counters. */
+function mutations(rows: readonly PackedRow[]): number {
+  return 2 * rows.length + counters(rows).size;
 }
 
 /** The number of records in rows. */

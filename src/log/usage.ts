@@ -54,38 +54,40 @@ function fnv1a(text: string): string {
   return (hash >>> 0).toString(16).padStart(8, "0");
 }
 
+/** Sum mutations by key (the key as JSON): counters committed with the log rows. */
+export type CounterSums = Map<string, { key: Deno.KvKey; n: bigint }>;
+
+/** Adds `n` to the counter at `key` in `sums`. */
+export function addSum(sums: CounterSums, key: Deno.KvKey, n: number): void {
+  const id = JSON.stringify(key);
+  const sum = sums.get(id);
+  if (sum) sum.n += BigInt(n);
+  else sums.set(id, { key, n: BigInt(n) });
+}
+
 /**
- * Adds `sum` mutations for a batch of log records to `op`, aggregated per (day, key, model),
- * so that usage is committed in the same transaction as the records themselves: exactly once
- * each. It adds at most 4 mutations per record, each key within KV's limit whatever the record
- * holds.
+ * Adds the usage counters of log records to `sums`, per (day, key, model), so that usage is
+ * committed in the same transaction as the records themselves: exactly once each. At most 5
+ * counters per record, each key within KV's limit whatever the record holds.
  */
-export function addUsage(op: Deno.AtomicOperation, records: readonly LogRecord[]): void {
-  const totals = new Map<string, { key: string[]; values: Record<UsageField, number> }>();
+export function usageSums(sums: CounterSums, records: readonly LogRecord[]): void {
   for (const record of records) {
     if (!counts(record)) continue;
-    const day = record.ts.slice(0, 10);
-    const keyId = keyPart(record.key_id);
-    const model = keyPart(record.model);
-    const id = `${day}\u0000${keyId}\u0000${model}`;
-    let total = totals.get(id);
-    if (!total) {
-      const key = [...USAGE_PREFIX, day, keyId, model];
-      total = {
-        key,
-        values: { requests: 0, errors: 0, prompt_tokens: 0, completion_tokens: 0, cost_micros: 0 },
-      };
-      totals.set(id, total);
-    }
-    total.values.requests += 1;
-    if (record.status >= 400) total.values.errors += 1;
-    total.values.prompt_tokens += record.prompt_tokens ?? 0;
-    total.values.completion_tokens += record.completion_tokens ?? 0;
-    total.values.cost_micros += Math.round((record.cost ?? 0) * 1_000_000);
-  }
-  for (const { key, values } of totals.values()) {
+    const key = [
+      ...USAGE_PREFIX,
+      record.ts.slice(0, 10),
+      keyPart(record.key_id),
+      keyPart(record.model),
+    ];
+    const values: Record<UsageField, number> = {
+      requests: 1,
+      errors: record.status >= 400 ? 1 : 0,
+      prompt_tokens: record.prompt_tokens ?? 0,
+      completion_tokens: record.completion_tokens ?? 0,
+      cost_micros: Math.round((record.cost ?? 0) * 1_000_000),
+    };
     for (const field of USAGE_FIELDS) {
-      if (values[field] !== 0) op.sum([...key, field], BigInt(values[field]));
+      if (values[field] !== 0) addSum(sums, [...key, field], values[field]);
     }
   }
 }

@@ -254,3 +254,31 @@ Deno.test("past logs.max_records_per_minute records go to stdout only, counted, 
   const usage = await readUsage(kv, "2026-01-15");
   assert.equal(usage[0]!.requests, 20, "usage counts the stored records");
 });
+
+Deno.test("a flush of 800 records of 800 keys keeps every commit within KV's 1,000 mutations: none falls back to one commit per record", async () => {
+  using kv = await Deno.openKv(":memory:");
+  const errors: unknown[] = [];
+  let commits = 0;
+  const sink = new KvLogSink({
+    kv,
+    retentionDays: 7,
+    intervalMs: 10_000,
+    onError: (e) => errors.push(e),
+    onCommit: () => commits++,
+  });
+  const n = 8 * ROW_RECORDS;
+  // Each record its own key: 4 usage counters each (requests, errors, prompt and completion).
+  for (let i = 0; i < n; i++) {
+    add(sink, record(i, T0, { key_id: `key_${i}`, status: 500 }));
+  }
+  await sink.flush();
+  assert.deepEqual(errors, []);
+  const ids = (await rows(kv)).flatMap((r) => rowRecords(r.value).map((x) => x.request_id));
+  assert.equal(new Set(ids).size, n);
+  const usage = await readUsage(kv, "2026-01-15");
+  assert.equal(usage.length, n);
+  assert.ok(usage.every((u) => u.requests === 1 && u.errors === 1 && u.prompt_tokens === 3));
+  // 8 rows of 100 records and 400 counters each: two rows a commit (802 mutations), not one a
+  // record (800 commits) after a rejected commit of 3,216.
+  assert.ok(commits <= 8, `${commits} commits`);
+});
