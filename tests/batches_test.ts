@@ -10,6 +10,7 @@ import OpenAI from "npm:openai@7.55.0";
 import { ADMIN_TOKEN, type JsonBody } from "./support/admin.ts";
 import { startFakeOpenAI } from "./support/fake_openai.ts";
 import type { FakeUpstream } from "./support/fake_upstream.ts";
+import { rawHead } from "./support/http.ts";
 import { GENEROUS_LIMITS } from "./support/limits.ts";
 import { createKey } from "./support/sdk_gateway.ts";
 import { type FakeClock, startServer, testConfig, type TestServer } from "./support/server.ts";
@@ -207,25 +208,13 @@ Deno.test("batches: a file upload that stalls is cut with 408 after server.body_
   });
   const key = await createKey(server);
   const port = Number(new URL(server.url).port);
-  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
-  try {
-    const part = '--b\r\ncontent-disposition: form-data; name="purpose"\r\n\r\nbatch\r\n';
-    const head = `POST /v1/files HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${key}\r\n` +
-      "content-type: multipart/form-data; boundary=b\r\ncontent-length: 100000\r\n\r\n";
-    const started = Date.now();
-    await conn.write(new TextEncoder().encode(head + part));
-    let text = "";
-    const buf = new Uint8Array(4096);
-    while (!text.includes("\r\n\r\n")) {
-      const n = await conn.read(buf);
-      if (n === null) break;
-      text += new TextDecoder().decode(buf.subarray(0, n));
-    }
-    assert.match(text, /^HTTP\/1\.1 408/, text);
-    assert.ok(Date.now() - started < 5000, "cut at the body's time limit, not left hanging");
-  } finally {
-    conn.close();
-  }
+  const part = '--b\r\ncontent-disposition: form-data; name="purpose"\r\n\r\nbatch\r\n';
+  const head = `POST /v1/files HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${key}\r\n` +
+    "content-type: multipart/form-data; boundary=b\r\ncontent-length: 100000\r\n\r\n";
+  const started = Date.now();
+  const text = await rawHead(port, head + part);
+  assert.match(text, /^HTTP\/1\.1 408/, text);
+  assert.ok(Date.now() - started < 5000, "cut at the body's time limit, not left hanging");
 });
 
 Deno.test("batches: cancel stops a batch; it ends cancelled with the results it had", async () => {

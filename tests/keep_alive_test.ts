@@ -5,6 +5,7 @@
  * declared length had come cost a new connection for every such request.
  */
 import assert from "node:assert/strict";
+import { rawHead } from "./support/http.ts";
 import { startServer, testConfig } from "./support/server.ts";
 
 /** Sends `body` as a chat over `conn` and reads the whole answer; returns its head. */
@@ -57,22 +58,12 @@ Deno.test("a 408 says Connection: close once (Deno's server says it; the gateway
     }),
   });
   const port = Number(new URL(server.url).port);
-  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
-  try {
-    const head = "POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\n" +
-      "content-type: application/json\r\ncontent-length: 100\r\n\r\n{";
-    await conn.write(new TextEncoder().encode(head));
-    let text = "";
-    const buf = new Uint8Array(4096);
-    while (!text.includes("\r\n\r\n")) {
-      const n = await conn.read(buf);
-      if (n === null) break;
-      text += new TextDecoder().decode(buf.subarray(0, n));
-    }
-    assert.match(text, /^HTTP\/1\.1 408/);
-    const lines = text.split("\r\n\r\n")[0]!.split("\r\n");
-    assert.equal(lines.filter((line) => /^connection: *close$/i.test(line)).length, 1);
-  } finally {
-    conn.close();
-  }
+  const text = await rawHead(
+    port,
+    "POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\n" +
+      "content-type: application/json\r\ncontent-length: 100\r\n\r\n{",
+  );
+  assert.match(text, /^HTTP\/1\.1 408/);
+  const lines = text.split("\r\n\r\n")[0]!.split("\r\n");
+  assert.equal(lines.filter((line) => /^connection: *close$/i.test(line)).length, 1);
 });

@@ -29,3 +29,22 @@ export async function expectError(
   if (expected.message) assert.match(body.error.message, expected.message);
   return body.error;
 }
+
+/** Writes `text` on a new raw connection to `port` and reads the answer's head (up to the empty
+ * line, or all there is when the server closes first). */
+export async function rawHead(port: number, text: string): Promise<string> {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  try {
+    await conn.write(new TextEncoder().encode(text));
+    let head = "";
+    const buf = new Uint8Array(4096);
+    while (!head.includes("\r\n\r\n")) {
+      const n = await conn.read(buf);
+      if (n === null) break;
+      head += new TextDecoder().decode(buf.subarray(0, n));
+    }
+    return head;
+  } finally {
+    conn.close();
+  }
+}
