@@ -81,6 +81,22 @@ Deno.test("readJsonObject names bad UTF-8 and bad JSON as invalid_json", async (
   );
 });
 
+Deno.test("readJsonObject keeps a U+FFFD the client wrote, and still refuses an invalid byte beside one", async () => {
+  const body = (bytes: number[]) =>
+    new Request("http://localhost/", {
+      method: "POST",
+      headers: { "content-type": "application/json", "content-length": String(bytes.length) },
+      body: Uint8Array.from(bytes),
+    });
+  // {"a":"\uFFFD"} with the replacement character written as UTF-8 (EF BF BD).
+  const replacement = [0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xef, 0xbf, 0xbd, 0x22, 0x7d];
+  assert.deepEqual(await readJsonObject(body(replacement), within(100), TIMERS), {
+    a: "\uFFFD",
+  });
+  const both = [...replacement.slice(0, 9), 0xff, ...replacement.slice(9)];
+  await assert.rejects(readJsonObject(body(both), within(100), TIMERS), /not valid UTF-8/);
+});
+
 /** A POST whose body sends `first` and then nothing more, or fails with `failure`; with
  * `declared`, it says that Content-Length. */
 function stalled(first: string, failure?: Error, declared?: number): Request {
