@@ -280,6 +280,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
     new KvLogSink({
       kv,
       retentionDays: config.logs.retention_days,
+      usageRetentionDays: config.logs.usage_retention_days,
       intervalMs: deps.logFlushMs ?? 250,
       maxRecordsPerMinute: config.logs.max_records_per_minute,
       clock,

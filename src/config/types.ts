@@ -420,6 +420,8 @@ export interface LimitsConfig {
 
 export interface LogsConfig {
   retention_days: number;
+  /** Days the per-day usage, cache and guardrail counters are kept (`GET /admin/usage`). */
+  usage_retention_days: number;
   include_content: boolean;
   /** Records one process writes to the KV log per minute, at most; past it records go to
    * stdout only (and are counted), so no caller can fill the disk. */

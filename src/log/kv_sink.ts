@@ -5,6 +5,7 @@ import type { LogSink } from "./logger.ts";
 import { type LogRecord, truncateText } from "./record.ts";
 import { type CounterSums, usageSums } from "./usage.ts";
 import { checkSums } from "./checks.ts";
+import { sweepCounters, utcDay } from "./usage_sweep.ts";
 
 /**
  * Key prefix of the log in KV. Records are stored in rows of up to {@link ROW_RECORDS}:
@@ -48,6 +49,9 @@ export function logBucket(ms: number): number {
   return Math.floor(ms / BUCKET_MS) * BUCKET_MS;
 }
 
+/** Days the usage counters are kept by default (the default of `logs.usage_retention_days`). */
+export const DEFAULT_USAGE_RETENTION_DAYS = 400;
+
 /** Records stored per minute by default (the default of `logs.max_records_per_minute`). */
 const DEFAULT_RECORDS_PER_MINUTE = 6000;
 const MINUTE_MS = 60_000;
@@ -56,6 +60,9 @@ const MINUTE_MS = 60_000;
 export interface KvLogSinkOptions {
   kv: Deno.Kv;
   retentionDays: number;
+  /** Days the per-day usage and check counters are kept (`logs.usage_retention_days`); older
+   * days are deleted once a day, after a write. */
+  usageRetentionDays?: number;
   /** Milliseconds between batched writes. */
   intervalMs?: number;
   /** Records stored per minute at most (default 6000); past it, until the next minute,
@@ -78,6 +85,9 @@ export interface KvLogSinkOptions {
 export class KvLogSink implements LogSink {
   readonly #kv: Deno.Kv;
   readonly #expireIn: number;
+  readonly #usageRetentionDays: number;
+  /** The UTC day whose sweep of old counters ran (`usage_sweep.ts`), or `null`. */
+  #swept: string | null = null;
   readonly #intervalMs: number;
   readonly #maxPerMinute: number;
   readonly #clock: Clock;
@@ -96,6 +106,7 @@ export class KvLogSink implements LogSink {
   constructor(options: KvLogSinkOptions) {
     this.#kv = options.kv;
     this.#expireIn = options.retentionDays * 86_400_000;
+    this.#usageRetentionDays = options.usageRetentionDays ?? DEFAULT_USAGE_RETENTION_DAYS;
     this.#intervalMs = options.intervalMs ?? 250;
     this.#maxPerMinute = options.maxRecordsPerMinute ?? DEFAULT_RECORDS_PER_MINUTE;
     this.#clock = options.clock ?? systemClock;
@@ -175,6 +186,20 @@ export class KvLogSink implements LogSink {
       }
     }
     if (group.length > 0) await this.#commitRows(group);
+    await this.#sweep();
+  }
+
+  /** Once a day, deletes the counters of the days past their retention. */
+  async #sweep(): Promise<void> {
+    const now = this.#clock.now();
+    const today = utcDay(now);
+    if (this.#swept === today) return;
+    this.#swept = today;
+    try {
+      await sweepCounters(this.#kv, utcDay(now - (this.#usageRetentionDays - 1) * 86_400_000));
+    } catch (e) {
+      this.#onError(e);
+    }
   }
 
   /** Commits rows (with their usage) in one operation. If that fails for a reason other than a

@@ -8,6 +8,7 @@ import {
 } from "../../src/log/kv_sink.ts";
 import { Logger } from "../../src/log/logger.ts";
 import type { LogRecord } from "../../src/log/record.ts";
+import { readChecks } from "../../src/log/checks.ts";
 import { readUsage } from "../../src/log/usage.ts";
 import { makeLogRecord } from "../support/log_records.ts";
 import { CapturedOutput, FakeClock } from "../support/server.ts";
@@ -281,4 +282,40 @@ Deno.test("a flush of 800 records of 800 keys keeps every commit within KV's 1,0
   // 8 rows of 100 records and 400 counters each: two rows a commit (802 mutations), not one a
   // record (800 commits) after a rejected commit of 3,216.
   assert.ok(commits <= 8, `${commits} commits`);
+});
+
+Deno.test("usage and check counters older than usage_retention_days are deleted once a day, after a write", async () => {
+  using kv = await Deno.openKv(":memory:");
+  const clock = new FakeClock(T0);
+  const sink = new KvLogSink({
+    kv,
+    retentionDays: 7,
+    usageRetentionDays: 3,
+    intervalMs: 10_000,
+    clock,
+  });
+  const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+  const DAY = 86_400_000;
+  // Four days of one record each, with a cache result (a check counter), written as they come.
+  for (let d = 0; d < 4; d++) {
+    clock.ms = T0 + d * DAY;
+    add(sink, record(d, T0 + d * DAY, { cache: "hit" }));
+    await sink.flush();
+  }
+  const days = async () => [
+    ...new Set((await Array.fromAsync(kv.list({ prefix: ["usage"] }))).map((e) => e.key[1])),
+  ];
+  // On the fourth day, with three days kept, the first day's counters went.
+  assert.deepEqual(await days(), [day(T0 + DAY), day(T0 + 2 * DAY), day(T0 + 3 * DAY)]);
+  assert.equal((await readChecks(kv, day(T0))).length, 0);
+  assert.equal((await readChecks(kv, day(T0 + DAY))).length, 1);
+  // The same day again sweeps no more (once a day): a counter written back for an old day stays.
+  await kv.atomic().sum(["usage", day(T0), "", "", "requests"], 1n).commit();
+  add(sink, record(9, T0 + 3 * DAY));
+  await sink.flush();
+  assert.equal((await days()).length, 4);
+  clock.ms = T0 + 4 * DAY;
+  add(sink, record(10, T0 + 4 * DAY));
+  await sink.flush();
+  assert.deepEqual(await days(), [day(T0 + 2 * DAY), day(T0 + 3 * DAY), day(T0 + 4 * DAY)]);
 });

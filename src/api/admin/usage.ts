@@ -3,6 +3,7 @@ import { json } from "../../http/response.ts";
 import { fromMicros } from "../../limits/pricing.ts";
 import { readUsage } from "../../log/usage.ts";
 import { readChecks } from "../../log/checks.ts";
+import { utcDay } from "../../log/usage_sweep.ts";
 import { checksView } from "./checks.ts";
 import { quote } from "../../quote.ts";
 import { invalidValue } from "../../validation/error.ts";
@@ -18,11 +19,10 @@ import { queryFields } from "../../validation/query.ts";
  */
 export async function getUsage(ctx: RequestContext): Promise<Response> {
   const q = queryFields(ctx.url.searchParams);
-  const day = q.string("day", OPTIONAL) ??
-    new Date(ctx.services.clock.now()).toISOString().slice(0, 10);
+  const day = q.string("day", OPTIONAL) ?? utcDay(ctx.services.clock.now());
   q.done();
   const ms = /^\d{4}-\d{2}-\d{2}$/.test(day) ? Date.parse(`${day}T00:00:00Z`) : NaN;
-  if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== day) {
+  if (Number.isNaN(ms) || utcDay(ms) !== day) {
     throw invalidValue("day", `expected a UTC date like 2026-01-15, but got ${quote(day)}`);
   }
   const [rows, keys, checks] = await Promise.all([
