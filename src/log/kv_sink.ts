@@ -3,7 +3,7 @@ import { timed } from "../kv/timed.ts";
 import { isKvBusy, retryWhileBusy } from "../kv/busy.ts";
 import type { LogSink } from "./logger.ts";
 import { type LogRecord, truncateText } from "./record.ts";
-import { type CounterSums, usageSums } from "./usage.ts";
+import { type CounterSums, mergeSums, usageSums } from "./usage.ts";
 import { checkSums } from "./checks.ts";
 import { sweepCounters, utcDay } from "./usage_sweep.ts";
 
@@ -176,16 +176,22 @@ export class KvLogSink implements LogSink {
    * would be refused, and its records committed one by one). */
   async #write(batch: Queued[]): Promise<void> {
     let group: PackedRow[] = [];
+    let sums: CounterSums = new Map();
     for (const row of packRows(batch)) {
-      const more = [...group, row];
-      if (group.length > 0 && (more.length > ROWS_PER_COMMIT || mutations(more) > MAX_MUTATIONS)) {
-        await this.#commitRows(group);
-        group = [row];
-      } else {
-        group = more;
+      const own = counters([row]);
+      let added = 0;
+      for (const id of own.keys()) if (!sums.has(id)) added++;
+      // Each row is one set, and one more for its tail entry.
+      const mutations = 2 * (group.length + 1) + sums.size + added;
+      if (group.length > 0 && (group.length === ROWS_PER_COMMIT || mutations > MAX_MUTATIONS)) {
+        await this.#commitRows(group, sums);
+        group = [];
+        sums = new Map();
       }
+      group.push(row);
+      mergeSums(sums, own);
     }
-    if (group.length > 0) await this.#commitRows(group);
+    if (group.length > 0) await this.#commitRows(group, sums);
     await this.#sweep();
   }
 
@@ -204,9 +210,9 @@ export class KvLogSink implements LogSink {
 
   /** Commits rows (with their usage) in one operation. If that fails for a reason other than a
    * busy store, commits each record on its own, so that only a record KV refuses is lost. */
-  async #commitRows(rows: readonly PackedRow[]): Promise<void> {
+  async #commitRows(rows: readonly PackedRow[], sums: CounterSums): Promise<void> {
     try {
-      await this.#commit(rows);
+      await this.#commit(rows, sums);
       return;
     } catch (e) {
       if (isKvBusy(e)) {
@@ -220,7 +226,7 @@ export class KvLogSink implements LogSink {
       for (let i = 0; i < row.records.length; i++) {
         const single = { ...row, records: [row.records[i]!], lines: [row.lines[i]!] };
         try {
-          await this.#commit([single]);
+          await this.#commit([single], counters([single]));
         } catch (e) {
           failures.push(e);
         }
@@ -239,8 +245,9 @@ export class KvLogSink implements LogSink {
     );
   }
 
-  /** Writes rows and their usage in one atomic operation, trying again while KV is busy. */
-  async #commit(rows: readonly PackedRow[]): Promise<void> {
+  /** Writes rows and their counters' `sums` in one atomic operation, trying again while KV is
+   * busy. */
+  async #commit(rows: readonly PackedRow[], sums: CounterSums): Promise<void> {
     const result = await retryWhileBusy(() => {
       const op = this.#kv.atomic();
       const committed = this.#clock.now();
@@ -250,7 +257,7 @@ export class KvLogSink implements LogSink {
         op.set([...LOG_PREFIX, row.bucket, id], value, { expireIn: this.#expireIn });
         op.set([...TAIL_PREFIX, committed, id], row.bucket, { expireIn: TAIL_KEEP_MS });
       }
-      for (const { key, n } of counters(rows).values()) op.sum(key, n);
+      for (const { key, n } of sums.values()) op.sum(key, n);
       return timed(op.commit(), this.#onCommit);
     });
     if (!result.ok) throw new Error("log batch commit was rejected");
@@ -265,11 +272,6 @@ function counters(rows: readonly PackedRow[]): CounterSums {
     checkSums(sums, row.records);
   }
   return sums;
-}
-
-/** The mutations of a commit of rows: each row and its tail entry, and the counters. */
-function mutations(rows: readonly PackedRow[]): number {
-  return 2 * rows.length + counters(rows).size;
 }
 
 /** The number of records in rows. */

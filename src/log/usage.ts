@@ -71,24 +71,41 @@ export function addSum(sums: CounterSums, key: Deno.KvKey, n: number): void {
  * counters per record, each key within KV's limit whatever the record holds.
  */
 export function usageSums(sums: CounterSums, records: readonly LogRecord[]): void {
+  // Totalled per (day, key, model) first: one counter key made per total, not per record.
+  const totals = new Map<string, { key: string[]; values: Record<UsageField, number> }>();
   for (const record of records) {
     if (!counts(record)) continue;
-    const key = [
-      ...USAGE_PREFIX,
-      record.ts.slice(0, 10),
-      keyPart(record.key_id),
-      keyPart(record.model),
-    ];
-    const values: Record<UsageField, number> = {
-      requests: 1,
-      errors: record.status >= 400 ? 1 : 0,
-      prompt_tokens: record.prompt_tokens ?? 0,
-      completion_tokens: record.completion_tokens ?? 0,
-      cost_micros: Math.round((record.cost ?? 0) * 1_000_000),
-    };
+    const day = record.ts.slice(0, 10);
+    const keyId = keyPart(record.key_id);
+    const model = keyPart(record.model);
+    const id = `${day}\u0000${keyId}\u0000${model}`;
+    let total = totals.get(id);
+    if (!total) {
+      total = {
+        key: [...USAGE_PREFIX, day, keyId, model],
+        values: { requests: 0, errors: 0, prompt_tokens: 0, completion_tokens: 0, cost_micros: 0 },
+      };
+      totals.set(id, total);
+    }
+    total.values.requests += 1;
+    if (record.status >= 400) total.values.errors += 1;
+    total.values.prompt_tokens += record.prompt_tokens ?? 0;
+    total.values.completion_tokens += record.completion_tokens ?? 0;
+    total.values.cost_micros += Math.round((record.cost ?? 0) * 1_000_000);
+  }
+  for (const { key, values } of totals.values()) {
     for (const field of USAGE_FIELDS) {
       if (values[field] !== 0) addSum(sums, [...key, field], values[field]);
     }
+  }
+}
+
+/** Adds every counter of `from` to `into`. */
+export function mergeSums(into: CounterSums, from: CounterSums): void {
+  for (const [id, { key, n }] of from) {
+    const sum = into.get(id);
+    if (sum) sum.n += n;
+    else into.set(id, { key, n });
   }
 }
 
