@@ -4,7 +4,7 @@
  * safe_pattern.ts).
  */
 import { type Finding, withoutOverlaps } from "./pii.ts";
-import { PATTERN_FLAGS } from "./safe_pattern.ts";
+import { maxMatchChars, PATTERN_FLAGS } from "./safe_pattern.ts";
 
 /** The kind of what a deny list finds (`[DENIED_1]`). */
 export const DENIED = "denied";
@@ -35,6 +35,15 @@ export function denyFinder(words: readonly string[], patterns: readonly string[]
     }
     return withoutOverlaps(found);
   };
+}
+
+/** The most characters one finding of `words` and `patterns` can span (a phrase's space
+ * matches up to 8 spaces or line breaks). */
+export function longestFinding(words: readonly string[], patterns: readonly string[]): number {
+  let longest = 0;
+  for (const w of words) longest = Math.max(longest, w.trim().replace(/\s+/g, "12345678").length);
+  for (const p of patterns) longest = Math.max(longest, maxMatchChars(p));
+  return longest;
 }
 
 /** `text` as a RegExp that matches it literally. */

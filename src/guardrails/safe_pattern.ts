@@ -120,3 +120,70 @@ function quantifierAt(pattern: string, i: number): { max: number; end: number } 
   const max = m[2] === undefined ? Number(m[1]) : m[3] === "" ? Infinity : Number(m[3]);
   return { max, end: i + m[0].length };
 }
+
+/**
+ * The most UTF-16 code units a match of a pattern {@link unsafePattern} accepts can span: each
+ * character, class or escape counted as two (one code point), groups and bounded repeats
+ * followed, an alternation's longest branch. A stream holds back this much so that a match split
+ * across deltas is seen whole.
+ */
+export function maxMatchChars(pattern: string): number {
+  let i = 0;
+  /** The longest match of the alternation from `i` to its `)` (or the end). */
+  const alternation = (): number => {
+    let longest = 0;
+    let branch = 0;
+    let last = 0;
+    while (i < pattern.length && pattern[i] !== ")") {
+      const c = pattern[i]!;
+      if (c === "|") {
+        longest = Math.max(longest, branch);
+        branch = 0;
+        last = 0;
+        i++;
+        continue;
+      }
+      const bounds = quantifierAt(pattern, i);
+      if (bounds !== null) {
+        // The item before repeats: `max` times in all (an unbounded repeat was refused).
+        branch += last * (Math.min(bounds.max, MAX_REPEAT_PRODUCT) - 1);
+        last = 0;
+        i = bounds.end;
+        if (pattern[i] === "?") i++;
+        continue;
+      }
+      if (c === "(") {
+        i += pattern.startsWith("(?:", i)
+          ? 3
+          : pattern.startsWith("(?<", i)
+          ? pattern.indexOf(">", i) + 1
+          : 1;
+        last = alternation();
+        i++;
+      } else if (c === "\\") {
+        const next = pattern[i + 1] ?? "";
+        i = (next === "p" || next === "P" || next === "u") && pattern[i + 2] === "{"
+          ? pattern.indexOf("}", i) + 1
+          : i + 2;
+        last = 2;
+      } else if (c === "[") {
+        i++;
+        while (i < pattern.length && pattern[i] !== "]") i += pattern[i] === "\\" ? 2 : 1;
+        i++;
+        last = 2;
+      } else {
+        i++;
+        last = c === "^" || c === "$" ? 0 : 2;
+      }
+      branch += last;
+    }
+    return Math.max(longest, branch);
+  };
+  let longest = 0;
+  // A `)` without its `(` cannot be in a valid pattern; read on past one anyway.
+  while (i < pattern.length) {
+    longest = Math.max(longest, alternation());
+    i++;
+  }
+  return longest;
+}

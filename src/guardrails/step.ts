@@ -24,6 +24,7 @@ import {
   replaceAnswerText,
   replaceMessageTexts,
 } from "./conversation_text.ts";
+import { longestFinding } from "./deny.ts";
 import { guardrailBlocked, guardrailUnavailable } from "./errors.ts";
 import { flaggedCategory } from "./moderation_gate.ts";
 import { GuardrailReport } from "./report.ts";
@@ -137,15 +138,17 @@ function compile(list: readonly GuardrailConfig[], prefix: string): Compiled {
   });
   const output = stages.filter((s) => s.guardrail.stage === "output");
   const outputChecks = output.flatMap((s) => s.check ? [s.check] : []);
-  const longestWord = Math.max(
+  // A stream holds back what the longest finding can span, so that one split across deltas is
+  // seen whole.
+  const longest = Math.max(
     0,
-    ...output.flatMap((s) => s.guardrail.words ?? []).map((w) => w.length),
+    ...output.map((s) => longestFinding(s.guardrail.words ?? [], s.guardrail.patterns ?? [])),
   );
   return {
     input: stages.filter((s) => s.guardrail.stage === "input"),
     output,
     outputChecks,
-    hold: Math.max(STREAM_HOLD, longestWord + 1),
+    hold: Math.max(STREAM_HOLD, longest + 1),
   };
 }
 

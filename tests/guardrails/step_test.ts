@@ -136,3 +136,20 @@ Deno.test("step: an output deny word split across deltas is caught; a block thro
   const text = sent.join("");
   assert.ok(text.length > 100 && !/zeus/i.test(text), text);
 });
+
+Deno.test("step: a deny pattern's match longer than the default hold, split across deltas, is caught whole", async () => {
+  const deny: GuardrailConfig = {
+    type: "deny",
+    name: "tokens",
+    stage: "output",
+    action: "redact",
+    on_error: "block",
+    patterns: ["begin-[a-z]{1,200}-end"],
+  };
+  // No start of the match is a match of its own: only the whole of it can be recognised.
+  const secret = "begin-" + "abcdefghij".repeat(15) + "-end";
+  const text = "x ".repeat(100) + secret + " done.";
+  const out = await run([deny], streaming(textEvents(text.match(/.{1,9}/gs)!), []), request("hi"));
+  assert.ok(!out.text.includes("abcdefghij"), out.text);
+  assert.ok(out.text.includes("[DENIED_1] done."), out.text);
+});

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import type { GuardrailConfig } from "../../src/config/types.ts";
 import { denyFinder } from "../../src/guardrails/deny.ts";
 import { GuardrailReport } from "../../src/guardrails/report.ts";
-import { unsafePattern } from "../../src/guardrails/safe_pattern.ts";
+import { maxMatchChars, unsafePattern } from "../../src/guardrails/safe_pattern.ts";
 import { checkText, textCheck, WindowFilter } from "../../src/guardrails/text_checks.ts";
 import { Vault } from "../../src/guardrails/vault.ts";
 import { ApiError } from "../../src/errors.ts";
@@ -119,4 +119,26 @@ Deno.test("Vault.concealJson puts each value's placeholder wherever the value is
   });
   assert.equal(new Vault().used, false);
   assert.equal(vault.used, true);
+});
+
+Deno.test("maxMatchChars: the most a safe pattern's match can span (each character two code units), as a generated match confirms", () => {
+  const cases: [string, number][] = [
+    ["abc", 6],
+    ["a{3}", 6],
+    ["[a-z]{1,40}", 80],
+    ["sk-[A-Za-z0-9]{20,48}", 102],
+    ["(?:abc){1,4}", 24],
+    ["(?<key>x\\d{2})-y", 10],
+    ["^\\p{Lu}{1,3}$", 6],
+    ["a|bb|ccc", 6],
+    ["a(b|cd)e", 8],
+    ["secret-[a-z]{1,150}", 314],
+  ];
+  for (const [pattern, max] of cases) {
+    assert.equal(unsafePattern(pattern), null, pattern);
+    assert.equal(maxMatchChars(pattern), max, pattern);
+  }
+  // The bound holds for real matches: the longest text of each repeat, matched whole.
+  const longest = "secret-" + "q".repeat(150);
+  assert.ok(new RegExp("secret-[a-z]{1,150}", "u").exec(longest)![0].length <= 314);
 });
