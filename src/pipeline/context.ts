@@ -204,6 +204,7 @@ export class RequestContext {
 
   #settleLater = false;
   #settled = false;
+  #whenSettled: (() => void) | null = null;
   readonly #settle: SettleRunner;
 
   constructor(
@@ -263,5 +264,13 @@ export class RequestContext {
     if (this.#settled) return;
     this.#settled = true;
     this.#settle.run(this, status, error);
+    this.#whenSettled?.();
+  }
+
+  /** Runs `fn` once the request has settled (at once when it has): what ends with the request,
+   * such as a stream's server span. One at a time. */
+  whenSettled(fn: () => void): void {
+    if (this.#settled) fn();
+    else this.#whenSettled = fn;
   }
 }

@@ -9,15 +9,13 @@ import type { AttributeValue } from "./otel.ts";
 /**
  * The `switchyard.guardrail.*` attributes of `verdicts`: `names`, `stages` and `verdicts` (one
  * entry per guardrail that ran, in order), `blocked` (the first that blocked, when one did) and
- * `found` (`type:count`, summed over the guardrails, when they found anything). A stream's span
- * ends when its first bytes are ready, before its output guardrails are done: with `stream`, only
- * the input guardrails' verdicts (final by then) are given. Empty when there are none.
+ * `found` (`type:count`, summed over the guardrails, when they found anything). Empty when there
+ * are none.
  */
 export function guardrailAttributes(
   verdicts: readonly GuardrailVerdict[],
-  stream: boolean,
 ): Record<string, AttributeValue> {
-  const final = stream ? verdicts.filter((v) => v.stage === "input") : verdicts;
+  const final = verdicts;
   if (final.length === 0) return {};
   const attributes: Record<string, AttributeValue> = {
     "switchyard.guardrail.names": final.map((v) => v.name),

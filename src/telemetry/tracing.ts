@@ -54,8 +54,10 @@ export interface ModelCallStart {
 export interface ServedRequest {
   /** Its guardrails' verdicts so far (`null`: its model has none). */
   guardrails: readonly GuardrailVerdict[] | null;
-  /** Whether the answer is a stream (whose output guardrails decide after the span ends). */
-  stream: boolean;
+  /** Whether the response's body settles the request when it ends (a stream). */
+  readonly settlesLater: boolean;
+  /** Runs `fn` once the request has settled (at once when it has). */
+  whenSettled(fn: () => void): void;
 }
 
 /** Spans and instruments of the app, over Deno's telemetry. */
@@ -121,17 +123,27 @@ export class Tracing {
         "url.query": url.search.slice(1),
       },
     }, parent);
+    let ends = true;
     try {
       const response = await manager.with(parent.setValue(SPAN_KEY, span), handle);
       span.setAttribute("http.response.status_code", String(response.status));
       // Whether the response cache answered (docs/caching.md).
       const cache = response.headers.get("x-switchyard-cache");
       if (cache !== null) span.setAttribute("switchyard.cache", cache);
-      const what = served?.();
-      if (what?.guardrails) span.setAttributes(guardrailAttributes(what.guardrails, what.stream));
       if (response.status >= 500) {
         span.setAttribute("error.type", String(response.status));
         span.setStatus({ code: STATUS_ERROR, message: response.statusText });
+      }
+      const what = served?.();
+      if (what?.settlesLater) {
+        // A stream's span lasts as long as the stream, and has its output guardrails' verdicts.
+        ends = false;
+        what.whenSettled(() => {
+          if (what.guardrails) span.setAttributes(guardrailAttributes(what.guardrails));
+          span.end();
+        });
+      } else if (what?.guardrails) {
+        span.setAttributes(guardrailAttributes(what.guardrails));
       }
       return response;
     } catch (e) {
@@ -139,7 +151,7 @@ export class Tracing {
       span.setStatus({ code: STATUS_ERROR, message: e instanceof Error ? e.message : String(e) });
       throw e;
     } finally {
-      span.end();
+      if (ends) span.end();
     }
   }
 

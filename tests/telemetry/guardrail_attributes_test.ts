@@ -10,29 +10,21 @@ Deno.test("guardrailAttributes: names, stages and verdicts in order, the guardra
     { name: "key.words", stage: "input", verdict: "passed" },
     { name: "hook", stage: "output", verdict: "blocked", found: { email: 1, violence: 1 } },
   ] as const;
-  assert.deepEqual(guardrailAttributes(verdicts, false), {
+  assert.deepEqual(guardrailAttributes(verdicts), {
     "switchyard.guardrail.names": ["pii", "key.words", "hook"],
     "switchyard.guardrail.stages": ["input", "input", "output"],
     "switchyard.guardrail.verdicts": ["redacted", "passed", "blocked"],
     "switchyard.guardrail.blocked": "hook",
     "switchyard.guardrail.found": ["email:3", "card:1", "violence:1"],
   });
-  // A stream's output guardrails are not done when its span ends: only the input ones show.
-  assert.deepEqual(guardrailAttributes(verdicts, true), {
-    "switchyard.guardrail.names": ["pii", "key.words"],
-    "switchyard.guardrail.stages": ["input", "input"],
-    "switchyard.guardrail.verdicts": ["redacted", "passed"],
-    "switchyard.guardrail.found": ["email:2", "card:1"],
-  });
   // A guardrail that could not decide and stopped the call is the one that blocked.
   assert.equal(
-    guardrailAttributes([{ name: "hook", stage: "input", verdict: "failed_closed" }], false)[
+    guardrailAttributes([{ name: "hook", stage: "input", verdict: "failed_closed" }])[
       "switchyard.guardrail.blocked"
     ],
     "hook",
   );
-  assert.deepEqual(guardrailAttributes([], false), {});
-  assert.deepEqual(guardrailAttributes([verdicts[2]], true), {});
+  assert.deepEqual(guardrailAttributes([]), {});
 });
 
 Deno.test("the server span of a chat call carries its guardrails' verdicts, never the values", async () => {
@@ -85,14 +77,12 @@ Deno.test("the server span of a chat call carries its guardrails' verdicts, neve
   const text = JSON.stringify(spans, (_, v) => typeof v === "bigint" ? String(v) : v);
   assert.ok(!text.includes("jane.doe"), "no span shows the e-mail address");
 
+  // A stream's span ends with the stream: its output guardrails' verdicts are there too.
   const streamed = await ask("guarded", "Mail jane.doe@example.com please", true);
   assert.equal(streamed.status, 200);
-  assert.deepEqual(streamed.attributes, {
-    "switchyard.guardrail.names": ["pii"],
-    "switchyard.guardrail.stages": ["input"],
-    "switchyard.guardrail.verdicts": ["redacted"],
-    "switchyard.guardrail.found": ["email:1"],
-  });
+  assert.deepEqual(streamed.attributes["switchyard.guardrail.names"], ["pii", "deny"]);
+  assert.deepEqual(streamed.attributes["switchyard.guardrail.verdicts"], ["redacted", "logged"]);
+  assert.match((streamed.attributes["switchyard.guardrail.found"] as string[])[1]!, /^denied:/);
 
   const blocked = await ask("strict", "this is forbidden talk");
   assert.equal(blocked.status, 400);
