@@ -1,0 +1,225 @@
+/**
+ * OAuth 2.0 access tokens for an upstream's calls (Vertex AI's service accounts, Azure's Entra
+ * ID client credentials): a grant exchanged at the token endpoint, the token kept until shortly
+ * before it expires, and fetched once for all the calls that need it meanwhile (one exchange in
+ * flight). A token the upstream refused (401) is dropped, so that the call's retry gets a new
+ * one. An exchange the token endpoint throttles (429), fails (5xx) or that cannot connect is
+ * retried as upstream calls are (`max_retries`, the same back-off, `retry-after` honoured),
+ * within `timeout_ms`.
+ */
+import { type ApiError, upstreamError } from "../../errors.ts";
+import type { Clock } from "../../clock.ts";
+import type { HttpClient } from "../../http/client/types.ts";
+import type { Logger } from "../../log/logger.ts";
+import { sleep } from "../../sleep.ts";
+import { isObject } from "../wire.ts";
+import { RetryPolicy, type RetryTiming, shouldRetry } from "./retry.ts";
+import type { UpstreamCredentials } from "./upstream.ts";
+
+/** A grant that cannot be made (a key that cannot sign): its message says why, naming no
+ * secret. */
+export class GrantError extends Error {}
+
+/** What {@link OAuthTokens} needs. */
+export interface OAuthTokenDeps {
+  /** The provider's id, for errors and warnings. */
+  provider: string;
+  tokenUrl: string;
+  /** The token request's form body (`grant_type` and the credentials), made for each exchange;
+   * throws a {@link GrantError} when it cannot be made. */
+  grant: () => Promise<string>;
+  /** What the token endpoint refuses ("its service account"), and what the operator checks
+   * then ("credentials_env"). */
+  credentials: { what: string; check: string };
+  /** The most an exchange may take, in milliseconds, its retries included. */
+  timeoutMs: number;
+  /** Retries of an exchange that failed in a way worth retrying (the provider's
+   * `max_retries`). */
+  maxRetries: number;
+  /** The back-off between them (upstream calls' own; tests shorten it). */
+  timing?: RetryTiming;
+  http: HttpClient;
+  clock: Clock;
+  logger: Logger;
+}
+
+/** A token and when it expires (Unix milliseconds). */
+interface Token {
+  value: string;
+  expires: number;
+}
+
+/** A failed exchange: what it is to the caller, and whether another attempt may do better
+ * (with the answer's headers, for its `retry-after`). */
+interface Failure {
+  what: string;
+  retryable: boolean;
+  headers: Headers | null;
+}
+
+/** Seconds a token lives when the endpoint does not say (Google's and Entra's live an hour). */
+const DEFAULT_LIFETIME_SECONDS = 3600;
+/** A token is renewed this long before it expires (Google's client libraries: 5 minutes), or
+ * at half its life when that is shorter. */
+const RENEW_BEFORE_MS = 5 * 60_000;
+/** Bytes of the token endpoint's answer that are read. */
+const ANSWER_BYTES = 64 * 1024;
+
+/** One set of credentials' access tokens, as headers for an upstream's calls. */
+export class OAuthTokens implements UpstreamCredentials {
+  readonly #deps: OAuthTokenDeps;
+  readonly #retries: RetryPolicy;
+  #token: Token | null = null;
+  #renewAt = 0;
+  #pending: Promise<Token> | null = null;
+
+  constructor(deps: OAuthTokenDeps) {
+    this.#deps = deps;
+    this.#retries = new RetryPolicy(deps.maxRetries, deps.timing);
+  }
+
+  async headers(
+    signal: AbortSignal,
+    refused: Readonly<Record<string, string>> | null,
+  ): Promise<Record<string, string>> {
+    const held = this.#token;
+    if (held !== null && refused?.authorization === bearer(held)) this.#token = null;
+    const token = this.#token !== null && this.#deps.clock.now() < this.#renewAt
+      ? this.#token
+      : await untilAborted(this.#pending ?? this.#renew(), signal);
+    return { authorization: bearer(token) };
+  }
+
+  /** Starts the exchange the calls that need a token wait for. */
+  #renew(): Promise<Token> {
+    const pending: Promise<Token> = this.#exchange().finally(() => {
+      if (this.#pending === pending) this.#pending = null;
+    });
+    this.#pending = pending;
+    return pending;
+  }
+
+  /** Exchanges a new grant for a token, which replaces the one held; retried while the
+   * failure allows and the deadline leaves time for the wait. */
+  async #exchange(): Promise<Token> {
+    const { timeoutMs, clock } = this.#deps;
+    let body: string;
+    try {
+      body = await this.#deps.grant();
+    } catch (e) {
+      if (e instanceof GrantError) throw this.#failure(e.message);
+      throw e;
+    }
+    const deadline = AbortSignal.timeout(timeoutMs);
+    const started = performance.now();
+    for (let attempt = 0;; attempt++) {
+      const outcome = await this.#attempt(body, deadline);
+      if (!("what" in outcome)) return outcome;
+      const left = timeoutMs - (performance.now() - started);
+      const wait = outcome.retryable
+        ? this.#retries.wait(attempt, outcome.headers, clock.now(), left)
+        : null;
+      if (wait === null) throw this.#failure(outcome.what);
+      this.#deps.logger.warn(
+        `provider "${this.#deps.provider}": no access token yet: ${outcome.what}; retrying in ${
+          Math.round(wait)
+        } ms (retry ${attempt + 1} of ${this.#deps.maxRetries})`,
+      );
+      try {
+        await sleep(wait, deadline);
+      } catch {
+        throw this.#failure(`the token endpoint did not answer within ${timeoutMs} ms`);
+      }
+    }
+  }
+
+  /** One exchange at the token endpoint: the token, or why there is none. */
+  async #attempt(body: string, deadline: AbortSignal): Promise<Token | Failure> {
+    const { tokenUrl, timeoutMs, http, clock } = this.#deps;
+    let text: string;
+    let status: number;
+    let headers: Headers;
+    try {
+      const response = await http.request({
+        method: "POST",
+        url: tokenUrl,
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body,
+        signal: deadline,
+      });
+      status = response.status;
+      headers = response.headers;
+      text = (await response.text(ANSWER_BYTES)).text;
+    } catch (e) {
+      const timedOut = deadline.aborted ||
+        (e instanceof DOMException && e.name === "TimeoutError");
+      return timedOut
+        ? {
+          what: `the token endpoint did not answer within ${timeoutMs} ms`,
+          retryable: false,
+          headers: null,
+        }
+        : { what: "the token endpoint could not be reached", retryable: true, headers: null };
+    }
+    let answer: unknown = null;
+    try {
+      answer = JSON.parse(text);
+    } catch {
+      // Not JSON: reported below by its status.
+    }
+    if (status < 200 || status >= 300) {
+      // The OAuth error code (`invalid_grant`) only: its description may quote the account.
+      const code = isObject(answer) && typeof answer.error === "string" &&
+          /^[a-z_]{1,64}$/.test(answer.error)
+        ? ` ${answer.error}`
+        : "";
+      const refused = status >= 400 && status < 500 && status !== 408 && status !== 429;
+      return {
+        what: refused
+          ? `the token endpoint refused ${this.#deps.credentials.what} (HTTP ${status}${code}); check ${this.#deps.credentials.check}`
+          : `the token endpoint failed (HTTP ${status}${code})`,
+        retryable: shouldRetry(status, headers),
+        headers,
+      };
+    }
+    if (!isObject(answer) || typeof answer.access_token !== "string" || !answer.access_token) {
+      return {
+        what: "the token endpoint answered without an access_token",
+        retryable: false,
+        headers: null,
+      };
+    }
+    const seconds = typeof answer.expires_in === "number" && answer.expires_in > 0
+      ? answer.expires_in
+      : DEFAULT_LIFETIME_SECONDS;
+    const now = clock.now();
+    const token = { value: answer.access_token, expires: now + seconds * 1000 };
+    this.#token = token;
+    this.#renewAt = token.expires - Math.min(RENEW_BEFORE_MS, seconds * 500);
+    return token;
+  }
+
+  /** The 502 of a failed exchange (warned about once per exchange); it names no secret. */
+  #failure(what: string): ApiError {
+    const { provider, logger } = this.#deps;
+    logger.warn(`provider "${provider}": no access token: ${what}`);
+    return upstreamError(
+      `The upstream provider "${provider}" could not authenticate: ${what}. The operator must check its configuration.`,
+    );
+  }
+}
+
+function bearer(token: Token): string {
+  return `Bearer ${token.value}`;
+}
+
+/** `promise`, or a rejection with `signal`'s reason when it fires first (the exchange goes on
+ * for the other calls that wait for it). */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(signal.reason);
+    signal.addEventListener("abort", abort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", abort));
+  });
+}
