@@ -11,7 +11,8 @@ import assert from "node:assert/strict";
 import OpenAI from "npm:openai@7.55.0";
 import { ADMIN_TOKEN } from "./support/admin.ts";
 import { type FakeAzure, type FakeAzureOptions, startFakeAzure } from "./support/fake_azure.ts";
-import { CALL_TIMEOUT_MS, createKey } from "./support/sdk_gateway.ts";
+import { startFakeEntra } from "./support/fake_entra.ts";
+import { CALL_TIMEOUT_MS, chatError, createKey } from "./support/sdk_gateway.ts";
 import { startServer, testConfig, type TestServer } from "./support/server.ts";
 import { pngUrl } from "./support/image_fixtures.ts";
 import { parseConfig } from "../src/config/parse.ts";
@@ -19,6 +20,12 @@ import { checkJpeg, jpegFromDataUrl } from "./support/jpeg_check.ts";
 import { fakeBase64, fakeVector } from "./support/fake_openai_embeddings.ts";
 
 const GENEROUS = { per_minute: 100_000, per_day: 1_000_000 };
+/** The Entra ID app of the client credentials tests (its secret in `AZ_SECRET`). */
+const APP = {
+  tenant: "72f988bf-86f1-41af-91ab-2d7cd011db47",
+  clientId: "0d3f2c1b-5a4e-4b6c-9d8e-7f6a5b4c3d2e",
+  clientSecret: "entra-app-secret-Q~abcdefghijklmnop",
+};
 const CHAT = { chat_completions: true, function_calling: true, image_input: true };
 
 interface AzureGateway {
@@ -38,7 +45,8 @@ async function startAzureGateway(
   const azure = startFakeAzure({ sliceBytes: 7, ...fakeOptions });
   const env: Record<string, string> = {
     AZ_KEY: sentKey ?? azure.apiKey,
-    AZ_TOKEN: fakeOptions.bearerToken ?? "",
+    AZ_TOKEN: typeof fakeOptions.bearerToken === "string" ? fakeOptions.bearerToken : "",
+    AZ_SECRET: APP.clientSecret,
     SWITCHYARD_ADMIN_TOKEN: ADMIN_TOKEN,
   };
   let server: TestServer;
@@ -379,12 +387,7 @@ Deno.test("azure: a throttled call (429) is retried", async () => {
 Deno.test("azure: a refused api-key is the gateway's 502, the key in no message or log", async () => {
   const wrong = "sk-wrong-azure-key-0123456789";
   await using gw = await startAzureGateway({}, {}, wrong);
-  const error = await gw.client.chat.completions.create({
-    model: "az-chat",
-    messages: [{ role: "user", content: "Hello" }],
-  }).then(() => null, (e: unknown) => e);
-  assert.ok(error instanceof OpenAI.APIError, String(error));
-  assert.equal(error.status, 502);
+  const error = await chatError(gw.client, "az-chat", 502, "Hello");
   assert.match(
     error.message,
     /"az" refused the gateway's credentials \(HTTP 401\); the operator must check its API key \(api_key_env\)/,
@@ -425,12 +428,7 @@ Deno.test("azure: a refused Entra ID token is a 502 naming bearer_token_env, not
     { bearerToken: "entra-token-0123456789" },
   );
   gw.azure.faults = [{ status: 401, errorType: "invalid_request_error" }];
-  const error = await gw.client.chat.completions.create({
-    model: "az-chat",
-    messages: [{ role: "user", content: "Hello token" }],
-  }).then(() => null, (e: unknown) => e);
-  assert.ok(error instanceof OpenAI.APIError, String(error));
-  assert.equal(error.status, 502);
+  const error = await chatError(gw.client, "az-chat", 502, "Hello token");
   assert.match(
     error.message,
     /\(HTTP 401\); the operator must check its Microsoft Entra ID token \(bearer_token_env\)/,
@@ -443,4 +441,70 @@ Deno.test("azure: the docs page's config is valid and enables its models", () =>
   const example = JSON.parse(/```json\n([\s\S]*?)```/.exec(page)![1]!);
   const config = parseConfig(example, "docs/azure.md");
   assert.equal(config.providers[0]!.azure!.api_version, "2024-10-21");
+});
+
+Deno.test("azure: an Entra ID app's client secret gets a token every call sends, kept, and renewed once Azure refuses it", async () => {
+  const entra = startFakeEntra(APP);
+  try {
+    const app = {
+      api_key_env: undefined,
+      tenant_id: APP.tenant,
+      client_id: APP.clientId,
+      client_secret_env: "AZ_SECRET",
+      token_url: entra.tokenUrl,
+    };
+    await using gw = await startAzureGateway(app, { bearerToken: (t) => entra.valid(t) });
+    for (const text of ["Hello app", "Hello again"]) {
+      const completion = await gw.client.chat.completions.create({
+        model: "az-chat",
+        messages: [{ role: "user", content: text }],
+      });
+      assert.equal(completion.choices[0]!.message.content, `You said: ${text}`);
+    }
+    assert.equal(entra.requests, 1, "one token for both calls");
+    assert.deepEqual(gw.azure.violations, []);
+    assert.deepEqual(entra.violations, []);
+    assert.match(
+      gw.azure.last.headers.get("authorization") ?? "",
+      /^Bearer eyJ0eXAi.+fake-entra-1-/,
+    );
+    assert.equal(gw.azure.last.headers.get("api-key"), null);
+    // Azure stops taking the token (revoked, or expired early): the call gets a new one.
+    entra.revoke();
+    const stream = await gw.client.chat.completions.create({
+      model: "az-chat",
+      stream: true,
+      messages: [{ role: "user", content: "Hello renewed" }],
+    });
+    let text = "";
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? "";
+    assert.equal(text, "You said: Hello renewed");
+    assert.equal(entra.requests, 2);
+    assert.match(gw.azure.last.headers.get("authorization") ?? "", /fake-entra-2-/);
+  } finally {
+    await entra.close();
+  }
+});
+
+Deno.test("azure: a client secret Entra ID refuses is a 502 naming the app's fields, never the secret", async () => {
+  const entra = startFakeEntra({ ...APP, clientSecret: "another-secret" });
+  try {
+    await using gw = await startAzureGateway({
+      api_key_env: undefined,
+      tenant_id: APP.tenant,
+      client_id: APP.clientId,
+      client_secret_env: "AZ_SECRET",
+      token_url: entra.tokenUrl,
+    }, { bearerToken: (t) => entra.valid(t) });
+    const error = await chatError(gw.client, "az-chat", 502);
+    assert.match(
+      error.message,
+      /refused its Entra ID app \(HTTP 401 invalid_client\); check tenant_id, client_id and client_secret_env/,
+    );
+    assert.ok(!error.message.includes(APP.clientSecret) && !error.message.includes("AADSTS"));
+    assert.equal(gw.azure.received.length, 0, "no call reached Azure without a token");
+    assert.ok(!gw.server.output.err.includes(APP.clientSecret));
+  } finally {
+    await entra.close();
+  }
 });

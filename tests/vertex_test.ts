@@ -29,7 +29,7 @@ import { startFakeOpenAI } from "./support/fake_openai.ts";
 import { fakeVector } from "./support/fake_openai_embeddings.ts";
 import { startGatewayProcess } from "./support/gateway_process.ts";
 import { dataTempDir, MAIN, ROOT, startFlagsSync, tempConfig } from "./support/process.ts";
-import { CALL_TIMEOUT_MS, createKey } from "./support/sdk_gateway.ts";
+import { CALL_TIMEOUT_MS, chatError, createKey } from "./support/sdk_gateway.ts";
 import { FakeClock, startServer, testConfig, type TestServer } from "./support/server.ts";
 
 const GENEROUS = { per_minute: 100_000, per_day: 1_000_000 };
@@ -404,12 +404,7 @@ Deno.test("vertex: a token is renewed before it expires", async () => {
 Deno.test("vertex: an assertion the token endpoint refuses is a 502 naming the provider, no secret shown", async () => {
   const stranger = await makeServiceAccount(undefined, "stranger");
   await using gw = await startVertexGateway({ signer: stranger });
-  const error = await gw.openai().chat.completions.create({
-    model: "vx-claude",
-    messages: [{ role: "user", content: "Hello" }],
-  }).then(() => null, (e: unknown) => e);
-  assert.ok(error instanceof OpenAI.APIError, String(error));
-  assert.equal(error.status, 502);
+  const error = await chatError(gw.openai(), "vx-claude", 502);
   assert.match(
     error.message,
     /"vx" could not authenticate: the token endpoint refused its service account \(HTTP 400 invalid_grant\)/,
@@ -616,12 +611,7 @@ Deno.test("vertex: a token endpoint still failing after max_retries is a 502 nam
     headers: { "retry-after-ms": "5" },
   };
   gw.vertex.faults = [unavailable, unavailable];
-  const error = await gw.openai().chat.completions.create({
-    model: "vx-gemini",
-    messages: [{ role: "user", content: "Hello" }],
-  }).then(() => null, (e: unknown) => e);
-  assert.ok(error instanceof OpenAI.APIError, String(error));
-  assert.equal(error.status, 502);
+  const error = await chatError(gw.openai(), "vx-gemini", 502);
   assert.match(error.message, /"vx" could not authenticate: the token endpoint failed \(HTTP 503/);
   assert.equal(gw.vertex.received.filter((r) => r.path === "/token").length, 2);
   assert.equal(modelCalls(gw.vertex).length, 0);

@@ -82,18 +82,54 @@ function readUrl(f: Fields, name: string, fallback: string): string {
   return url.replace(/\/+$/, "");
 }
 
+/** A Microsoft Entra ID tenant or application (client) id: a GUID, or a tenant's domain. */
+const ENTRA_ID = {
+  optional: true,
+  maxLength: 256,
+  pattern: /^[A-Za-z0-9][A-Za-z0-9.-]*$/,
+  format:
+    "a GUID like 00000000-0000-0000-0000-000000000000, or a domain like contoso.onmicrosoft.com",
+} as const;
+
 /** An `azure` provider's fields (`base_url` is its resource, so it is required). */
 function readAzure(f: Fields, provider: ProviderConfig): AzureConfig {
   const bearer = f.get("bearer_token_env");
+  const secret = f.get("client_secret_env");
   const azure: AzureConfig = {
     api_version: f.string("api_version", AZURE_API_VERSION),
     bearer_token_env: bearer.string(ENV_NAME) ?? null,
+    tenant_id: f.string("tenant_id", ENTRA_ID) ?? null,
+    client_id: f.string("client_id", ENTRA_ID) ?? null,
+    client_secret_env: secret.string(ENV_NAME) ?? null,
+    token_url: null,
   };
-  if (azure.bearer_token_env !== null && provider.api_key_env !== null) {
-    throw bearer.invalid(
-      "give api_key_env (an api-key) or bearer_token_env (an Entra ID token), not both",
-    );
+  const ways = [
+    provider.api_key_env !== null ? "api_key_env (an api-key)" : null,
+    azure.bearer_token_env !== null ? "bearer_token_env (an Entra ID token)" : null,
+    azure.client_secret_env !== null ? "client_secret_env (an Entra ID app's secret)" : null,
+  ].filter((way) => way !== null);
+  if (ways.length > 1) {
+    const field = azure.client_secret_env !== null ? secret : bearer;
+    throw field.invalid(`give one of ${ways.join(", ")}, not several`);
   }
+  const entra = ["tenant_id", "client_id", "token_url"] as const;
+  if (azure.client_secret_env === null) {
+    const stray = entra.find((name) => f.has(name));
+    if (stray) throw f.get(stray).invalid("only a provider with client_secret_env uses it");
+    return azure;
+  }
+  for (const name of ["tenant_id", "client_id"] as const) {
+    if (azure[name] === null) {
+      throw f.get(name).invalid(
+        "required with client_secret_env: the Entra ID app's tenant and application (client) ids",
+      );
+    }
+  }
+  azure.token_url = readUrl(
+    f,
+    "token_url",
+    `https://login.microsoftonline.com/${azure.tenant_id}/oauth2/v2.0/token`,
+  );
   return azure;
 }
 

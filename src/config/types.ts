@@ -168,6 +168,15 @@ export interface AzureConfig {
   /** The variable holding a Microsoft Entra ID token sent as `Authorization: Bearer`, instead of
    * an `api-key` from `api_key_env`; `null` for none. */
   bearer_token_env: string | null;
+  /** An Entra ID app's tenant and application (client) ids, with `client_secret_env`. */
+  tenant_id: string | null;
+  client_id: string | null;
+  /** The variable holding the app's client secret: tokens are fetched with it (the client
+   * credentials grant) and renewed before they expire; `null` for none. */
+  client_secret_env: string | null;
+  /** Where tokens are fetched (Entra ID's for the tenant, unless set); `null` without
+   * `client_secret_env`. */
+  token_url: string | null;
 }
 
 /** A `vertex` provider's place in Google Cloud and its credentials. */

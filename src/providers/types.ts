@@ -36,11 +36,11 @@ export interface ProviderDeps {
   includeContent?: boolean;
 }
 
-/** The variable that holds a provider's secret: `api_key_env`, or Azure's `bearer_token_env`,
- * or Vertex's `credentials_env`; `null` when it has none. */
+/** The variable that holds a provider's secret: `api_key_env`, or Azure's `bearer_token_env` or
+ * `client_secret_env`, or Vertex's `credentials_env`; `null` when it has none. */
 export function secretVariable(provider: ProviderConfig): string | null {
   return provider.api_key_env ?? provider.azure?.bearer_token_env ??
-    provider.vertex?.credentials_env ?? null;
+    provider.azure?.client_secret_env ?? provider.vertex?.credentials_env ?? null;
 }
 
 /** What an adapter gets with every call (DESIGN §6). */

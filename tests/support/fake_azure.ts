@@ -53,8 +53,9 @@ export interface FakeAzureOptions extends FakeOptions {
   apiVersion?: string;
   /** Its deployments (default {@link AZURE_DEPLOYMENTS}). */
   deployments?: Record<string, string>;
-  /** Take `Authorization: Bearer <token>` (an Entra ID token) instead of an `api-key`. */
-  bearerToken?: string;
+  /** Take `Authorization: Bearer <token>` (an Entra ID token) instead of an `api-key`: this
+   * token, or any the function takes (tokens a fake Entra ID issued). */
+  bearerToken?: string | ((token: string) => boolean);
 }
 
 /** A running fake Azure OpenAI resource. */
@@ -127,11 +128,14 @@ export function contentFilterError(): Obj {
 function asOpenAIHeaders(
   headers: Headers,
   apiKey: string,
-  bearer: string | null,
+  bearer: string | ((token: string) => boolean) | null,
 ): { headers: Headers; bad: string[] } {
   const bad: string[] = [];
   if (bearer !== null) {
-    if (headers.get("authorization") !== `Bearer ${bearer}`) bad.push("auth: authorization");
+    const token = /^Bearer (.+)$/.exec(headers.get("authorization") ?? "")?.[1] ?? "";
+    if (typeof bearer === "string" ? token !== bearer : !bearer(token)) {
+      bad.push("auth: authorization");
+    }
     if (headers.has("api-key")) bad.push("an api-key header was sent with a bearer token");
   } else {
     if (headers.get("api-key") !== apiKey) bad.push("auth: api-key header is wrong or missing");

@@ -446,3 +446,19 @@ export async function askDirectly(fake: FakeUpstream): Promise<JsonBody> {
     ? sseData(text)
     : JSON.parse(text);
 }
+
+/** The error of a chat call through `client` to `model` that must fail with `status`. */
+export async function chatError(
+  client: OpenAI,
+  model: string,
+  status: number,
+  content = "Hello",
+): Promise<InstanceType<typeof OpenAI.APIError>> {
+  const error = await client.chat.completions.create({
+    model,
+    messages: [{ role: "user", content }],
+  }).then(() => null, (e: unknown) => e);
+  assert.ok(error instanceof OpenAI.APIError, String(error));
+  assert.equal(error.status, status, error.message);
+  return error;
+}

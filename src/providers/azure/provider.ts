@@ -1,11 +1,15 @@
 /**
  * The `azure` style: Azure OpenAI's deployments, which speak OpenAI's wire format (the OpenAI
  * adapter's translators, unchanged) at other URLs (url.ts) with an `api-key` header, or a
- * Microsoft Entra ID token as `Authorization: Bearer` (`bearer_token_env`).
+ * Microsoft Entra ID token as `Authorization: Bearer`: one from the environment
+ * (`bearer_token_env`), or an app's, fetched with its client secret and renewed
+ * (`client_secret_env`).
  */
+import type { AzureConfig } from "../../config/types.ts";
 import { OpenAIProvider } from "../openai/provider.ts";
 import type { Provider, ProviderDeps } from "../types.ts";
 import { credentialsRefused } from "../upstream/error_mapping.ts";
+import { OAuthTokens } from "../upstream/oauth_tokens.ts";
 import type { RetryTiming } from "../upstream/retry.ts";
 import { parseAzureError } from "./errors.ts";
 import { azureUrl, isAzureV1 } from "./url.ts";
@@ -13,34 +17,64 @@ import { azureUrl, isAzureV1 } from "./url.ts";
 /** The first dated API version with `max_completion_tokens` (2024-09-01-preview). */
 const MAX_COMPLETION_TOKENS_SINCE = "2024-09-01";
 
+/** What Entra ID tokens for Azure OpenAI are asked for. */
+const COGNITIVE_SERVICES_SCOPE = "https://cognitiveservices.azure.com/.default";
+
 /** The adapter for an `azure` provider. */
 export function azureProvider(deps: ProviderDeps, timing: RetryTiming = {}): Provider {
   const { base_url: baseUrl, azure } = deps.config;
   if (azure === undefined) throw new Error(`provider ${deps.config.id} is not an azure provider`);
   const headers: Record<string, string> = {};
-  if (deps.apiKey) {
+  const app = azure.client_secret_env !== null;
+  if (deps.apiKey && !app) {
     if (azure.bearer_token_env !== null) headers.authorization = `Bearer ${deps.apiKey}`;
     else headers["api-key"] = deps.apiKey;
   }
   const version = azure.api_version;
   const modern = isAzureV1(version) || version >= MAX_COMPLETION_TOKENS_SINCE;
-  return new OpenAIProvider(deps, timing, {
+  return new OpenAIProvider(app ? { ...deps, apiKey: null } : deps, timing, {
     style: {
       headers,
       parseError: parseAzureError,
       mapError: (status) =>
         status === 401 || status === 403
-          ? credentialsRefused(deps.config.id, status, azureCredential(azure.bearer_token_env))
+          ? credentialsRefused(deps.config.id, status, azureCredential(azure))
           : null,
       url: (request) => azureUrl(baseUrl, version, request),
+      ...(app ? { credentials: appTokens(deps, azure, timing) } : {}),
     },
     maxTokensField: modern ? "max_completion_tokens" : "max_tokens",
   });
 }
 
+/** An Entra ID app's tokens (the client credentials grant), renewed before they expire. */
+function appTokens(deps: ProviderDeps, azure: AzureConfig, timing: RetryTiming): OAuthTokens {
+  const form = new URLSearchParams({
+    grant_type: "client_credentials",
+    client_id: azure.client_id ?? "",
+    client_secret: deps.apiKey ?? "",
+    scope: COGNITIVE_SERVICES_SCOPE,
+  }).toString();
+  return new OAuthTokens({
+    provider: deps.config.id,
+    tokenUrl: azure.token_url ?? "",
+    grant: () => Promise.resolve(form),
+    credentials: { what: "its Entra ID app", check: "tenant_id, client_id and client_secret_env" },
+    timeoutMs: deps.config.timeout_ms,
+    maxRetries: deps.config.max_retries,
+    timing,
+    http: deps.http,
+    clock: deps.clock,
+    logger: deps.logger,
+  });
+}
+
 /** What an operator checks when Azure refuses the gateway's credentials. */
-function azureCredential(bearerTokenEnv: string | null): string {
-  return bearerTokenEnv === null
-    ? "its API key (api_key_env)"
-    : "its Microsoft Entra ID token (bearer_token_env): the gateway reads it at start and does not renew it, and its identity needs the Cognitive Services OpenAI User role";
+function azureCredential(azure: AzureConfig): string {
+  const role = "its identity needs the Cognitive Services OpenAI User role";
+  return azure.client_secret_env !== null
+    ? `its Microsoft Entra ID app (tenant_id, client_id, client_secret_env): ${role}`
+    : azure.bearer_token_env !== null
+    ? `its Microsoft Entra ID token (bearer_token_env): the gateway reads it at start and does not renew it (client_secret_env does), and ${role}`
+    : "its API key (api_key_env)";
 }

@@ -23,9 +23,14 @@ Deno.test("azure config: the issue's fields, read as given", () => {
   const az = provider(AZURE);
   assert.equal(az.base_url, "https://contoso.openai.azure.com");
   assert.equal(az.api_key_env, "AZURE_OPENAI_API_KEY");
-  assert.deepEqual(az.azure, { api_version: "2024-10-21", bearer_token_env: null });
+  const none = { tenant_id: null, client_id: null, client_secret_env: null, token_url: null };
+  assert.deepEqual(az.azure, { api_version: "2024-10-21", bearer_token_env: null, ...none });
   const entra = provider({ ...AZURE, api_key_env: undefined, bearer_token_env: "AZ_TOKEN" });
-  assert.deepEqual(entra.azure, { api_version: "2024-10-21", bearer_token_env: "AZ_TOKEN" });
+  assert.deepEqual(entra.azure, {
+    api_version: "2024-10-21",
+    bearer_token_env: "AZ_TOKEN",
+    ...none,
+  });
   assert.equal(provider({ ...AZURE, api_version: "v1" }).azure!.api_version, "v1");
   assert.equal(provider({ ...AZURE, responses_api: true }).responses_api, true);
 });
@@ -40,7 +45,7 @@ Deno.test("azure config: each bad value is an error naming the field", () => {
     [{ ...AZURE, api_version: "2024-10" }, /providers\[0\]\.api_version: expected a dated version/],
     [
       { ...AZURE, bearer_token_env: "AZ_TOKEN" },
-      /providers\[0\]\.bearer_token_env: give api_key_env .* or bearer_token_env .*, not both/,
+      /providers\[0\]\.bearer_token_env: give one of api_key_env .*, bearer_token_env .*, not several/,
     ],
     [{ ...AZURE, project: "p" }, /providers\[0\]\.project: /],
   ];
@@ -62,4 +67,36 @@ Deno.test("azure config: a model asking what Azure has no API for is refused", (
       }, "switchyard.json"),
     /style azure\) cannot serve moderation/,
   );
+});
+
+Deno.test("azure config: client_secret_env needs tenant_id and client_id, and is one way among api_key_env and bearer_token_env", () => {
+  const base = { ...AZURE, api_key_env: undefined };
+  const app = {
+    ...base,
+    tenant_id: "contoso.onmicrosoft.com",
+    client_id: "0d3f2c1b-5a4e-4b6c-9d8e-7f6a5b4c3d2e",
+    client_secret_env: "AZ_SECRET",
+  };
+  assert.equal(
+    provider(app).azure!.token_url,
+    "https://login.microsoftonline.com/contoso.onmicrosoft.com/oauth2/v2.0/token",
+  );
+  assert.throws(
+    () => provider({ ...app, tenant_id: undefined }),
+    /providers\[0\]\.tenant_id: required with client_secret_env/,
+  );
+  assert.throws(
+    () => provider({ ...app, api_key_env: "AZ_KEY" }),
+    /client_secret_env: give one of api_key_env .*, client_secret_env .*, not several/,
+  );
+  assert.throws(
+    () =>
+      provider({
+        ...base,
+        api_key_env: "AZ_KEY",
+        client_id: "0d3f2c1b-5a4e-4b6c-9d8e-7f6a5b4c3d2e",
+      }),
+    /providers\[0\]\.client_id: only a provider with client_secret_env uses it/,
+  );
+  assert.throws(() => provider({ ...app, tenant_id: "not a tenant!" }), /tenant_id/);
 });
