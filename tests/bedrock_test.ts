@@ -14,6 +14,7 @@ import { Logger } from "../src/log/logger.ts";
 import { createProviders } from "../src/providers/registry.ts";
 import {
   FAKE_AWS_CREDENTIALS,
+  FAKE_REGION,
   type FakeBedrock,
   startFakeBedrock,
 } from "./support/fake_bedrock.ts";
@@ -835,4 +836,124 @@ Deno.test("bedrock docs: the page's config is valid and enables its models with 
   for (const model of config.models) assert.ok(providers.isAvailable(model.provider));
   assert.equal(output.err, "");
   providers.close();
+});
+
+/** A gateway with model `claude` on a bedrock provider over `fake`, given no credentials of its
+ * own: they come from `env` (access keys, or a container credentials endpoint). */
+function roleGateway(
+  fake: FakeBedrock,
+  env: Record<string, string>,
+  clock?: FakeClock,
+): Promise<TestServer> {
+  return startServer({
+    ...(clock ? { clock } : {}),
+    config: testConfig((raw) => {
+      (raw.providers as unknown[]).push({
+        id: "brk",
+        style: "bedrock",
+        region: FAKE_REGION,
+        base_url: fake.url,
+        max_retries: 0,
+      });
+      (raw.models as unknown[]).push({
+        id: "claude",
+        provider: "brk",
+        upstream_model: CLAUDE,
+        chat_completions: true,
+      });
+    }),
+    env: (name) => env[name],
+  });
+}
+
+/** A chat call to `claude`: its status and body. */
+async function askClaude(server: TestServer, text: string) {
+  const response = await fetch(`${server.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: "claude", messages: [{ role: "user", content: text }] }),
+  });
+  return { status: response.status, body: await response.json() };
+}
+
+Deno.test("bedrock: without access keys, a task's IAM role from the container credentials endpoint signs the calls, renewed before it expires", async () => {
+  await using fake = startFakeBedrock();
+  const clock = new FakeClock();
+  let fetched = 0;
+  const auth: (string | null)[] = [];
+  // ECS's endpoint: each answer a role's new temporary keys, expiring an hour later.
+  const endpoint = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, (request) => {
+    fetched++;
+    auth.push(request.headers.get("authorization"));
+    const credentials = {
+      accessKeyId: `ASIAROLEKEY${fetched}EXAMPLE`,
+      secretAccessKey: `role-secret-${fetched}`,
+      sessionToken: `role-session-token-${fetched}`,
+    };
+    fake.credentials = credentials;
+    return Response.json({
+      RoleArn: "arn:aws:iam::123456789012:role/switchyard",
+      AccessKeyId: credentials.accessKeyId,
+      SecretAccessKey: credentials.secretAccessKey,
+      Token: credentials.sessionToken,
+      Expiration: new Date(clock.now() + 3_600_000).toISOString(),
+    });
+  });
+  const env: Record<string, string> = {
+    AWS_CONTAINER_CREDENTIALS_FULL_URI: `http://127.0.0.1:${endpoint.addr.port}/v2/credentials/x`,
+    AWS_CONTAINER_AUTHORIZATION_TOKEN: "container-auth-token",
+  };
+  try {
+    await using server = await roleGateway(fake, env, clock);
+    const ask = async (text: string) => {
+      const { status, body } = await askClaude(server, text);
+      assert.equal(status, 200, JSON.stringify(body));
+      assert.equal(body.choices[0].message.content, `You said: ${text}`);
+    };
+    await ask("Hello role");
+    await ask("Hello again");
+    assert.equal(fetched, 1, "one fetch for both calls");
+    assert.deepEqual(auth, ["container-auth-token"]);
+    assert.equal(fake.last.headers.get("x-amz-security-token"), "role-session-token-1");
+    // 56 minutes on: under 5 minutes from expiry, the next call renews them first.
+    clock.advance(56 * 60_000);
+    await ask("Hello renewed");
+    assert.equal(fetched, 2);
+    assert.equal(fake.last.headers.get("x-amz-security-token"), "role-session-token-2");
+    assert.deepEqual(fake.violations, []);
+    assert.ok(!server.output.err.includes("role-secret"), "no secret in the log");
+  } finally {
+    await endpoint.shutdown();
+  }
+});
+
+Deno.test("bedrock: a container credentials endpoint that fails is a 502 naming the role, and access keys win over it", async () => {
+  await using fake = startFakeBedrock();
+  const endpoint = Deno.serve(
+    { port: 0, hostname: "127.0.0.1", onListen() {} },
+    () => new Response("no role", { status: 500 }),
+  );
+  const url = `http://127.0.0.1:${endpoint.addr.port}/creds`;
+  try {
+    for (const keys of [false, true]) {
+      const env: Record<string, string> = { AWS_CONTAINER_CREDENTIALS_FULL_URI: url };
+      if (keys) {
+        env.AWS_ACCESS_KEY_ID = FAKE_AWS_CREDENTIALS.accessKeyId;
+        env.AWS_SECRET_ACCESS_KEY = FAKE_AWS_CREDENTIALS.secretAccessKey;
+      }
+      await using server = await roleGateway(fake, env);
+      const { status, body } = await askClaude(server, "Hi");
+      if (keys) {
+        assert.equal(status, 200, JSON.stringify(body));
+      } else {
+        assert.equal(status, 502);
+        assert.match(
+          body.error.message,
+          /"brk" has no AWS credentials: the container credentials endpoint answered HTTP 500.*IAM role/,
+        );
+      }
+    }
+  } finally {
+    await endpoint.shutdown();
+  }
 });

@@ -154,6 +154,8 @@ export interface FakeBedrock {
   faults: BedrockFault[];
   script: Script;
   sliceBytes: number;
+  /** The credentials signatures must be made with (changed as a role's are renewed). */
+  credentials: FakeAwsCredentials;
   readonly last: BedrockReceived;
   readonly violations: string[];
   close(): Promise<void>;
@@ -282,7 +284,6 @@ const LISTINGS: Record<string, (url: URL) => Obj | string> = {
 
 /** Starts a fake Bedrock runtime on a free port; its `url` is a `base_url`. */
 export function startFakeBedrock(options: FakeBedrockOptions = {}): FakeBedrock {
-  const credentials = options.credentials ?? FAKE_AWS_CREDENTIALS;
   const region = options.region ?? FAKE_REGION;
   const cache = new Map<string, number>();
   let calls = 0;
@@ -291,6 +292,7 @@ export function startFakeBedrock(options: FakeBedrockOptions = {}): FakeBedrock 
     faults: [] as BedrockFault[],
     script: defaultScript as Script,
     sliceBytes: options.sliceBytes ?? 7,
+    credentials: options.credentials ?? FAKE_AWS_CREDENTIALS,
   };
 
   const handle = async (request: Request): Promise<Response> => {
@@ -318,7 +320,9 @@ export function startFakeBedrock(options: FakeBedrockOptions = {}): FakeBedrock 
     request.signal.addEventListener("abort", () => received.wentAway = true, { once: true });
     const bearer = options.bearerToken !== undefined &&
       request.headers.get("authorization") === `Bearer ${options.bearerToken}`;
-    const signature = bearer ? null : await checkSignature(request, url, text, credentials, region);
+    const signature = bearer
+      ? null
+      : await checkSignature(request, url, text, state.credentials, region);
     if (signature !== null) {
       received.violations.push(`auth: ${signature}`);
       return awsError(403, "InvalidSignatureException", signature);
@@ -398,6 +402,12 @@ export function startFakeBedrock(options: FakeBedrockOptions = {}): FakeBedrock 
     },
     set sliceBytes(value) {
       state.sliceBytes = value;
+    },
+    get credentials() {
+      return state.credentials;
+    },
+    set credentials(value) {
+      state.credentials = value;
     },
     get last() {
       const last = state.received.at(-1);

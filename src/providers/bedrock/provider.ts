@@ -9,7 +9,7 @@ import type { UpstreamErrorDetail } from "../upstream/error_detail.ts";
 import type { RetryTiming } from "../upstream/retry.ts";
 import { Upstream } from "../upstream/upstream.ts";
 import { malformed, parseEventData } from "../wire.ts";
-import { awsCredentials } from "./credentials.ts";
+import { awsCredentials, ContainerCredentials, fixedCredentials } from "./credentials.ts";
 import { bedrockEmbed } from "./embeddings.ts";
 import { mapBedrockError, mapBedrockStreamException, parseBedrockError } from "./errors.ts";
 import { EventStreamSource } from "./event_source.ts";
@@ -50,10 +50,13 @@ export class BedrockProvider implements Provider {
       headers.authorization = `Bearer ${deps.apiKey}`;
       this.#deps = deps;
     } else {
-      const credentials = awsCredentials(bedrock, deps.env ?? (() => undefined));
-      if ("missing" in credentials) {
-        throw new Error(`provider "${this.id}" has no AWS credentials: ${credentials.missing}`);
+      const found = awsCredentials(bedrock, deps.env ?? (() => undefined));
+      if ("missing" in found) {
+        throw new Error(`provider "${this.id}" has no AWS credentials: ${found.missing}`);
       }
+      const credentials = "container" in found
+        ? new ContainerCredentials(this.id, found.container, deps.http, deps.clock)
+        : fixedCredentials(found);
       const http = new SigningClient(deps.http, {
         credentials,
         region: bedrock.region,

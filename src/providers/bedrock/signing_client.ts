@@ -4,11 +4,12 @@
  */
 import type { Clock } from "../../clock.ts";
 import type { ClientRequest, ClientResponse, HttpClient } from "../../http/client/types.ts";
-import { type AwsCredentials, SigningKeys, signRequest } from "./sigv4.ts";
+import type { CredentialSource } from "./credentials.ts";
+import { SigningKeys, signRequest } from "./sigv4.ts";
 
 /** Where and as whom requests are signed. */
 export interface Signing {
-  credentials: AwsCredentials;
+  credentials: CredentialSource;
   region: string;
   /** The service's signing name (`bedrock`). */
   service: string;
@@ -27,7 +28,8 @@ export class SigningClient implements HttpClient {
   }
 
   async request(request: ClientRequest): Promise<ClientResponse> {
-    const { credentials, region, service, clock } = this.#signing;
+    const { region, service, clock } = this.#signing;
+    const credentials = await this.#signing.credentials.current(request.signal);
     const headers = await signRequest({
       credentials,
       now: clock.now(),

@@ -118,19 +118,21 @@ async function signingKey(
 }
 
 /**
- * The signing key of the current day, kept by one signer (its credentials, region and
- * service fixed) until the day changes: deriving it is four HMACs, most of a signature's cost
- * (a 10 KB body: 477 µs a signature with the key derived each time, 124 µs with it kept).
+ * The signing key of the current day, kept by one signer until the day or its secret (a role's
+ * renewed credentials) changes: deriving it is four HMACs, most of a signature's cost (a 10 KB
+ * body: 477 µs a signature with the key derived each time, 124 µs with it kept).
  */
 export class SigningKeys {
   #for = "";
+  #secret = "";
   #key: Promise<CryptoKey> | null = null;
 
   /** The key for `day` (`YYYYMMDD`), derived once. */
   get(secret: string, day: string, region: string, service: string): Promise<CryptoKey> {
     const id = `${day}/${region}/${service}`;
-    if (this.#key === null || this.#for !== id) {
+    if (this.#key === null || this.#for !== id || this.#secret !== secret) {
       this.#for = id;
+      this.#secret = secret;
       this.#key = signingKey(secret, day, region, service);
       // A failed derivation is not kept.
       this.#key.catch(() => {

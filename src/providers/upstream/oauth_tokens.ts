@@ -7,6 +7,7 @@
  * retried as upstream calls are (`max_retries`, the same back-off, `retry-after` honoured),
  * within `timeout_ms`.
  */
+import { untilAborted } from "../../abort.ts";
 import { type ApiError, upstreamError } from "../../errors.ts";
 import type { Clock } from "../../clock.ts";
 import type { HttpClient } from "../../http/client/types.ts";
@@ -211,15 +212,4 @@ export class OAuthTokens implements UpstreamCredentials {
 
 function bearer(token: Token): string {
   return `Bearer ${token.value}`;
-}
-
-/** `promise`, or a rejection with `signal`'s reason when it fires first (the exchange goes on
- * for the other calls that wait for it). */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const abort = () => reject(signal.reason);
-    signal.addEventListener("abort", abort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", abort));
-  });
 }

@@ -140,6 +140,12 @@ Deno.test("sigv4: a kept signing key signs as a fresh one, and a new day derives
       (await signRequest({ ...base, now })).authorization,
     );
   }
+  // A role's renewed credentials the same day: a key of their own.
+  const renewed = { ...base, credentials: { ...FAKE_AWS_CREDENTIALS, secretAccessKey: "renewed" } };
+  assert.equal(
+    (await signRequest(renewed, keys)).authorization,
+    (await signRequest(renewed)).authorization,
+  );
 });
 
 Deno.test("sigv4: a body given as bytes, or as parts, signs as the same text", async () => {
