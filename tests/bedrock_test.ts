@@ -646,17 +646,25 @@ Deno.test("bedrock: an exception frame mid-stream ends the stream with the proto
   assert.match(failed.message, /rate limiting requests: Slow down/);
 });
 
-Deno.test("bedrock: a Bedrock API key (api_key_env) goes as a bearer token instead of a signature", async () => {
-  await using fake = startFakeBedrock({ bearerToken: "ABSKQmVkcm9ja0FQSUtleS1example" });
-  const env: Record<string, string> = { BEDROCK_KEY: "ABSKQmVkcm9ja0FQSUtleS1example" };
-  await using server = await startServer({
+/** A gateway with model `claude` on a bedrock provider `brk` over `fake` (with `provider`'s
+ * fields), its credentials from `env` (access keys, a container credentials endpoint, or the
+ * variable `api_key_env` names). */
+function bedrockGateway(
+  fake: FakeBedrock,
+  env: Record<string, string>,
+  clock?: FakeClock,
+  provider: Record<string, unknown> = {},
+): Promise<TestServer> {
+  return startServer({
+    ...(clock ? { clock } : {}),
     config: testConfig((raw) => {
       (raw.providers as unknown[]).push({
         id: "brk",
         style: "bedrock",
-        region: "us-west-2",
+        region: FAKE_REGION,
         base_url: fake.url,
-        api_key_env: "BEDROCK_KEY",
+        max_retries: 0,
+        ...provider,
       });
       (raw.models as unknown[]).push({
         id: "claude",
@@ -667,13 +675,28 @@ Deno.test("bedrock: a Bedrock API key (api_key_env) goes as a bearer token inste
     }),
     env: (name) => env[name],
   });
+}
+
+/** A chat call to `claude`: its status and body. */
+async function askClaude(server: TestServer, text: string) {
   const response = await fetch(`${server.url}/v1/chat/completions`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model: "claude", messages: [{ role: "user", content: "Hello" }] }),
+    body: JSON.stringify({ model: "claude", messages: [{ role: "user", content: text }] }),
   });
-  assert.equal(response.status, 200, await response.clone().text());
-  assert.equal((await response.json()).choices[0].message.content, "You said: Hello");
+  return { status: response.status, body: await response.json() };
+}
+
+Deno.test("bedrock: a Bedrock API key (api_key_env) goes as a bearer token instead of a signature", async () => {
+  await using fake = startFakeBedrock({ bearerToken: "ABSKQmVkcm9ja0FQSUtleS1example" });
+  const env: Record<string, string> = { BEDROCK_KEY: "ABSKQmVkcm9ja0FQSUtleS1example" };
+  await using server = await bedrockGateway(fake, env, undefined, {
+    region: "us-west-2",
+    api_key_env: "BEDROCK_KEY",
+  });
+  const { status, body } = await askClaude(server, "Hello");
+  assert.equal(status, 200, JSON.stringify(body));
+  assert.equal(body.choices[0].message.content, "You said: Hello");
   assert.equal(fake.last.headers.get("x-amz-date"), null, "not signed");
   assert.deepEqual(fake.violations, []);
   assert.ok(!server.output.err.includes("ABSK"), "the key is in no log");
@@ -838,44 +861,6 @@ Deno.test("bedrock docs: the page's config is valid and enables its models with 
   providers.close();
 });
 
-/** A gateway with model `claude` on a bedrock provider over `fake`, given no credentials of its
- * own: they come from `env` (access keys, or a container credentials endpoint). */
-function roleGateway(
-  fake: FakeBedrock,
-  env: Record<string, string>,
-  clock?: FakeClock,
-): Promise<TestServer> {
-  return startServer({
-    ...(clock ? { clock } : {}),
-    config: testConfig((raw) => {
-      (raw.providers as unknown[]).push({
-        id: "brk",
-        style: "bedrock",
-        region: FAKE_REGION,
-        base_url: fake.url,
-        max_retries: 0,
-      });
-      (raw.models as unknown[]).push({
-        id: "claude",
-        provider: "brk",
-        upstream_model: CLAUDE,
-        chat_completions: true,
-      });
-    }),
-    env: (name) => env[name],
-  });
-}
-
-/** A chat call to `claude`: its status and body. */
-async function askClaude(server: TestServer, text: string) {
-  const response = await fetch(`${server.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model: "claude", messages: [{ role: "user", content: text }] }),
-  });
-  return { status: response.status, body: await response.json() };
-}
-
 Deno.test("bedrock: without access keys, a task's IAM role from the container credentials endpoint signs the calls, renewed before it expires", async () => {
   await using fake = startFakeBedrock();
   const clock = new FakeClock();
@@ -904,7 +889,7 @@ Deno.test("bedrock: without access keys, a task's IAM role from the container cr
     AWS_CONTAINER_AUTHORIZATION_TOKEN: "container-auth-token",
   };
   try {
-    await using server = await roleGateway(fake, env, clock);
+    await using server = await bedrockGateway(fake, env, clock);
     const ask = async (text: string) => {
       const { status, body } = await askClaude(server, text);
       assert.equal(status, 200, JSON.stringify(body));
@@ -941,7 +926,7 @@ Deno.test("bedrock: a container credentials endpoint that fails is a 502 naming 
         env.AWS_ACCESS_KEY_ID = FAKE_AWS_CREDENTIALS.accessKeyId;
         env.AWS_SECRET_ACCESS_KEY = FAKE_AWS_CREDENTIALS.secretAccessKey;
       }
-      await using server = await roleGateway(fake, env);
+      await using server = await bedrockGateway(fake, env);
       const { status, body } = await askClaude(server, "Hi");
       if (keys) {
         assert.equal(status, 200, JSON.stringify(body));

@@ -66,6 +66,15 @@ async function run(list: GuardrailConfig[], provider: Provider, req: CanonicalRe
   return { text, args, verdicts: ctx.guardrails };
 }
 
+/** An output `deny` guardrail named `name` with `action` and its words or patterns. */
+function outputDeny(
+  name: string,
+  action: GuardrailConfig["action"],
+  list: Pick<GuardrailConfig, "words" | "patterns">,
+): GuardrailConfig {
+  return { type: "deny", name, stage: "output", action, on_error: "block", ...list };
+}
+
 const REDACT: GuardrailConfig = {
   type: "pii",
   name: "pii",
@@ -98,14 +107,7 @@ Deno.test("step: placeholders split across stream deltas are restored, in text a
 });
 
 Deno.test("step: an output deny word split across deltas is caught; a block throws from the stream after text was sent", async () => {
-  const deny: GuardrailConfig = {
-    type: "deny",
-    name: "no-zeus",
-    stage: "output",
-    action: "block",
-    on_error: "block",
-    words: ["project zeus"],
-  };
+  const deny = outputDeny("no-zeus", "block", { words: ["project zeus"] });
   const pieces = [..."x ".repeat(150).match(/.{1,7}/g)!, "about Proj", "ect Ze", "us."];
   const sent: string[] = [];
   const provider = streaming(textEvents(pieces), []);
@@ -138,14 +140,7 @@ Deno.test("step: an output deny word split across deltas is caught; a block thro
 });
 
 Deno.test("step: a deny pattern's match longer than the default hold, split across deltas, is caught whole", async () => {
-  const deny: GuardrailConfig = {
-    type: "deny",
-    name: "tokens",
-    stage: "output",
-    action: "redact",
-    on_error: "block",
-    patterns: ["begin-[a-z]{1,200}-end"],
-  };
+  const deny = outputDeny("tokens", "redact", { patterns: ["begin-[a-z]{1,200}-end"] });
   // No start of the match is a match of its own: only the whole of it can be recognised.
   const secret = "begin-" + "abcdefghij".repeat(15) + "-end";
   const text = "x ".repeat(100) + secret + " done.";
