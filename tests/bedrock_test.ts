@@ -810,6 +810,7 @@ Deno.test("bedrock config: missing AWS keys disable the provider with one warnin
     access_key_id_env: "AWS_ACCESS_KEY_ID",
     secret_access_key_env: "AWS_SECRET_ACCESS_KEY",
     session_token_env: "AWS_SESSION_TOKEN",
+    instance_role: false,
   });
   const output = new CapturedOutput();
   const clock = new FakeClock();
@@ -941,4 +942,65 @@ Deno.test("bedrock: a container credentials endpoint that fails is a 502 naming 
   } finally {
     await endpoint.shutdown();
   }
+});
+
+Deno.test("bedrock: with instance_role, an EC2 instance's role from IMDSv2 (a session token, the role's name, its credentials) signs the calls", async () => {
+  await using fake = startFakeBedrock();
+  const seen: string[] = [];
+  const imds = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, (request) => {
+    const path = new URL(request.url).pathname;
+    seen.push(`${request.method} ${path}`);
+    if (request.method === "PUT" && path === "/latest/api/token") {
+      if (request.headers.get("x-aws-ec2-metadata-token-ttl-seconds") === null) {
+        return new Response("", { status: 400 });
+      }
+      return new Response("imds-session-token");
+    }
+    if (request.headers.get("x-aws-ec2-metadata-token") !== "imds-session-token") {
+      return new Response("", { status: 401 });
+    }
+    if (path === "/latest/meta-data/iam/security-credentials/") {
+      return new Response("switchyard-ec2\n");
+    }
+    if (path === "/latest/meta-data/iam/security-credentials/switchyard-ec2") {
+      fake.credentials = {
+        accessKeyId: "ASIAINSTANCEEXAMPLE",
+        secretAccessKey: "instance-secret",
+        sessionToken: "instance-session-token",
+      };
+      return Response.json({
+        Code: "Success",
+        Type: "AWS-HMAC",
+        AccessKeyId: "ASIAINSTANCEEXAMPLE",
+        SecretAccessKey: "instance-secret",
+        Token: "instance-session-token",
+        Expiration: new Date(Date.now() + 6 * 3_600_000).toISOString(),
+      });
+    }
+    return new Response("", { status: 404 });
+  });
+  const env = { AWS_EC2_METADATA_SERVICE_ENDPOINT: `http://127.0.0.1:${imds.addr.port}/` };
+  try {
+    await using server = await bedrockGateway(fake, env, undefined, { instance_role: true });
+    for (const text of ["Hello instance", "Hello again"]) {
+      const { status, body } = await askClaude(server, text);
+      assert.equal(status, 200, JSON.stringify(body));
+    }
+    assert.deepEqual(seen, [
+      "PUT /latest/api/token",
+      "GET /latest/meta-data/iam/security-credentials/",
+      "GET /latest/meta-data/iam/security-credentials/switchyard-ec2",
+    ], "fetched once for both calls");
+    assert.equal(fake.last.headers.get("x-amz-security-token"), "instance-session-token");
+    assert.deepEqual(fake.violations, []);
+  } finally {
+    await imds.shutdown();
+  }
+  // Without instance_role, no keys and no container endpoint: disabled, as before.
+  await using off = await bedrockGateway(fake, env);
+  assert.equal((await askClaude(off, "Hi")).status, 404);
+  assert.match(
+    off.output.err,
+    /provider \\"brk\\" disabled: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set/,
+  );
 });

@@ -215,6 +215,7 @@ function readBedrock(f: Fields): BedrockConfig {
     access_key_id_env: f.string("access_key_id_env", name) ?? "AWS_ACCESS_KEY_ID",
     secret_access_key_env: f.string("secret_access_key_env", name) ?? "AWS_SECRET_ACCESS_KEY",
     session_token_env: f.string("session_token_env", name) ?? "AWS_SESSION_TOKEN",
+    instance_role: f.boolean("instance_role", OPTIONAL) ?? false,
   };
 }
 

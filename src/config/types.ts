@@ -157,6 +157,9 @@ export interface BedrockConfig {
   secret_access_key_env: string;
   /** A session token is needed with temporary credentials only: an unset variable is none. */
   session_token_env: string;
+  /** Without access keys or a container's role: the EC2 instance's role, from the instance
+   * metadata service (IMDSv2). */
+  instance_role: boolean;
 }
 
 /** An `azure` provider's `api_version` and `bearer_token_env`. */

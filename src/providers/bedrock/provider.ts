@@ -9,7 +9,7 @@ import type { UpstreamErrorDetail } from "../upstream/error_detail.ts";
 import type { RetryTiming } from "../upstream/retry.ts";
 import { Upstream } from "../upstream/upstream.ts";
 import { malformed, parseEventData } from "../wire.ts";
-import { awsCredentials, ContainerCredentials, fixedCredentials } from "./credentials.ts";
+import { awsCredentials, fixedCredentials, RoleCredentials } from "./credentials.ts";
 import { bedrockEmbed } from "./embeddings.ts";
 import { mapBedrockError, mapBedrockStreamException, parseBedrockError } from "./errors.ts";
 import { EventStreamSource } from "./event_source.ts";
@@ -54,8 +54,8 @@ export class BedrockProvider implements Provider {
       if ("missing" in found) {
         throw new Error(`provider "${this.id}" has no AWS credentials: ${found.missing}`);
       }
-      const credentials = "container" in found
-        ? new ContainerCredentials(this.id, found.container, deps.http, deps.clock)
+      const credentials = "role" in found
+        ? new RoleCredentials(this.id, found.role, deps.http, deps.clock)
         : fixedCredentials(found);
       const http = new SigningClient(deps.http, {
         credentials,
