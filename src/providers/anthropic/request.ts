@@ -1,4 +1,5 @@
-import type { CanonicalRequest, Options } from "../../canonical/conversation.ts";
+import type { CanonicalRequest } from "../../canonical/conversation.ts";
+import { dropLacking, type DroppableOption } from "../dropped_options.ts";
 import type { MessagesRequest } from "../../types/anthropic.ts";
 import { toAnthropicJsonOutput } from "./json_output.ts";
 import { toAnthropicMessages } from "./messages.ts";
@@ -77,7 +78,7 @@ export function toAnthropicRequest(
     ),
   );
   if (options.user !== undefined) body.metadata = { user_id: options.user };
-  for (const name of unsupported(options)) dropped.add(name);
+  dropLacking(options, LACKING, dropped);
   if (stream) body.stream = true;
 
   if (req.extras.protocol !== "anthropic_messages") {
@@ -87,13 +88,11 @@ export function toAnthropicRequest(
   return { body: { ...req.extras.fields, ...body }, jsonTool: output.jsonTool };
 }
 
-/** The wire names of options the Messages API has no field for. */
-function unsupported(options: Options): string[] {
-  const names: string[] = [];
-  if (options.seed !== undefined) names.push("seed");
-  if (options.frequencyPenalty !== undefined) names.push("frequency_penalty");
-  if (options.presencePenalty !== undefined) names.push("presence_penalty");
-  if (options.metadata !== undefined) names.push("metadata");
-  if (options.verbosity !== undefined) names.push("verbosity");
-  return names;
-}
+/** The options the Messages API has no field for. */
+const LACKING: readonly DroppableOption[] = [
+  "seed",
+  "frequencyPenalty",
+  "presencePenalty",
+  "metadata",
+  "verbosity",
+];

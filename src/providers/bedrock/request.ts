@@ -1,5 +1,6 @@
 /** The body of a Converse (or ConverseStream) request, from a canonical request. */
 import type { CanonicalRequest, Options, ToolSpec } from "../../canonical/conversation.ts";
+import { dropLacking, type DroppableOption } from "../dropped_options.ts";
 import { anthropicModelTraits } from "../anthropic/model.ts";
 import { toAnthropicSampling } from "../anthropic/sampling.ts";
 import { toAnthropicThinking, wantsThinking } from "../anthropic/thinking.ts";
@@ -92,7 +93,7 @@ export function toConverseRequest(
     if (options.topK !== undefined) dropped.add("top_k");
   }
   if (Object.keys(extra).length > 0) body.additionalModelRequestFields = extra;
-  for (const name of unsupported(options)) dropped.add(name);
+  dropLacking(options, LACKING, dropped);
   for (const name of Object.keys(req.extras.fields)) dropped.add(name);
   return { body, jsonTool };
 }
@@ -182,14 +183,12 @@ function reasoningCanContinue(messages: readonly ConverseMessage[]): boolean {
   return first !== undefined && "reasoningContent" in first;
 }
 
-/** The wire names of options Converse has no field for. */
-function unsupported(options: Options): string[] {
-  const names: string[] = [];
-  if (options.seed !== undefined) names.push("seed");
-  if (options.frequencyPenalty !== undefined) names.push("frequency_penalty");
-  if (options.presencePenalty !== undefined) names.push("presence_penalty");
-  if (options.metadata !== undefined) names.push("metadata");
-  if (options.user !== undefined) names.push("user");
-  if (options.verbosity !== undefined) names.push("verbosity");
-  return names;
-}
+/** The options Converse has no field for. */
+const LACKING: readonly DroppableOption[] = [
+  "seed",
+  "frequencyPenalty",
+  "presencePenalty",
+  "metadata",
+  "user",
+  "verbosity",
+];

@@ -1,4 +1,5 @@
 import type { CanonicalRequest, Options } from "../../canonical/conversation.ts";
+import { dropLacking, type DroppableOption } from "../dropped_options.ts";
 import { toGeminiContents } from "./contents.ts";
 import { toGeminiSchema } from "./schema.ts";
 import { toGeminiThinking } from "./thinking.ts";
@@ -31,7 +32,7 @@ export function toGeminiRequest(
   }
   const config = generationConfig(options);
   if (Object.keys(config).length > 0) body.generationConfig = config;
-  for (const name of unsupported(options)) dropped.add(name);
+  dropLacking(options, LACKING, dropped);
   for (const name of Object.keys(req.extras.fields)) dropped.add(name);
   return body;
 }
@@ -56,11 +57,5 @@ function generationConfig(options: Options): GenerationConfig {
   return config;
 }
 
-/** The wire names of options Gemini has no field for. */
-function unsupported(options: Options): string[] {
-  const names: string[] = [];
-  if (options.user !== undefined) names.push("user");
-  if (options.metadata !== undefined) names.push("metadata");
-  if (options.verbosity !== undefined) names.push("verbosity");
-  return names;
-}
+/** The options Gemini has no field for. */
+const LACKING: readonly DroppableOption[] = ["user", "metadata", "verbosity"];

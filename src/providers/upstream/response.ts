@@ -111,18 +111,10 @@ export class UpstreamResponse {
    * `undefined` when {@link more} must wait for more. Waits for nothing. */
   takeEvents(): SseEvent[] | null | undefined {
     if (this.#ended) return null;
-    let bytes: Uint8Array | null | undefined;
-    try {
-      // Taking parses the body's framing (chunk sizes), which a broken upstream can get wrong.
-      bytes = this.#response.take();
-    } catch (e) {
-      throw this.#reading.readFailure(e);
-    }
+    const bytes = this.#take();
     if (bytes === undefined) return undefined;
     this.#decoder ??= new SseDecoder(this.#reading.maxEventBytes);
     if (bytes !== null) {
-      this.#received += bytes.byteLength;
-      if (this.#received > this.#reading.maxBytes) throw this.#reading.tooLarge("answer");
       let events: SseEvent[];
       try {
         events = this.#decoder.decode(bytes);
@@ -146,22 +138,32 @@ export class UpstreamResponse {
    */
   takeDecoded<M>(decode: (bytes: Uint8Array) => M[]): M[] | null | undefined {
     if (this.#ended) return null;
-    let bytes: Uint8Array | null | undefined;
-    try {
-      bytes = this.#response.take();
-    } catch (e) {
-      throw this.#reading.readFailure(e);
-    }
+    const bytes = this.#take();
     if (bytes === undefined) return undefined;
     if (bytes === null) {
       this.#ended = this.#finished = true;
       return null;
     }
-    this.#received += bytes.byteLength;
-    if (this.#received > this.#reading.maxBytes) throw this.#reading.tooLarge("answer");
     const messages = decode(bytes);
     if (messages.length > 0) this.#waitLeft = null;
     return messages;
+  }
+
+  /** The body's bytes that have arrived (counted against `max_response_bytes`), `null` at its
+   * end, or `undefined` when {@link more} must wait. */
+  #take(): Uint8Array | null | undefined {
+    let bytes: Uint8Array | null | undefined;
+    try {
+      // Taking parses the body's framing (chunk sizes), which a broken upstream can get wrong.
+      bytes = this.#response.take();
+    } catch (e) {
+      throw this.#reading.readFailure(e);
+    }
+    if (bytes) {
+      this.#received += bytes.byteLength;
+      if (this.#received > this.#reading.maxBytes) throw this.#reading.tooLarge("answer");
+    }
+    return bytes;
   }
 
   /** Waits for more of the body, within the provider's timeout (see {@link readEvents}). (A
