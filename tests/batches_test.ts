@@ -17,6 +17,7 @@ import { type FakeClock, startServer, testConfig, type TestServer } from "./supp
 import {
   BATCH_MODELS,
   batchFile,
+  chatLines,
   createBatch,
   customId,
   ended,
@@ -49,6 +50,13 @@ async function gateway(
       patch(raw);
     }),
   });
+}
+
+/** A config patch: the keys' chat limits are `chat`, the rest generous. */
+function keyChatLimit(chat: Record<string, number>): (raw: Record<string, unknown>) => void {
+  return (raw) => {
+    raw.limits = { ...GENEROUS_LIMITS, key: { ...GENEROUS_LIMITS.key, chat } };
+  };
 }
 
 function client(server: TestServer, apiKey: string): OpenAI {
@@ -221,21 +229,9 @@ Deno.test("batches: cancel stops a batch; it ends cancelled with the results it 
   await using upstream = startFakeOpenAI();
   // The key may make 10 chat calls a minute, so its batch may make 5 (limit_share 0.5): the
   // rest wait for the next minute, which the test's clock never reaches.
-  await using server = await gateway(upstream, (raw) => {
-    raw.limits = {
-      ...GENEROUS_LIMITS,
-      key: { ...GENEROUS_LIMITS.key, chat: { per_minute: 10, per_day: 1000 } },
-    };
-  });
+  await using server = await gateway(upstream, keyChatLimit({ per_minute: 10, per_day: 1000 }));
   const openai = client(server, await createKey(server));
-  const lines = Array.from({ length: 20 }, (_, i) =>
-    JSON.stringify({
-      custom_id: customId(i),
-      method: "POST",
-      url: "/v1/chat/completions",
-      body: { model: "sim-chat", messages: [{ role: "user", content: `hi ${i}` }] },
-    })).join("\n");
-  const created = await createBatch(openai, lines);
+  const created = await createBatch(openai, chatLines(20));
   const running = await waitFor(openai, created.id, (b) => (b.request_counts?.completed ?? 0) >= 5);
   assert.equal(running.status, "in_progress");
   // Live traffic keeps the rest of the key's limit.
@@ -332,21 +328,9 @@ Deno.test("batches: a line that keeps meeting upstream failures goes to the erro
 Deno.test("batches: a batch still running at the end of its window expires with what it has", async () => {
   await using upstream = startFakeOpenAI();
   // No batch line may run (the key's chat limit is used up by live traffic's share).
-  await using server = await gateway(upstream, (raw) => {
-    raw.limits = {
-      ...GENEROUS_LIMITS,
-      key: { ...GENEROUS_LIMITS.key, chat: { per_minute: 2, per_day: 1000 } },
-    };
-  });
+  await using server = await gateway(upstream, keyChatLimit({ per_minute: 2, per_day: 1000 }));
   const openai = client(server, await createKey(server));
-  const lines = Array.from({ length: 3 }, (_, i) =>
-    JSON.stringify({
-      custom_id: customId(i),
-      method: "POST",
-      url: "/v1/chat/completions",
-      body: { model: "sim-chat", messages: [{ role: "user", content: `hi ${i}` }] },
-    })).join("\n");
-  const created = await createBatch(openai, lines);
+  const created = await createBatch(openai, chatLines(3));
   await waitFor(openai, created.id, (b) => (b.request_counts?.completed ?? 0) === 1);
   // What the 24 h delayed message does when it comes.
   await server.kv.enqueue({ kind: "batch_expire", batch: created.id });
@@ -359,15 +343,10 @@ Deno.test("batches: a batch still running at the end of its window expires with 
 
 Deno.test("batches: lines keep within the batch's share of the key's token limit", async () => {
   await using upstream = startFakeOpenAI();
-  await using server = await gateway(upstream, (raw) => {
-    raw.limits = {
-      ...GENEROUS_LIMITS,
-      key: {
-        ...GENEROUS_LIMITS.key,
-        chat: { per_minute: 1000, per_day: 100000, tokens_per_minute: 300 },
-      },
-    };
-  });
+  await using server = await gateway(
+    upstream,
+    keyChatLimit({ per_minute: 1000, per_day: 100000, tokens_per_minute: 300 }),
+  );
   const openai = client(server, await createKey(server));
   // Each line uses a few dozen tokens: once the batch's lines have used half of the key's 300
   // a minute, the rest wait for the next minute (never, on the test's clock).

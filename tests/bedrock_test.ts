@@ -217,17 +217,19 @@ Deno.test("bedrock/openai: a streamed tool call and its answer, usage at the end
     },
   }]);
 
+  /** The conversation so far: asked, the call made, its `result`. */
+  const history = (result: string): OpenAI.ChatCompletionMessageParam[] => [
+    { role: "user", content: "Use get_weather for Paris" },
+    {
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id, type: "function", function: { name: "get_weather", arguments: args } }],
+    },
+    { role: "tool", tool_call_id: id, content: result },
+  ];
   const answer = await s.openai.chat.completions.create({
     model: "claude",
-    messages: [
-      { role: "user", content: "Use get_weather for Paris" },
-      {
-        role: "assistant",
-        content: null,
-        tool_calls: [{ id, type: "function", function: { name: "get_weather", arguments: args } }],
-      },
-      { role: "tool", tool_call_id: id, content: "Sunny, 21 C" },
-    ],
+    messages: history("Sunny, 21 C"),
     tools: [WEATHER_OPENAI],
   });
   assert.equal(answer.choices[0]!.message.content, "Tool results: Sunny, 21 C");
@@ -236,16 +238,7 @@ Deno.test("bedrock/openai: a streamed tool call and its answer, usage at the end
   // refuses tool blocks without a toolConfig, and an empty result is not a blank text.
   const summary = await s.openai.chat.completions.create({
     model: "claude",
-    messages: [
-      { role: "user", content: "Use get_weather for Paris" },
-      {
-        role: "assistant",
-        content: null,
-        tool_calls: [{ id, type: "function", function: { name: "get_weather", arguments: args } }],
-      },
-      { role: "tool", tool_call_id: id, content: "" },
-      { role: "user", content: "Summarise" },
-    ],
+    messages: [...history(""), { role: "user", content: "Summarise" }],
   });
   assert.equal(summary.choices[0]!.finish_reason, "stop");
   assertSigned(s.fake, 3);

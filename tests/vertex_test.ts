@@ -48,6 +48,9 @@ interface VertexGateway {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
+/** The one message of the calls that only need an answer. */
+const HELLO = { role: "user", content: "Hello" } as const;
+
 /** Options of {@link startVertexGateway}. */
 interface VertexGatewayOptions {
   /** Fields for every vertex provider. */
@@ -364,20 +367,14 @@ Deno.test("vertex: a token refused with 401 is renewed once and the call retried
 
 Deno.test("vertex: a token refused again after its renewal is a 502, not a loop", async () => {
   await using gw = await startVertexGateway();
-  const ask = () =>
-    gw.openai().chat.completions.create({
-      model: "vx-claude",
-      messages: [{ role: "user", content: "Hello" }],
-    });
-  await ask();
+  // A first call fetches the token.
+  await gw.openai().chat.completions.create({ model: "vx-claude", messages: [HELLO] });
   // The model call, the token exchange (answered), the retried model call.
   gw.vertex.faults = [{ status: 401, errorType: "UNAUTHENTICATED" }, {}, {
     status: 401,
     errorType: "UNAUTHENTICATED",
   }];
-  const error = await ask().then(() => null, (e: unknown) => e);
-  assert.ok(error instanceof OpenAI.APIError, String(error));
-  assert.equal(error.status, 502);
+  const error = await chatError(gw.openai(), "vx-claude", 502);
   assert.match(error.message, /"vx" refused the gateway's credentials \(HTTP 401\)/);
   assert.equal(gw.vertex.tokenRequests, 2);
   assert.match(gw.server.output.err, /check VX_SA/);
@@ -619,20 +616,14 @@ Deno.test("vertex: a token endpoint still failing after max_retries is a 502 nam
 
 Deno.test("vertex: a 403 from Vertex names the service account, not an API key", async () => {
   await using gw = await startVertexGateway();
-  const ask = () =>
-    gw.openai().chat.completions.create({
-      model: "vx-gemini",
-      messages: [{ role: "user", content: "Hello" }],
-    });
-  await ask();
+  // A first call fetches the token.
+  await gw.openai().chat.completions.create({ model: "vx-gemini", messages: [HELLO] });
   gw.vertex.faults = [{
     status: 403,
     errorType: "PERMISSION_DENIED",
     message: "Permission 'aiplatform.endpoints.predict' denied on resource.",
   }];
-  const error = await ask().then(() => null, (e: unknown) => e);
-  assert.ok(error instanceof OpenAI.APIError, String(error));
-  assert.equal(error.status, 502);
+  const error = await chatError(gw.openai(), "vx-gemini", 502);
   assert.match(
     error.message,
     /"vx" refused the gateway's credentials \(HTTP 403\); the operator must check its service account \(credentials_env\)/,

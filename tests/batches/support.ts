@@ -52,6 +52,17 @@ export function batchFile(n: number): string {
   return Array.from({ length: n }, (_, i) => JSON.stringify(batchLine(i))).join("\n") + "\n";
 }
 
+/** A JSONL file of `n` chat lines to `sim-chat` ("hi 0", "hi 1"...). */
+export function chatLines(n: number): string {
+  return Array.from({ length: n }, (_, i) =>
+    JSON.stringify({
+      custom_id: customId(i),
+      method: "POST",
+      url: "/v1/chat/completions",
+      body: { model: "sim-chat", messages: [{ role: "user", content: `hi ${i}` }] },
+    })).join("\n");
+}
+
 /** Uploads `text` as a batch input file and creates a batch over it. */
 export async function createBatch(client: OpenAI, text: string): Promise<OpenAI.Batch> {
   const file = await client.files.create({

@@ -44,8 +44,8 @@ function request(text: string): CanonicalRequest {
   };
 }
 
-/** The stream of `provider` wrapped by guardrails `list`, gathered: the text and arguments sent. */
-async function run(list: GuardrailConfig[], provider: Provider, req: CanonicalRequest) {
+/** `provider` wrapped by guardrails `list`, and the request's context they report to. */
+function wrap(list: GuardrailConfig[], provider: Provider) {
   const ctx = {
     signal: new AbortController().signal,
     principal: { kind: "anonymous" },
@@ -54,6 +54,12 @@ async function run(list: GuardrailConfig[], provider: Provider, req: CanonicalRe
   } as unknown as RequestContext;
   const wrapped = guardrails({ http: {} as never, env: () => undefined })
     .around(provider, ctx, { guardrails: list } as ModelRecord, "chat")!;
+  return { wrapped, ctx };
+}
+
+/** The stream of `provider` wrapped by guardrails `list`, gathered: the text and arguments sent. */
+async function run(list: GuardrailConfig[], provider: Provider, req: CanonicalRequest) {
+  const { wrapped, ctx } = wrap(list, provider);
   let text = "";
   let args = "";
   for await (const batch of wrapped.chatStream(req, {} as CallContext)) {
@@ -110,19 +116,7 @@ Deno.test("step: an output deny word split across deltas is caught; a block thro
   const deny = outputDeny("no-zeus", "block", { words: ["project zeus"] });
   const pieces = [..."x ".repeat(150).match(/.{1,7}/g)!, "about Proj", "ect Ze", "us."];
   const sent: string[] = [];
-  const provider = streaming(textEvents(pieces), []);
-  const ctx = {
-    signal: new AbortController().signal,
-    principal: { kind: "anonymous" },
-    model: "m",
-    guardrails: null,
-  } as unknown as RequestContext;
-  const wrapped = guardrails({ http: {} as never, env: () => undefined }).around(
-    provider,
-    ctx,
-    { guardrails: [deny] } as ModelRecord,
-    "chat",
-  )!;
+  const { wrapped } = wrap([deny], streaming(textEvents(pieces), []));
   await assert.rejects(
     async () => {
       for await (const batch of wrapped.chatStream(request("hi"), {} as CallContext)) {

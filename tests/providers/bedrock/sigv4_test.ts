@@ -5,6 +5,18 @@ import { awsSignature, FAKE_AWS_CREDENTIALS } from "../../support/fake_bedrock.t
 
 const NOW = Date.UTC(2026, 0, 15, 12, 34, 56);
 
+/** A Converse call to sign, at {@link NOW}, with the fake's credentials. */
+const CONVERSE = {
+  credentials: FAKE_AWS_CREDENTIALS,
+  now: NOW,
+  region: "us-east-1",
+  service: "bedrock",
+  method: "POST",
+  url: "https://bedrock-runtime.us-east-1.amazonaws.com/model/m/converse",
+  headers: {},
+  body: "{}",
+};
+
 /** Signs with ours, then has AWS's signer sign the same headers; both Authorization headers. */
 async function both(
   url: string,
@@ -99,17 +111,7 @@ Deno.test("sigv4: a unicode path, dot segments and extra headers (spaces folded)
 });
 
 Deno.test("sigv4: a different secret, body or time gives a different signature", async () => {
-  const url = "https://bedrock-runtime.us-east-1.amazonaws.com/model/m/converse";
-  const base = {
-    credentials: FAKE_AWS_CREDENTIALS,
-    now: NOW,
-    region: "us-east-1",
-    service: "bedrock",
-    method: "POST",
-    url,
-    headers: {},
-    body: "{}",
-  };
+  const base = CONVERSE;
   const first = (await signRequest(base)).authorization;
   assert.notEqual((await signRequest({ ...base, body: "{ }" })).authorization, first);
   assert.notEqual((await signRequest({ ...base, now: NOW + 1000 })).authorization, first);
@@ -124,16 +126,7 @@ Deno.test("sigv4: a different secret, body or time gives a different signature",
 
 Deno.test("sigv4: a kept signing key signs as a fresh one, and a new day derives its own", async () => {
   const keys = new SigningKeys();
-  const base = {
-    credentials: FAKE_AWS_CREDENTIALS,
-    now: NOW,
-    region: "us-east-1",
-    service: "bedrock",
-    method: "POST",
-    url: "https://bedrock-runtime.us-east-1.amazonaws.com/model/m/converse",
-    headers: {},
-    body: "{}",
-  };
+  const base = CONVERSE;
   for (const now of [NOW, NOW + 60_000, NOW + 86_400_000, NOW]) {
     assert.equal(
       (await signRequest({ ...base, now }, keys)).authorization,
@@ -149,15 +142,7 @@ Deno.test("sigv4: a kept signing key signs as a fresh one, and a new day derives
 });
 
 Deno.test("sigv4: a body given as bytes, or as parts, signs as the same text", async () => {
-  const base = {
-    credentials: FAKE_AWS_CREDENTIALS,
-    now: NOW,
-    region: "us-east-1",
-    service: "bedrock",
-    method: "POST",
-    url: "https://bedrock-runtime.us-east-1.amazonaws.com/model/m/converse",
-    headers: {},
-  };
+  const base = CONVERSE;
   const text = '{"messages":[{"role":"user","content":[{"text":"héllo ✓"}]}]}';
   const bytes = new TextEncoder().encode(text);
   const expected = (await signRequest({ ...base, body: text })).authorization;
