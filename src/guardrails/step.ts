@@ -24,6 +24,7 @@ import {
   replaceAnswerText,
   replaceMessageTexts,
 } from "./conversation_text.ts";
+import { loggedMessages } from "../log/content.ts";
 import { longestFinding } from "./deny.ts";
 import { guardrailBlocked, guardrailUnavailable } from "./errors.ts";
 import { flaggedCategory } from "./moderation_gate.ts";
@@ -199,10 +200,7 @@ class Run implements CheckState {
     let logged = content;
     const sent = this.sent;
     if (sent !== null && isChatContent(content)) {
-      logged = {
-        ...content,
-        messages: sent.map((m) => ({ role: m.role, content: messageText(m) })),
-      };
+      logged = { ...content, messages: loggedMessages(sent) };
     }
     return this.vault.used ? JSON.parse(this.vault.concealJson(JSON.stringify(logged))) : logged;
   };

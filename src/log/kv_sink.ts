@@ -3,9 +3,9 @@ import { timed } from "../kv/timed.ts";
 import { isKvBusy, retryWhileBusy } from "../kv/busy.ts";
 import type { LogSink } from "./logger.ts";
 import { type LogRecord, truncateText } from "./record.ts";
-import { type CounterSums, mergeSums, usageSums } from "./usage.ts";
+import { type CounterSums, mergeSums, usageSums, utcDay } from "./usage.ts";
 import { checkSums } from "./checks.ts";
-import { sweepCounters, utcDay } from "./usage_sweep.ts";
+import { sweepCounters } from "./usage_sweep.ts";
 
 /**
  * Key prefix of the log in KV. Records are stored in rows of up to {@link ROW_RECORDS}:

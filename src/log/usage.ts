@@ -54,6 +54,11 @@ function fnv1a(text: string): string {
   return (hash >>> 0).toString(16).padStart(8, "0");
 }
 
+/** The UTC day (`YYYY-MM-DD`) of `ms`. */
+export function utcDay(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}
+
 /** Sum mutations by key (the key as JSON): counters committed with the log rows. */
 export type CounterSums = Map<string, { key: Deno.KvKey; n: bigint }>;
 

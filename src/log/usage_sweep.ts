@@ -9,11 +9,6 @@ import { USAGE_PREFIX } from "./usage.ts";
 /** Keys deleted per commit, within KV's 1,000 mutations. */
 const DELETES_PER_COMMIT = 500;
 
-/** The UTC day (`YYYY-MM-DD`) of `ms`. */
-export function utcDay(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 10);
-}
-
 /** Deletes the counters of the days before `firstKept` (`YYYY-MM-DD`); how many it deleted. */
 export async function sweepCounters(kv: Deno.Kv, firstKept: string): Promise<number> {
   let deleted = 0;

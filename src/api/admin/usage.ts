@@ -1,9 +1,8 @@
 import type { RequestContext } from "../../pipeline/context.ts";
 import { json } from "../../http/response.ts";
 import { fromMicros } from "../../limits/pricing.ts";
-import { readUsage } from "../../log/usage.ts";
+import { readUsage, utcDay } from "../../log/usage.ts";
 import { readChecks } from "../../log/checks.ts";
-import { utcDay } from "../../log/usage_sweep.ts";
 import { checksView } from "./checks.ts";
 import { quote } from "../../quote.ts";
 import { invalidValue } from "../../validation/error.ts";

@@ -21,7 +21,8 @@ import { resolve } from "../../pipeline/resolve.ts";
 import type { CallContext, Provider } from "../../providers/types.ts";
 import { RoutedProvider } from "../../routing/routed_provider.ts";
 import { type ChatNeeds, checkChat } from "./capabilities.ts";
-import { loggedMessages, StreamedParts } from "./log_content.ts";
+import { loggedMessages } from "../../log/content.ts";
+import { StreamedParts } from "./log_content.ts";
 import type { Uses } from "../../canonical/uses.ts";
 
 /** A resolved model, the adapter that calls it and the call's context. */

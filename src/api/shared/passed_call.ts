@@ -10,7 +10,7 @@ import { type ApiError, internalError } from "../../errors.ts";
 import { json } from "../../http/response.ts";
 import type { RequestContext } from "../../pipeline/context.ts";
 import type { PassthroughCall } from "../../providers/types.ts";
-import { loggedMessages } from "./log_content.ts";
+import { loggedMessages } from "../../log/content.ts";
 import { type ModelTarget, untilClientLeaves } from "./model_call.ts";
 import { passedStream, type PassedStreamOptions } from "./passed_stream.ts";
 
