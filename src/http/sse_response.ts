@@ -10,6 +10,7 @@ import type { CanonicalEvent } from "../canonical/events.ts";
 import type { Usage } from "../canonical/result.ts";
 import { ApiError, upstreamError } from "../errors.ts";
 import { isPolled, type PolledBatches } from "../canonical/polled_batches.ts";
+import { type PulledBody, PulledResponse } from "./response.ts";
 import { SSE_HEADERS } from "./sse.ts";
 
 /** Characters of text per token assumed when a stream's tokens must be estimated (the common
@@ -48,8 +49,8 @@ export class StreamTally {
 }
 
 /** A streamed answer's response: the SSE body and the tally of what it streamed. */
-export class EventStreamResponse extends Response {
-  constructor(body: ReadableStream<Uint8Array>, readonly tally: StreamTally) {
+export class EventStreamResponse extends PulledResponse {
+  constructor(body: PulledBody, readonly tally: StreamTally) {
     // Content-Type alone keeps Deno's fast path; the other two are cheaper set afterwards.
     super(body, { status: 200, headers: { "content-type": SSE_HEADERS["content-type"] } });
     this.headers.set("cache-control", SSE_HEADERS["cache-control"]);
@@ -139,86 +140,82 @@ export async function eventStreamResponse(
     throw e;
   }
   options.settleLater();
+  /** Whether the request is settled (the stream ended, failed, or the client left). */
   let closed = false;
+  /** Whether the last bytes were given: the end, or the error event. */
+  let over = false;
   const end = (outcome: StreamOutcome) => {
     closed = true;
     options.settle(outcome);
   };
 
-  /** Writes what `batch` renders (or, for `null`, the end); says whether it wrote. */
-  const deliver = (
-    controller: ReadableStreamDefaultController<Uint8Array>,
-    batch: CanonicalEvent[] | null,
-  ): boolean => {
+  /** The bytes `batch` renders (for `null`, the end), or `null` when it makes none. */
+  const deliver = (batch: CanonicalEvent[] | null): Uint8Array | null => {
     if (batch === null) {
       if (!tally.finished) {
         throw upstreamError("The provider ended the stream before it finished the answer.");
       }
-      controller.enqueue(renderer.end());
-      controller.close();
+      over = true;
+      const bytes = renderer.end();
       end({ status: 200, error: null });
-      return true;
+      return bytes;
     }
-    const bytes = take(batch);
-    if (bytes === null) return false;
-    controller.enqueue(bytes);
-    return true;
+    return take(batch);
   };
-  /** Ends the stream after a failure: the client left, or the protocol's error event. */
-  const fail = (controller: ReadableStreamDefaultController<Uint8Array>, e: unknown): void => {
-    if (closed) return;
+  /** The last bytes after a failure: none when the client left, else the protocol's error
+   * event. */
+  const fail = (e: unknown): Uint8Array | null => {
+    over = true;
+    if (closed) return null;
     if (options.signal.aborted) {
-      controller.close();
       end({ status: CLIENT_CLOSED, error: "client_disconnected" });
-      return;
+      return null;
     }
     const error = e instanceof ApiError ? e : options.onUnexpected(e);
-    controller.enqueue(renderer.error(error));
-    controller.close();
+    const bytes = renderer.error(error);
     end({ status: error.status, error: error.code ?? error.type });
+    return bytes;
   };
   // Small async functions, one per kind of source: a paced stream resumes one of them for
   // every chunk, and an async frame costs what its locals do.
-  const pullPolled = async (
-    controller: ReadableStreamDefaultController<Uint8Array>,
-    batches: PolledBatches,
-  ): Promise<void> => {
+  const nextPolled = async (batches: PolledBatches): Promise<Uint8Array | null> => {
     try {
       for (;;) {
         const batch = batches.poll();
         if (batch !== undefined) {
-          if (deliver(controller, batch)) return;
+          const bytes = deliver(batch);
+          if (bytes !== null) return bytes;
           continue;
         }
         await batches.more();
-        if (closed) return;
+        if (closed) return null;
       }
     } catch (e) {
-      fail(controller, e);
+      return fail(e);
     }
   };
-  const pullIterated = async (
-    controller: ReadableStreamDefaultController<Uint8Array>,
-  ): Promise<void> => {
+  const nextIterated = async (): Promise<Uint8Array | null> => {
     try {
       for (;;) {
         const next = await iterator.next();
-        if (closed) return;
-        if (deliver(controller, next.done ? null : next.value)) return;
+        if (closed) return null;
+        const bytes = deliver(next.done ? null : next.value);
+        if (bytes !== null) return bytes;
       }
     } catch (e) {
-      fail(controller, e);
+      return fail(e);
     }
   };
 
-  const body = new ReadableStream<Uint8Array>({
-    pull(controller) {
+  const body: PulledBody = {
+    next() {
       if (pending !== null) {
-        controller.enqueue(pending);
+        const bytes = pending;
         pending = null;
-        return;
+        return Promise.resolve(bytes);
       }
-      return polled !== null ? pullPolled(controller, polled) : pullIterated(controller);
+      if (over || closed) return Promise.resolve(null);
+      return polled !== null ? nextPolled(polled) : nextIterated();
     },
     cancel() {
       if (closed) return;
@@ -226,6 +223,6 @@ export async function eventStreamResponse(
       abort.abort(new DOMException("The client closed the connection.", "AbortError"));
       iterator.return?.().catch(() => {});
     },
-  }, { highWaterMark: 0 });
+  };
   return new EventStreamResponse(body, tally);
 }

@@ -7,6 +7,7 @@
  * door's error event.
  */
 import { ApiError } from "../../errors.ts";
+import type { PulledBody } from "../../http/response.ts";
 import { sseResponse } from "../../http/sse.ts";
 import type { StreamOutcome } from "../../http/sse_response.ts";
 import type { RequestContext } from "../../pipeline/context.ts";
@@ -67,36 +68,32 @@ export async function passedStream(
     if (batch.final && options.finished) await options.finished(batch.final);
     return batch.bytes;
   };
-  const body = new ReadableStream<Uint8Array>({
-    async pull(controller) {
+  const body: PulledBody = {
+    async next() {
       try {
         if (pending !== null) {
           const batch = pending;
           pending = null;
-          controller.enqueue(await take(batch));
-          if (closed) controller.close();
-          return;
+          return await take(batch);
         }
-        if (closed) return controller.close();
+        if (closed) return null;
         const next = await iterator.next();
-        if (closed) return;
+        if (closed) return null;
         if (next.done) {
-          controller.close();
           finished();
-          return;
+          return null;
         }
-        controller.enqueue(await take(next.value));
+        return await take(next.value);
       } catch (e) {
-        if (closed) return;
+        if (closed) return null;
         if (abort.signal.aborted || ctx.signal.aborted) {
-          controller.close();
           end({ status: CLIENT_CLOSED, error: "client_disconnected" });
-          return;
+          return null;
         }
         const error = e instanceof ApiError ? e : options.onUnexpected(e);
-        controller.enqueue(encoder.encode(options.errorEvent(error, sequence)));
-        controller.close();
+        const bytes = encoder.encode(options.errorEvent(error, sequence));
         end({ status: error.status, error: error.code ?? error.type });
+        return bytes;
       }
     },
     cancel() {
@@ -105,6 +102,6 @@ export async function passedStream(
       abort.abort(new DOMException("The client closed the connection.", "AbortError"));
       iterator.return?.().catch(() => {});
     },
-  }, { highWaterMark: 0 });
+  };
   return sseResponse(body);
 }
