@@ -38,44 +38,6 @@ function partsStream(parts: readonly Uint8Array[]): ReadableStream<Uint8Array> {
   });
 }
 
-/** A response body made one piece at a time, each piece pulled when the client is ready for it. */
-export interface PulledBody {
-  /** The next piece, or `null` at the end. */
-  next(): Promise<Uint8Array | null>;
-  /** Stops making pieces (the client left): a pending {@link next} settles soon after, once the
-   * work behind it is aborted. */
-  cancel(reason: unknown): void;
-}
-
-/** A response whose body is a {@link PulledBody}: the server pulls it itself, with no
- * `ReadableStream` between (which cost ~12% of a paced stream's CPU); any other reader gets it
- * as a stream. */
-export class PulledResponse extends Response {
-  readonly #pulled: PulledBody;
-
-  constructor(body: PulledBody, init: ResponseInit) {
-    super(pulledStream(body), init);
-    this.#pulled = body;
-  }
-
-  /** The body to pull, or `null` once something began reading it as a stream. */
-  get pulled(): PulledBody | null {
-    return this.bodyUsed || this.body?.locked ? null : this.#pulled;
-  }
-}
-
-/** `body` as a body stream (for readers other than the server). */
-function pulledStream(body: PulledBody): ReadableStream<Uint8Array> {
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const piece = await body.next();
-      if (piece === null) controller.close();
-      else controller.enqueue(piece);
-    },
-    cancel: (reason) => body.cancel(reason),
-  }, { highWaterMark: 0 });
-}
-
 /** A JSON response with the given status and extra headers. */
 export function json(body: unknown, status = 200, headers?: HeadersInit): Response {
   const bytes = encoder.encode(JSON.stringify(body));

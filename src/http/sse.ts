@@ -1,5 +1,3 @@
-import { type PulledBody, PulledResponse } from "./response.ts";
-
 const encoder = new TextEncoder();
 const DONE = encoder.encode("data: [DONE]\n\n");
 
@@ -43,8 +41,8 @@ export function sseHeaders(): Headers {
 /** A 200 SSE response streaming `body`. (Deno builds a Response with only a Content-Type
  * header on a fast path; setting the other two afterwards costs ~0.6 µs, handing all three to
  * the constructor ~2.5 µs.) */
-export function sseResponse(body: PulledBody): Response {
-  const response = new PulledResponse(body, {
+export function sseResponse(body: ReadableStream<Uint8Array>): Response {
+  const response = new Response(body, {
     status: 200,
     headers: { "content-type": SSE_HEADERS["content-type"] },
   });

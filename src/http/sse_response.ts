@@ -10,7 +10,6 @@ import type { CanonicalEvent } from "../canonical/events.ts";
 import type { Usage } from "../canonical/result.ts";
 import { ApiError, upstreamError } from "../errors.ts";
 import { isPolled, type PolledBatches } from "../canonical/polled_batches.ts";
-import { type PulledBody, PulledResponse } from "./response.ts";
 import { SSE_HEADERS } from "./sse.ts";
 
 /** Characters of text per token assumed when a stream's tokens must be estimated (the common
@@ -49,8 +48,8 @@ export class StreamTally {
 }
 
 /** A streamed answer's response: the SSE body and the tally of what it streamed. */
-export class EventStreamResponse extends PulledResponse {
-  constructor(body: PulledBody, readonly tally: StreamTally) {
+export class EventStreamResponse extends Response {
+  constructor(body: ReadableStream<Uint8Array>, readonly tally: StreamTally) {
     // Content-Type alone keeps Deno's fast path; the other two are cheaper set afterwards.
     super(body, { status: 200, headers: { "content-type": SSE_HEADERS["content-type"] } });
     this.headers.set("cache-control", SSE_HEADERS["cache-control"]);
@@ -140,82 +139,86 @@ export async function eventStreamResponse(
     throw e;
   }
   options.settleLater();
-  /** Whether the request is settled (the stream ended, failed, or the client left). */
   let closed = false;
-  /** Whether the last bytes were given: the end, or the error event. */
-  let over = false;
   const end = (outcome: StreamOutcome) => {
     closed = true;
     options.settle(outcome);
   };
 
-  /** The bytes `batch` renders (for `null`, the end), or `null` when it makes none. */
-  const deliver = (batch: CanonicalEvent[] | null): Uint8Array | null => {
+  /** Writes what `batch` renders (or, for `null`, the end); says whether it wrote. */
+  const deliver = (
+    controller: ReadableStreamDefaultController<Uint8Array>,
+    batch: CanonicalEvent[] | null,
+  ): boolean => {
     if (batch === null) {
       if (!tally.finished) {
         throw upstreamError("The provider ended the stream before it finished the answer.");
       }
-      over = true;
-      const bytes = renderer.end();
+      controller.enqueue(renderer.end());
+      controller.close();
       end({ status: 200, error: null });
-      return bytes;
+      return true;
     }
-    return take(batch);
+    const bytes = take(batch);
+    if (bytes === null) return false;
+    controller.enqueue(bytes);
+    return true;
   };
-  /** The last bytes after a failure: none when the client left, else the protocol's error
-   * event. */
-  const fail = (e: unknown): Uint8Array | null => {
-    over = true;
-    if (closed) return null;
+  /** Ends the stream after a failure: the client left, or the protocol's error event. */
+  const fail = (controller: ReadableStreamDefaultController<Uint8Array>, e: unknown): void => {
+    if (closed) return;
     if (options.signal.aborted) {
+      controller.close();
       end({ status: CLIENT_CLOSED, error: "client_disconnected" });
-      return null;
+      return;
     }
     const error = e instanceof ApiError ? e : options.onUnexpected(e);
-    const bytes = renderer.error(error);
+    controller.enqueue(renderer.error(error));
+    controller.close();
     end({ status: error.status, error: error.code ?? error.type });
-    return bytes;
   };
   // Small async functions, one per kind of source: a paced stream resumes one of them for
   // every chunk, and an async frame costs what its locals do.
-  const nextPolled = async (batches: PolledBatches): Promise<Uint8Array | null> => {
+  const pullPolled = async (
+    controller: ReadableStreamDefaultController<Uint8Array>,
+    batches: PolledBatches,
+  ): Promise<void> => {
     try {
       for (;;) {
         const batch = batches.poll();
         if (batch !== undefined) {
-          const bytes = deliver(batch);
-          if (bytes !== null) return bytes;
+          if (deliver(controller, batch)) return;
           continue;
         }
         await batches.more();
-        if (closed) return null;
+        if (closed) return;
       }
     } catch (e) {
-      return fail(e);
+      fail(controller, e);
     }
   };
-  const nextIterated = async (): Promise<Uint8Array | null> => {
+  const pullIterated = async (
+    controller: ReadableStreamDefaultController<Uint8Array>,
+  ): Promise<void> => {
     try {
       for (;;) {
         const next = await iterator.next();
-        if (closed) return null;
-        const bytes = deliver(next.done ? null : next.value);
-        if (bytes !== null) return bytes;
+        if (closed) return;
+        if (deliver(controller, next.done ? null : next.value)) return;
       }
     } catch (e) {
-      return fail(e);
+      fail(controller, e);
     }
   };
 
-  const body: PulledBody = {
-    next() {
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
       if (pending !== null) {
-        const bytes = pending;
+        controller.enqueue(pending);
         pending = null;
-        return Promise.resolve(bytes);
+        return;
       }
-      if (over || closed) return Promise.resolve(null);
-      return polled !== null ? nextPolled(polled) : nextIterated();
+      return polled !== null ? pullPolled(controller, polled) : pullIterated(controller);
     },
     cancel() {
       if (closed) return;
@@ -223,6 +226,6 @@ export async function eventStreamResponse(
       abort.abort(new DOMException("The client closed the connection.", "AbortError"));
       iterator.return?.().catch(() => {});
     },
-  };
+  }, { highWaterMark: 0 });
   return new EventStreamResponse(body, tally);
 }

@@ -7,7 +7,6 @@
  * door's error event.
  */
 import { ApiError } from "../../errors.ts";
-import type { PulledBody } from "../../http/response.ts";
 import { sseResponse } from "../../http/sse.ts";
 import type { StreamOutcome } from "../../http/sse_response.ts";
 import type { RequestContext } from "../../pipeline/context.ts";
@@ -68,32 +67,36 @@ export async function passedStream(
     if (batch.final && options.finished) await options.finished(batch.final);
     return batch.bytes;
   };
-  const body: PulledBody = {
-    async next() {
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
       try {
         if (pending !== null) {
           const batch = pending;
           pending = null;
-          return await take(batch);
+          controller.enqueue(await take(batch));
+          if (closed) controller.close();
+          return;
         }
-        if (closed) return null;
+        if (closed) return controller.close();
         const next = await iterator.next();
-        if (closed) return null;
+        if (closed) return;
         if (next.done) {
+          controller.close();
           finished();
-          return null;
+          return;
         }
-        return await take(next.value);
+        controller.enqueue(await take(next.value));
       } catch (e) {
-        if (closed) return null;
+        if (closed) return;
         if (abort.signal.aborted || ctx.signal.aborted) {
+          controller.close();
           end({ status: CLIENT_CLOSED, error: "client_disconnected" });
-          return null;
+          return;
         }
         const error = e instanceof ApiError ? e : options.onUnexpected(e);
-        const bytes = encoder.encode(options.errorEvent(error, sequence));
+        controller.enqueue(encoder.encode(options.errorEvent(error, sequence)));
+        controller.close();
         end({ status: error.status, error: error.code ?? error.type });
-        return bytes;
       }
     },
     cancel() {
@@ -102,6 +105,6 @@ export async function passedStream(
       abort.abort(new DOMException("The client closed the connection.", "AbortError"));
       iterator.return?.().catch(() => {});
     },
-  };
+  }, { highWaterMark: 0 });
   return sseResponse(body);
 }

@@ -11,7 +11,7 @@
 import { concatBytes } from "../bytes.ts";
 import type { Expiries, Expiry } from "../expiries.ts";
 import { isHostValue, PLACEHOLDER } from "../request_url.ts";
-import { BytesResponse, type PulledBody, PulledResponse } from "../response.ts";
+import { BytesResponse } from "../response.ts";
 import { ChunkedDecoder } from "./chunked.ts";
 import { headEnd, HeadError, parseHead, type RequestHead } from "./head.ts";
 import {
@@ -444,12 +444,8 @@ export class HttpConnection {
       return !closing;
     }
     // An event stream: chunked (close-delimited for an HTTP/1.0 client), each piece as it comes.
-    const pulled = response instanceof PulledResponse ? response.pulled : null;
-    const reader = pulled === null ? source.getReader() : null;
-    const cancel = () => {
-      if (reader === null) pulled!.cancel(controller.signal.reason);
-      else reader.cancel(controller.signal.reason).catch(() => {});
-    };
+    const reader = source.getReader();
+    const cancel = () => void reader.cancel(controller.signal.reason).catch(() => {});
     if (controller.signal.aborted) cancel();
     else controller.signal.addEventListener("abort", cancel, { once: true });
     try {
@@ -458,13 +454,10 @@ export class HttpConnection {
       const framing: ResponseFraming = chunked ? { kind: "chunked" } : { kind: "close-delimited" };
       const frame = chunked ? chunk : (bytes: Uint8Array) => bytes;
       await this.#write(this.#head(response, framing, closing));
-      if (reader === null) await this.#pull(pulled!, frame);
-      else {
-        for (let next = await reader.read(); !next.done; next = await reader.read()) {
-          const bytes = bytesOf(next.value);
-          // An empty chunk would read as the chunked body's end.
-          if (bytes.length > 0) await this.#write(frame(bytes));
-        }
+      for (let next = await reader.read(); !next.done; next = await reader.read()) {
+        const bytes = bytesOf(next.value);
+        // An empty chunk would read as the chunked body's end.
+        if (bytes.length > 0) await this.#write(frame(bytes));
       }
       this.#active = null;
       if (chunked) await this.#write(LAST_CHUNK);
@@ -481,14 +474,6 @@ export class HttpConnection {
     } finally {
       this.#active = null;
       controller.signal.removeEventListener("abort", cancel);
-    }
-  }
-
-  /** Writes each piece of `body` as it comes. */
-  async #pull(body: PulledBody, frame: (bytes: Uint8Array) => Uint8Array): Promise<void> {
-    for (let bytes = await body.next(); bytes !== null; bytes = await body.next()) {
-      // An empty chunk would read as the chunked body's end.
-      if (bytes.length > 0) await this.#write(frame(bytes));
     }
   }
 

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { type HttpServer, serveHttp } from "../../../src/http/server/server.ts";
 import type { Handler } from "../../../src/http/server/connection.ts";
-import { BytesResponse, type PulledBody, PulledResponse } from "../../../src/http/response.ts";
+import { BytesResponse } from "../../../src/http/response.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -26,39 +26,6 @@ async function withServer(
   } finally {
     await server.shutdown();
   }
-}
-
-/** The ways a handler gives an event stream: a body the server pulls itself (PulledResponse),
- * or a `ReadableStream` (any other Response). */
-const STREAM_KINDS = ["pulled", "stream"] as const;
-
-/** An event-stream response of `body`, of `kind`. */
-function eventStream(kind: typeof STREAM_KINDS[number], body: PulledBody): Response {
-  const init = { headers: { "content-type": "text/event-stream" } };
-  if (kind === "pulled") return new PulledResponse(body, init);
-  return new Response(
-    new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        const piece = await body.next();
-        if (piece === null) controller.close();
-        else controller.enqueue(piece);
-      },
-      cancel: (reason) => body.cancel(reason),
-    }, { highWaterMark: 0 }),
-    init,
-  );
-}
-
-/** A pulled body of `pieces`, each after `waitMs`; `cancel` is noted. */
-function piecesBody(pieces: readonly Uint8Array[], waitMs = 0): PulledBody {
-  let at = 0;
-  return {
-    async next() {
-      if (waitMs > 0 && at > 0) await new Promise((r) => setTimeout(r, waitMs));
-      return at < pieces.length ? pieces[at++]! : null;
-    },
-    cancel() {},
-  };
 }
 
 /** A raw client connection. */
@@ -217,62 +184,68 @@ for (const size of [100, 10_000, 300_000]) {
   });
 }
 
-for (const kind of STREAM_KINDS) {
-  Deno.test(`a client that leaves an event stream (${kind}) between events cancels the stream and aborts the signal`, async () => {
-    const cancelled = Promise.withResolvers<void>();
-    const aborted = Promise.withResolvers<void>();
-    await withServer((request) => {
-      request.signal.addEventListener("abort", () => aborted.resolve());
-      let sent = false;
-      // The next event never comes; once cancelled, the pending pull ends.
-      const stop = Promise.withResolvers<null>();
-      return eventStream(kind, {
-        next() {
-          if (sent) return stop.promise;
-          sent = true;
-          return Promise.resolve(encoder.encode("data: 1\n\n"));
+Deno.test("a client that leaves an event stream between events cancels the stream and aborts the signal", async () => {
+  const cancelled = Promise.withResolvers<void>();
+  const aborted = Promise.withResolvers<void>();
+  await withServer((request) => {
+    request.signal.addEventListener("abort", () => aborted.resolve());
+    let sent = false;
+    return new Response(
+      new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (!sent) {
+            sent = true;
+            controller.enqueue(encoder.encode("data: 1\n\n"));
+          }
+          return new Promise(() => {}); // the next event never comes
         },
         cancel() {
           cancelled.resolve();
-          stop.resolve(null);
         },
-      });
-    }, async (port) => {
-      const raw = await Raw.open(port);
-      await raw.send("POST / HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\n{}");
-      const text = await raw.until((t) => t.includes("data: 1"));
-      assert.match(text, /transfer-encoding: chunked/);
-      raw.close();
-      await Promise.all([cancelled.promise, aborted.promise]);
-    });
+      }),
+      { headers: { "content-type": "text/event-stream" } },
+    );
+  }, async (port) => {
+    const raw = await Raw.open(port);
+    await raw.send("POST / HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\n{}");
+    const text = await raw.until((t) => t.includes("data: 1"));
+    assert.match(text, /transfer-encoding: chunked/);
+    raw.close();
+    await Promise.all([cancelled.promise, aborted.promise]);
   });
-}
+});
 
-for (const kind of STREAM_KINDS) {
-  Deno.test(`event streams (${kind}) are chunked for HTTP/1.1 and close-delimited for HTTP/1.0`, async () => {
-    const stream = () =>
-      eventStream(
-        kind,
-        piecesBody([encoder.encode("data: a\n\n"), encoder.encode("data: b\n\n")], 20),
-      );
-    await withServer(stream, async (port) => {
-      const raw = await Raw.open(port);
-      try {
-        await raw.send("GET / HTTP/1.1\r\nhost: x\r\n\r\n");
-        const text = await raw.until((t) => t.endsWith("0\r\n\r\n"));
-        assert.ok(text.endsWith("9\r\ndata: a\n\n\r\n9\r\ndata: b\n\n\r\n0\r\n\r\n"), text);
-        const old = await Raw.open(port);
-        await old.send("GET / HTTP/1.0\r\n\r\n");
-        const oldText = await old.until(() => false);
-        assert.ok(oldText.endsWith("\r\n\r\ndata: a\n\ndata: b\n\n"), oldText);
-        assert.match(oldText, /connection: close/);
-        old.close();
-      } finally {
-        raw.close();
-      }
-    });
+Deno.test("event streams are chunked for HTTP/1.1 and close-delimited for HTTP/1.0", async () => {
+  const stream = () =>
+    new Response(
+      new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(encoder.encode("data: a\n\n"));
+          setTimeout(() => {
+            controller.enqueue(encoder.encode("data: b\n\n"));
+            controller.close();
+          }, 20);
+        },
+      }),
+      { headers: { "content-type": "text/event-stream" } },
+    );
+  await withServer(stream, async (port) => {
+    const raw = await Raw.open(port);
+    try {
+      await raw.send("GET / HTTP/1.1\r\nhost: x\r\n\r\n");
+      const text = await raw.until((t) => t.endsWith("0\r\n\r\n"));
+      assert.ok(text.endsWith("9\r\ndata: a\n\n\r\n9\r\ndata: b\n\n\r\n0\r\n\r\n"), text);
+      const old = await Raw.open(port);
+      await old.send("GET / HTTP/1.0\r\n\r\n");
+      const oldText = await old.until(() => false);
+      assert.ok(oldText.endsWith("\r\n\r\ndata: a\n\ndata: b\n\n"), oldText);
+      assert.match(oldText, /connection: close/);
+      old.close();
+    } finally {
+      raw.close();
+    }
   });
-}
+});
 
 Deno.test("HEAD, 204 and 304 carry no body; HEAD keeps the handler's length", async () => {
   await withServer((request) => {
@@ -425,27 +398,32 @@ Deno.test("Host decides the URL; one that is no host cannot move the path", asyn
   });
 });
 
-for (const kind of STREAM_KINDS) {
-  Deno.test(`a client that stops reading a stream (${kind}) is cut after the send limit, and the stream cancelled`, async () => {
-    const cancelled = Promise.withResolvers<void>();
-    const piece = encoder.encode(`data: ${"x".repeat(64 * 1024)}\n\n`);
-    await withServer(() =>
-      eventStream(kind, {
-        next: () => Promise.resolve(piece),
-        cancel: () => cancelled.resolve(),
-      }), async (port) => {
-      const raw = await Raw.open(port);
-      try {
-        await raw.send("GET / HTTP/1.1\r\nhost: x\r\n\r\n");
-        const timer = setTimeout(() => cancelled.reject(new Error("not cut within 5 s")), 5000);
-        await cancelled.promise; // the client never reads
-        clearTimeout(timer);
-      } finally {
-        raw.close();
-      }
-    }, { sendTimeoutMs: 300 });
-  });
-}
+Deno.test("a client that stops reading a stream is cut after the send limit, and the stream cancelled", async () => {
+  const cancelled = Promise.withResolvers<void>();
+  const piece = encoder.encode(`data: ${"x".repeat(64 * 1024)}\n\n`);
+  await withServer(() =>
+    new Response(
+      new ReadableStream<Uint8Array>({
+        pull(controller) {
+          controller.enqueue(piece);
+        },
+        cancel() {
+          cancelled.resolve();
+        },
+      }),
+      { headers: { "content-type": "text/event-stream" } },
+    ), async (port) => {
+    const raw = await Raw.open(port);
+    try {
+      await raw.send("GET / HTTP/1.1\r\nhost: x\r\n\r\n");
+      const timer = setTimeout(() => cancelled.reject(new Error("not cut within 5 s")), 5000);
+      await cancelled.promise; // the client never reads
+      clearTimeout(timer);
+    } finally {
+      raw.close();
+    }
+  }, { sendTimeoutMs: 300 });
+});
 
 Deno.test("reusePort lets two servers listen on one port; without it the second is refused", async () => {
   const handler = () => new Response("ok");
@@ -463,25 +441,33 @@ Deno.test("reusePort lets two servers listen on one port; without it the second 
   }
 });
 
-for (const kind of STREAM_KINDS) {
-  Deno.test(`an empty piece of an event stream (${kind}) is not written (it would end the chunked body)`, async () => {
-    const pieces = ["data: a\n\n", "", "data: b\n\n"].map((t) => encoder.encode(t));
-    await withServer(() => eventStream(kind, piecesBody(pieces)), async (port) => {
-      const raw = await Raw.open(port);
-      try {
-        await raw.send("GET / HTTP/1.1\r\nhost: x\r\n\r\nGET / HTTP/1.1\r\nhost: x\r\n\r\n");
-        const text = await raw.until((t) => count(t, /0\r\n\r\n/g) === 2);
-        const bodies = text.split(/HTTP\/1\.1 200 OK\r\n[^]*?\r\n\r\n/).filter((b) => b !== "");
-        assert.deepEqual(bodies, [
-          "9\r\ndata: a\n\n\r\n9\r\ndata: b\n\n\r\n0\r\n\r\n",
-          "9\r\ndata: a\n\n\r\n9\r\ndata: b\n\n\r\n0\r\n\r\n",
-        ]);
-      } finally {
-        raw.close();
-      }
-    });
+Deno.test("an empty piece of an event stream is not written (it would end the chunked body)", async () => {
+  await withServer(() =>
+    new Response(
+      new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(encoder.encode("data: a\n\n"));
+          controller.enqueue(new Uint8Array(0));
+          controller.enqueue(encoder.encode("data: b\n\n"));
+          controller.close();
+        },
+      }),
+      { headers: { "content-type": "text/event-stream" } },
+    ), async (port) => {
+    const raw = await Raw.open(port);
+    try {
+      await raw.send("GET / HTTP/1.1\r\nhost: x\r\n\r\nGET / HTTP/1.1\r\nhost: x\r\n\r\n");
+      const text = await raw.until((t) => count(t, /0\r\n\r\n/g) === 2);
+      const bodies = text.split(/HTTP\/1\.1 200 OK\r\n[^]*?\r\n\r\n/).filter((b) => b !== "");
+      assert.deepEqual(bodies, [
+        "9\r\ndata: a\n\n\r\n9\r\ndata: b\n\n\r\n0\r\n\r\n",
+        "9\r\ndata: a\n\n\r\n9\r\ndata: b\n\n\r\n0\r\n\r\n",
+      ]);
+    } finally {
+      raw.close();
+    }
   });
-}
+});
 
 Deno.test("a BytesResponse's lent parts are released once, after they are written, and when the client left first", async () => {
   const released: string[] = [];
