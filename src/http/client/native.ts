@@ -44,6 +44,28 @@ const DEFAULTS: Readonly<Record<string, string>> = {
   "user-agent": `Deno/${Deno.version.deno}`,
 };
 
+/** A body part this long or longer is written on its own rather than copied into one message
+ * with the head (copying a 276 KB agent turn cost ~4% of passing it on; a write, less). */
+const JOINED_PART_BYTES = 64 * 1024;
+
+/** A request's writes: the head and the body's small parts joined (one packet for a small
+ * request), each large part as it is. */
+export function writes(head: Uint8Array, body: readonly Uint8Array[] | null): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  let joined: Uint8Array[] = [head];
+  for (const part of body ?? []) {
+    if (part.length < JOINED_PART_BYTES) {
+      joined.push(part);
+      continue;
+    }
+    if (joined.length > 0) out.push(concatBytes(joined));
+    out.push(part);
+    joined = [];
+  }
+  if (joined.length > 0) out.push(concatBytes(joined));
+  return out;
+}
+
 /** HTTP/1.1 over sockets of its own. */
 export class NativeHttpClient implements HttpClient {
   readonly #pool: ConnectionPool;
@@ -82,10 +104,7 @@ export class NativeHttpClient implements HttpClient {
         ? (method === "GET" ? "" : "content-length: 0\r\n")
         : `content-length: ${length}\r\n`) +
       "\r\n";
-    // The head and body as one write (one packet for a small request).
-    const message = body === null
-      ? encoder.encode(head)
-      : concatBytes([encoder.encode(head), ...body]);
+    const message = writes(encoder.encode(head), body);
     // A kept-alive connection that the server closed just as it was taken fails before any
     // byte of an answer: the request is sent once more, on a new connection.
     for (let attempt = 0;; attempt++) {
@@ -101,7 +120,7 @@ export class NativeHttpClient implements HttpClient {
       let answer: ResponseHead | null;
       let framing: BodyFraming = { kind: "none" };
       try {
-        await connection.write(message);
+        for (const bytes of message) await connection.write(bytes);
         answer = await connection.readHead();
         // A head whose body cannot be delimited (conflicting Content-Lengths), has a transfer
         // coding besides chunked, or is compressed fails here, so that its connection is closed

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { BodyCut } from "../../../src/http/client/body.ts";
-import { NativeHttpClient } from "../../../src/http/client/native.ts";
+import { NativeHttpClient, writes } from "../../../src/http/client/native.ts";
 import type { Origin } from "../../../src/http/client/pool.ts";
 import { HttpProtocolError } from "../../../src/http/client/response_head.ts";
 import type { ClientRequest, ClientResponse } from "../../../src/http/client/types.ts";
@@ -145,6 +145,39 @@ Deno.test("NativeHttpClient POST sends its body as UTF-8 with its byte length, a
   assert.equal(got[0]?.type, "text/plain; charset=utf-8");
   assert.equal(server.connections(), 1, "one kept-alive connection for the three");
   client.close();
+});
+
+Deno.test("NativeHttpClient sends a body given in parts, small and large, byte for byte in order", async () => {
+  const got: Uint8Array[] = [];
+  await using server = serve(async (request) => {
+    got.push(await request.bytes());
+    return new Response("ok");
+  });
+  const client = new NativeHttpClient();
+  const fill = (n: number, seed: number) =>
+    Uint8Array.from({ length: n }, (_, i) => (i * 7 + seed) % 251);
+  const parts = [fill(10, 1), fill(200_000, 2), fill(3, 3), fill(70_000, 4), fill(5, 5)];
+  const response = await call(client, `${server.url}/parts`, { method: "POST", body: parts });
+  assert.deepEqual(await response.text(1000), { text: "ok", complete: true });
+  const whole = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  parts.reduce((at, p) => (whole.set(p, at), at + p.length), 0);
+  assert.equal(got.length, 1);
+  assert.deepEqual(got[0], whole);
+  client.close();
+});
+
+Deno.test("writes: the head and small parts joined, each large part written as it is, uncopied", () => {
+  const head = encoder.encode("POST / HTTP/1.1\r\n\r\n");
+  const large = new Uint8Array(64 * 1024);
+  const small = new Uint8Array([1, 2, 3]);
+  const out = writes(head, [small, large, small, small]);
+  assert.equal(out.length, 3);
+  assert.deepEqual(out[0], new Uint8Array([...head, 1, 2, 3]));
+  assert.equal(out[1], large, "the large part itself, not a copy");
+  assert.deepEqual(out[2], new Uint8Array([1, 2, 3, 1, 2, 3]));
+  assert.deepEqual(writes(head, [large]), [head, large]);
+  assert.deepEqual(writes(head, null), [head]);
+  assert.deepEqual(writes(head, [small]), [new Uint8Array([...head, 1, 2, 3])]);
 });
 
 Deno.test("NativeHttpClient reads a body of declared length into a lent buffer: released, it carries the next answer; kept, it is never reused", async () => {
