@@ -38,13 +38,28 @@ const STARTS = Uint8Array.from({ length: 9 }, (_, i) => {
   return kind === OTHER || (kind === WORD && previous !== WORD) ? 1 : 0;
 });
 
+/** `PAIRS[previous << 14 | first << 7 | second]` for two ASCII characters after one of kind
+ * `previous`: the tokens they start (the low two bits) and the second one's kind (above them). */
+const PAIRS = new Uint8Array(3 << 14);
+for (let previous = 0; previous < 3; previous++) {
+  for (let first = 0; first < 128; first++) {
+    for (let second = 0; second < 128; second++) {
+      const a = ASCII_KINDS[first]!;
+      const b = ASCII_KINDS[second]!;
+      PAIRS[(previous << 14) | (first << 7) | second] = (STARTS[previous * 3 + a]! +
+        STARTS[a * 3 + b]!) | (b << 2);
+    }
+  }
+}
+
 /**
  * How many tokens the text holds, without building them: as many as {@link takeTokens} gives,
  * counted in one pass over the characters (a word run or one other character is a token, with
  * the whitespace before it; whitespace at the end is one more). The regular expression took
  * 9 ms for an agent's 250 KB turn, half of what the gateway spent on it; this takes about 1,
  * each character outside ASCII classified once a call (two regular expressions per such
- * character were a third of that).
+ * character were a third of that), two ASCII characters a step ({@link PAIRS}: 1.5x faster
+ * than one a step on a Claude Code turn's 263,000 characters).
  */
 export function countTokens(text: string): number {
   const length = text.length;
@@ -53,6 +68,16 @@ export function countTokens(text: string): number {
   let wide: { kinds: Map<number, number>; word: RegExp; space: RegExp } | null = null;
   for (let i = 0; i < length; i++) {
     const c = text.charCodeAt(i);
+    if (i + 1 < length) {
+      const d = text.charCodeAt(i + 1);
+      if ((c | d) < 128) {
+        const pair = PAIRS[(previous << 14) | (c << 7) | d]!;
+        n += pair & 3;
+        previous = pair >> 2;
+        i++;
+        continue;
+      }
+    }
     let kind: number;
     if (c < 128) {
       kind = ASCII_KINDS[c]!;
