@@ -202,7 +202,7 @@ class Run implements CheckState {
     if (sent !== null && isChatContent(content)) {
       logged = { ...content, messages: loggedMessages(sent) };
     }
-    return this.vault.used ? JSON.parse(this.vault.concealJson(JSON.stringify(logged))) : logged;
+    return this.vault.used ? this.vault.conceal(logged) : logged;
   };
 
   /** An embeddings request after the input guardrails: each input a user message. Inputs of

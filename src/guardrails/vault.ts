@@ -36,19 +36,31 @@ export class Vault {
     return this.#byValue.size > 0;
   }
 
-  /** JSON text with every value given a placeholder replaced by it, wherever it is (longest
-   * first): for the request log, which shows what the model saw, never the originals. */
-  concealJson(json: string): string {
+  /** `value` (JSON data) with every value given a placeholder replaced by it, in every string
+   * wherever it is (longest first), the object keys as they are: for the request log, which shows
+   * what the model saw, never the originals. */
+  conceal(value: unknown): unknown {
     const found = [...this.#byValue].map(([key, placeholder]) => ({
-      // The value as it is written inside a JSON string.
-      written: JSON.stringify(key.slice(key.indexOf("\u0000") + 1)).slice(1, -1),
+      original: key.slice(key.indexOf("\u0000") + 1),
       placeholder,
-    }));
-    found.sort((a, b) => b.written.length - a.written.length);
-    for (const { written, placeholder } of found) {
-      if (written !== "") json = json.replaceAll(written, placeholder);
-    }
-    return json;
+    })).filter(({ original }) => original !== "");
+    found.sort((a, b) => b.original.length - a.original.length);
+    const walk = (v: unknown): unknown => {
+      if (typeof v === "string") {
+        for (const { original, placeholder } of found) {
+          v = (v as string).replaceAll(original, placeholder);
+        }
+        return v;
+      }
+      if (Array.isArray(v)) return v.map(walk);
+      if (v !== null && typeof v === "object") {
+        const out: Record<string, unknown> = {};
+        for (const [k, inner] of Object.entries(v)) out[k] = walk(inner);
+        return out;
+      }
+      return v;
+    };
+    return walk(value);
   }
 
   /** Whether some placeholder is to be restored. */

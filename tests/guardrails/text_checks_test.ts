@@ -101,21 +101,26 @@ Deno.test("stream restorer: a placeholder split across deltas is put back whole"
   assert.equal(out, "Write to jane@example.com now [not a placeholder");
 });
 
-Deno.test("Vault.concealJson puts each value's placeholder wherever the value is, longest first, as JSON writes it", () => {
+Deno.test("Vault.conceal puts each value's placeholder wherever it is in a string, longest first, and leaves the keys alone", () => {
   const vault = new Vault();
   vault.placeholder("EMAIL", "jo@example.com", true);
   vault.placeholder("EMAIL", "anne.jo@example.com", false);
   vault.placeholder("SECRET", 'sk-a"b\\c', false);
+  // A denied word that is also a key of the logged content: the record keeps its shape.
+  vault.placeholder("DENY", "content", false);
   const logged = {
     messages: [{
       role: "user",
-      content: 'mail anne.jo@example.com or jo@example.com, key sk-a"b\\c',
+      content: 'mail anne.jo@example.com or jo@example.com, key sk-a"b\\c; no content',
     }],
-    output: "Sure, jo@example.com.",
+    output: ["Sure, jo@example.com.", 7, null, { text: "content" }],
   };
-  assert.deepEqual(JSON.parse(vault.concealJson(JSON.stringify(logged))), {
-    messages: [{ role: "user", content: "mail [EMAIL_2] or [EMAIL_1], key [SECRET_1]" }],
-    output: "Sure, [EMAIL_1].",
+  assert.deepEqual(vault.conceal(logged), {
+    messages: [{
+      role: "user",
+      content: "mail [EMAIL_2] or [EMAIL_1], key [SECRET_1]; no [DENY_1]",
+    }],
+    output: ["Sure, [EMAIL_1].", 7, null, { text: "[DENY_1]" }],
   });
   assert.equal(new Vault().used, false);
   assert.equal(vault.used, true);
