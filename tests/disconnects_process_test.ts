@@ -5,7 +5,7 @@
  * 2 s of the client leaving, for a non-streamed chat, a moderation and a streamed chat.
  */
 import assert from "node:assert/strict";
-import { dataTempDir, freePort, ROOT, spawnSwitchyard, startFlags } from "./support/process.ts";
+import { dataTempDir, ROOT, spawnSwitchyard, startFlags } from "./support/process.ts";
 
 /** An upstream that reads requests and never answers; it tells when each connection closed. */
 function silentUpstream() {
@@ -61,11 +61,11 @@ Deno.test({
       relative: path.slice(ROOT.length),
       remove: () => Deno.remove(path, { recursive: true }),
     };
-    const port = freePort();
     await Deno.writeTextFile(
       `${dir.path}/config.json`,
       JSON.stringify({
-        server: { hostname: "127.0.0.1", port, shutdown_grace_seconds: 0 },
+        // Port 0: the gateway picks one and says which (gateway.url()).
+        server: { hostname: "127.0.0.1", port: 0, shutdown_grace_seconds: 0 },
         kv: { path: `${dir.relative}/kv.sqlite` },
         providers: [{
           id: "up",
@@ -86,7 +86,7 @@ Deno.test({
     // Started as deno task start starts it: its flags, from the repository root.
     await using gateway = spawnSwitchyard({ args: ["--config", `${dir.relative}/config.json`] });
     try {
-      await gateway.url();
+      const port = Number(new URL(await gateway.url()).port);
       const cases: [string, string, Record<string, unknown>][] = [
         ["/v1/chat/completions", "/v1/chat/completions", {
           model: "chat",

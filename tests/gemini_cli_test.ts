@@ -19,7 +19,7 @@ import { startFakeOpenAI } from "./support/fake_openai.ts";
 import type { Script } from "./support/fake_model.ts";
 import type { FakeUpstream } from "./support/fake_upstream.ts";
 import { ADMIN_TOKEN } from "./support/admin.ts";
-import { freePort, ROOT, spawnSwitchyard, tempConfig } from "./support/process.ts";
+import { ROOT, spawnSwitchyard, tempConfig } from "./support/process.ts";
 
 /** The CLI as a user installs it, pinned. */
 const GEMINI_CLI = "npm:@google/gemini-cli@0.61.0";
@@ -81,9 +81,9 @@ for (const backend of BACKENDS) {
         providers.push({ ...entry, max_retries: 0 });
         models.push({ id: backend.model, provider: entry.id, upstream_model: "up-model", ...CHAT });
       }
-      const port = freePort();
       await using config = await tempConfig({
-        server: { hostname: "127.0.0.1", port, shutdown_grace_seconds: 0 },
+        // Port 0: the gateway picks one and says which (gateway.url()).
+        server: { hostname: "127.0.0.1", port: 0, shutdown_grace_seconds: 0 },
         kv: { path: ":memory:" },
         providers,
         models,

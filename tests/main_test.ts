@@ -1,12 +1,5 @@
 import assert from "node:assert/strict";
-import { dataTempDir, MAIN, ROOT, startFlagsSync } from "./support/process.ts";
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
-}
+import { dataTempDir, freePort, MAIN, ROOT, startFlagsSync } from "./support/process.ts";
 
 function run(args: string[], env: Record<string, string> = {}) {
   return new Deno.Command(Deno.execPath(), {

@@ -3,7 +3,7 @@
  * takes effect on the other process's next request.
  */
 import assert from "node:assert/strict";
-import { dataTempDir, startFlagsSync } from "./support/process.ts";
+import { dataTempDir, freePort, startFlagsSync } from "./support/process.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const TOKEN = "multi-process-admin-token-3b8e1d";
@@ -17,13 +17,6 @@ const CONFIG = {
     { id: "sim-keyed", provider: "sim", chat_completions: true, access: "key" },
   ],
 };
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr as Deno.NetAddr;
-  listener.close();
-  return port;
-}
 
 interface ServerProcess {
   url: string;

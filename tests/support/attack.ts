@@ -9,7 +9,7 @@
  */
 import type { LogRecord } from "../../src/log/record.ts";
 import assert from "node:assert/strict";
-import { dataTempDir, startFlagsSync } from "./process.ts";
+import { dataTempDir, freePort, startFlagsSync } from "./process.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const MAIN = `${ROOT}main.ts`;
@@ -35,14 +35,6 @@ const WATCHDOG_RSS_MB = 2000;
 
 // deno-lint-ignore no-explicit-any
 export type Json = any;
-
-/** A free TCP port on 127.0.0.1 (closed again; the gateway binds it a moment later). */
-export function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr as Deno.NetAddr;
-  listener.close();
-  return port;
-}
 
 /**
  * The repository's switchyard.json with what every attack test needs on top: loopback only, a
