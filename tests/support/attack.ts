@@ -9,7 +9,7 @@
  */
 import type { LogRecord } from "../../src/log/record.ts";
 import assert from "node:assert/strict";
-import { dataTempDir, freePort, startFlagsSync } from "./process.ts";
+import { dataTempDir, startFlagsSync } from "./process.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const MAIN = `${ROOT}main.ts`;
@@ -102,7 +102,8 @@ export interface GatewayOptions {
   env?: Record<string, string>;
 }
 
-/** Starts `main.ts` on a free port with its own KV file in a fresh temp dir. */
+/** Starts `main.ts` on a port it picks (port 0; the start banner says which) with its own KV
+ * file in a fresh temp dir. */
 export async function startGateway(options: GatewayOptions = {}): Promise<Gateway> {
   const dir = await dataTempDir("switchyard-hardening-");
   const config = defaultLikeConfig();
@@ -110,12 +111,11 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
   const configPath = `${dir}/switchyard.json`;
   await Deno.writeTextFile(configPath, JSON.stringify(config, null, 2));
   const kvPath = `${dir}/kv.sqlite`;
-  const port = freePort();
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", ...startFlagsSync(), MAIN, "--config", configPath],
     cwd: ROOT,
     env: {
-      PORT: String(port),
+      PORT: "0",
       SWITCHYARD_KV: kvPath,
       SWITCHYARD_ADMIN_TOKEN: ADMIN_TOKEN,
       NO_COLOR: "1",
@@ -154,11 +154,11 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
   ).catch(() => {});
   let status: Deno.CommandStatus | null = null;
   const ended = child.status.then((s) => (status = s));
-  const url = `http://127.0.0.1:${port}`;
 
   const gateway: Gateway = {
-    url,
-    port,
+    // Set from the start banner below.
+    url: "",
+    port: 0,
     pid: child.pid,
     dir,
     kvPath,
@@ -206,12 +206,19 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
       await gateway.dispose();
       throw new Error(`the gateway exited at start-up (${JSON.stringify(status)}):\n${stderr}`);
     }
-    try {
-      const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1000) });
-      await res.body?.cancel();
-      if (res.ok) break;
-    } catch {
-      // Not listening yet.
+    const banner = gateway.port === 0 ? stderr.match(/listening on http:\/\/[^\s;]+:(\d+)/) : null;
+    if (banner) {
+      gateway.port = Number(banner[1]);
+      gateway.url = `http://127.0.0.1:${gateway.port}`;
+    }
+    if (gateway.port !== 0) {
+      try {
+        const res = await fetch(`${gateway.url}/healthz`, { signal: AbortSignal.timeout(1000) });
+        await res.body?.cancel();
+        if (res.ok) break;
+      } catch {
+        // Not answering yet.
+      }
     }
     if (Date.now() > deadline) {
       await gateway.dispose();
