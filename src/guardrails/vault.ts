@@ -45,21 +45,16 @@ export class Vault {
       placeholder,
     })).filter(({ original }) => original !== "");
     found.sort((a, b) => b.original.length - a.original.length);
-    const walk = (v: unknown): unknown => {
-      if (typeof v === "string") {
-        for (const { original, placeholder } of found) {
-          v = (v as string).replaceAll(original, placeholder);
-        }
-        return v;
-      }
-      if (Array.isArray(v)) return v.map(walk);
-      if (v !== null && typeof v === "object") {
-        const out: Record<string, unknown> = {};
-        for (const [k, inner] of Object.entries(v)) out[k] = walk(inner);
-        return out;
-      }
-      return v;
-    };
+    const text = (t: string) =>
+      found.reduce((out, { original, placeholder }) => out.replaceAll(original, placeholder), t);
+    const walk = (v: unknown): unknown =>
+      typeof v === "string"
+        ? text(v)
+        : Array.isArray(v)
+        ? v.map(walk)
+        : v !== null && typeof v === "object"
+        ? Object.fromEntries(Object.entries(v).map(([k, inner]) => [k, walk(inner)]))
+        : v;
     return walk(value);
   }
 
