@@ -453,14 +453,34 @@ export class HttpConnection {
       const closing = !chunked || close();
       const framing: ResponseFraming = chunked ? { kind: "chunked" } : { kind: "close-delimited" };
       const frame = chunked ? chunk : (bytes: Uint8Array) => bytes;
-      await this.#write(this.#head(response, framing, closing));
-      for (let next = await reader.read(); !next.done; next = await reader.read()) {
+      // What the body has ready at once joins the bytes before it in one write (the head and
+      // the first batch; the last batch, `[DONE]` and the chunked end): a sequential stream's
+      // four writes became one, ~25 µs each of an unloaded request's time.
+      const unsent = new Unsent(this.#head(response, framing, closing));
+      let read = reader.read();
+      for (;;) {
+        let next: ReadableStreamReadResult<Uint8Array> | null;
+        try {
+          next = await Promise.race([read, NOT_READY]);
+        } catch (e) {
+          // What came before the failure is still the client's.
+          if (unsent.size > 0) await this.#write(unsent.take()).catch(() => {});
+          throw e;
+        }
+        if (next === null) {
+          if (unsent.size > 0) await this.#write(unsent.take());
+          next = await read;
+        }
+        if (next.done) break;
         const bytes = bytesOf(next.value);
         // An empty chunk would read as the chunked body's end.
-        if (bytes.length > 0) await this.#write(frame(bytes));
+        if (bytes.length > 0) unsent.add(frame(bytes));
+        if (unsent.size >= JOINED_BODY_BYTES) await this.#write(unsent.take());
+        read = reader.read();
       }
       this.#active = null;
-      if (chunked) await this.#write(LAST_CHUNK);
+      if (chunked) unsent.add(LAST_CHUNK);
+      if (unsent.size > 0) await this.#write(unsent.take());
       return !closing;
     } catch (e) {
       // The body failed or the client left mid-way: cut the connection, so the client sees an
@@ -528,6 +548,34 @@ const CONTINUE = latin1Bytes("HTTP/1.1 100 Continue\r\n\r\n");
 function errorResponse(status: number, code: string, message: string): Response {
   const type = status >= 500 ? "server_error" : "invalid_request_error";
   return Response.json({ error: { message, type, param: null, code } }, { status });
+}
+
+/** What `Promise.race([read, NOT_READY])` gives for a read not settled yet: a read the body
+ * could answer at once (a batch it had ready, or its end) settled first, and wins. */
+const NOT_READY: Promise<null> = Promise.resolve(null);
+
+/** Bytes of a streamed response not written yet, joined into one write. */
+class Unsent {
+  #parts: Uint8Array[];
+  size: number;
+
+  constructor(first: Uint8Array) {
+    this.#parts = [first];
+    this.size = first.length;
+  }
+
+  add(bytes: Uint8Array): void {
+    this.#parts.push(bytes);
+    this.size += bytes.length;
+  }
+
+  /** The bytes, joined, and none left. */
+  take(): Uint8Array {
+    const parts = this.#parts;
+    this.#parts = [];
+    this.size = 0;
+    return parts.length === 1 ? parts[0]! : concatBytes(parts);
+  }
 }
 
 function bytesOf(value: unknown): Uint8Array {

@@ -1,0 +1,135 @@
+/**
+ * One connection's writes, counted on a connection that records them: an event stream's bytes
+ * that are ready at once go out in one write (the head with the first batch, the last batch
+ * with the chunked end), and none is held back waiting for bytes that are not.
+ */
+import assert from "node:assert/strict";
+import { type ConnectionContext, HttpConnection } from "../../../src/http/server/connection.ts";
+import { DateField } from "../../../src/http/server/response_head.ts";
+import { Expiries } from "../../../src/http/expiries.ts";
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** A client connection that sends `request`, then waits; it records what the server writes. */
+class RecordingConn {
+  readonly writes: string[] = [];
+  readonly remoteAddr: Deno.NetAddr = { transport: "tcp", hostname: "127.0.0.1", port: 4000 };
+  #unread: Uint8Array;
+  readonly #closed = Promise.withResolvers<null>();
+  #wrote = Promise.withResolvers<void>();
+
+  constructor(request: string) {
+    this.#unread = encoder.encode(request);
+  }
+
+  read(buf: Uint8Array): Promise<number | null> {
+    if (this.#unread.length === 0) return this.#closed.promise;
+    const n = Math.min(buf.length, this.#unread.length);
+    buf.set(this.#unread.subarray(0, n));
+    this.#unread = this.#unread.subarray(n);
+    return Promise.resolve(n);
+  }
+
+  write(bytes: Uint8Array): Promise<number> {
+    this.writes.push(decoder.decode(bytes));
+    this.#wrote.resolve();
+    this.#wrote = Promise.withResolvers();
+    return Promise.resolve(bytes.length);
+  }
+
+  /** Resolves at the next write. */
+  nextWrite(): Promise<void> {
+    return this.#wrote.promise;
+  }
+
+  close(): void {
+    this.#closed.resolve(null);
+  }
+}
+
+/** Serves one request on a recording connection with `handler`. */
+async function serveOne(
+  conn: RecordingConn,
+  handler: () => Response,
+  during: () => Promise<void> = () => Promise.resolve(),
+): Promise<void> {
+  const timers = new Expiries(250);
+  const ctx: ConnectionContext = {
+    handler,
+    origin: "http://127.0.0.1:8080",
+    timers,
+    date: new DateField(),
+    headTimeoutMs: 5000,
+    idleTimeoutMs: 5000,
+    sendTimeoutMs: 5000,
+    onError: (e) => {
+      throw e;
+    },
+    draining: () => false,
+  };
+  const connection = new HttpConnection(conn as unknown as Deno.Conn, ctx);
+  await Promise.all([connection.serve(), during()]);
+}
+
+const REQUEST = "GET / HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n";
+
+function eventStream(body: ReadableStream<Uint8Array>): Response {
+  return new Response(body, { headers: { "content-type": "text/event-stream" } });
+}
+
+Deno.test("an event stream whose bytes are all ready goes out in one write", async () => {
+  const conn = new RecordingConn(REQUEST);
+  await serveOne(conn, () =>
+    eventStream(
+      new ReadableStream({
+        start(controller) {
+          controller.enqueue(encoder.encode("data: a\n\n"));
+          controller.enqueue(encoder.encode("data: [DONE]\n\n"));
+          controller.close();
+        },
+      }),
+    ));
+  assert.equal(conn.writes.length, 1, JSON.stringify(conn.writes));
+  const [only] = conn.writes;
+  assert.match(only!, /^HTTP\/1\.1 200 OK\r\n/);
+  assert.ok(only!.endsWith("\r\n\r\n9\r\ndata: a\n\n\r\ne\r\ndata: [DONE]\n\n\r\n0\r\n\r\n"), only);
+});
+
+Deno.test("an event stream's bytes are written as they come, not held for the next", async () => {
+  const conn = new RecordingConn(REQUEST);
+  let later!: ReadableStreamDefaultController<Uint8Array>;
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      later = controller;
+      controller.enqueue(encoder.encode("data: a\n\n"));
+    },
+  });
+  await serveOne(conn, () => eventStream(body), async () => {
+    // The head and the first event, before the second exists.
+    await conn.nextWrite();
+    assert.equal(conn.writes.length, 1);
+    assert.ok(conn.writes[0]!.endsWith("\r\n\r\n9\r\ndata: a\n\n\r\n"), conn.writes[0]);
+    later.enqueue(encoder.encode("data: b\n\n"));
+    later.close();
+  });
+  assert.deepEqual(conn.writes.slice(1), ["9\r\ndata: b\n\n\r\n0\r\n\r\n"]);
+});
+
+Deno.test("an event stream with nothing ready has its head written before the first event", async () => {
+  const conn = new RecordingConn(REQUEST);
+  let later!: ReadableStreamDefaultController<Uint8Array>;
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      later = controller;
+    },
+  });
+  await serveOne(conn, () => eventStream(body), async () => {
+    await conn.nextWrite();
+    assert.equal(conn.writes.length, 1);
+    assert.ok(conn.writes[0]!.endsWith("\r\n\r\n"), conn.writes[0]);
+    later.enqueue(encoder.encode("data: a\n\n"));
+    later.close();
+  });
+  assert.deepEqual(conn.writes.slice(1), ["9\r\ndata: a\n\n\r\n0\r\n\r\n"]);
+});
