@@ -454,20 +454,17 @@ export class HttpConnection {
       const framing: ResponseFraming = chunked ? { kind: "chunked" } : { kind: "close-delimited" };
       const frame = chunked ? chunk : (bytes: Uint8Array) => bytes;
       // What the body has ready at once joins the bytes before it in one write (the head and
-      // the first batch; the last batch, `[DONE]` and the chunked end): a sequential stream's
-      // four writes became one, ~25 µs each of an unloaded request's time.
+      // the first batch; the last batch, `[DONE]` and the chunked end): an unloaded 20-chunk
+      // stream went out in one write to the client instead of four (strace).
       const unsent = new Unsent(this.#head(response, framing, closing));
-      let read = reader.read();
       for (;;) {
-        let next: ReadableStreamReadResult<Uint8Array> | null;
-        try {
-          next = await Promise.race([read, NOT_READY]);
-        } catch (e) {
-          // What came before the failure is still the client's.
-          if (unsent.size > 0) await this.#write(unsent.take()).catch(() => {});
-          throw e;
-        }
-        if (next === null) {
+        // A read the body answers at once (a batch it had ready, or its end) has settled by
+        // the next microtask; one that has not waits, after what is unsent has been written.
+        const read = reader.read();
+        let next: ReadableStreamReadResult<Uint8Array> | undefined;
+        read.then((result) => (next = result), ignore);
+        await null;
+        if (next === undefined) {
           if (unsent.size > 0) await this.#write(unsent.take());
           next = await read;
         }
@@ -476,7 +473,6 @@ export class HttpConnection {
         // An empty chunk would read as the chunked body's end.
         if (bytes.length > 0) unsent.add(frame(bytes));
         if (unsent.size >= JOINED_BODY_BYTES) await this.#write(unsent.take());
-        read = reader.read();
       }
       this.#active = null;
       if (chunked) unsent.add(LAST_CHUNK);
@@ -550,9 +546,7 @@ function errorResponse(status: number, code: string, message: string): Response 
   return Response.json({ error: { message, type, param: null, code } }, { status });
 }
 
-/** What `Promise.race([read, NOT_READY])` gives for a read not settled yet: a read the body
- * could answer at once (a batch it had ready, or its end) settled first, and wins. */
-const NOT_READY: Promise<null> = Promise.resolve(null);
+function ignore(): void {}
 
 /** Bytes of a streamed response not written yet, joined into one write. */
 class Unsent {
