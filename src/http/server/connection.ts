@@ -453,10 +453,13 @@ export class HttpConnection {
       const closing = !chunked || close();
       const framing: ResponseFraming = chunked ? { kind: "chunked" } : { kind: "close-delimited" };
       const frame = chunked ? chunk : (bytes: Uint8Array) => bytes;
-      // What the body has ready at once joins the bytes before it in one write (the head and
-      // the first batch; the last batch, `[DONE]` and the chunked end): an unloaded 20-chunk
-      // stream went out in one write to the client instead of four (strace).
+      // The head goes with the first bytes if they are ready, and those at once: what follows
+      // may take time to make (the rest of a burst the upstream sent together). After them,
+      // what the body has ready at once joins the bytes before it in one write (the last batch,
+      // `[DONE]` and the chunked end): an unloaded 20-chunk stream went out in two writes to
+      // the client instead of four (strace).
       const unsent = new Unsent(this.#head(response, framing, closing));
+      let started = false;
       for (;;) {
         // A read the body answers at once (a batch it had ready, or its end) has settled by
         // the next microtask; one that has not waits, after what is unsent has been written.
@@ -472,7 +475,10 @@ export class HttpConnection {
         const bytes = bytesOf(next.value);
         // An empty chunk would read as the chunked body's end.
         if (bytes.length > 0) unsent.add(frame(bytes));
-        if (unsent.size >= JOINED_BODY_BYTES) await this.#write(unsent.take());
+        if ((bytes.length > 0 && !started) || unsent.size >= JOINED_BODY_BYTES) {
+          started = true;
+          await this.#write(unsent.take());
+        }
       }
       this.#active = null;
       if (chunked) unsent.add(LAST_CHUNK);

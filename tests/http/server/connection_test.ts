@@ -1,7 +1,7 @@
 /**
- * One connection's writes, counted on a connection that records them: an event stream's bytes
- * that are ready at once go out in one write (the head with the first batch, the last batch
- * with the chunked end), and none is held back waiting for bytes that are not.
+ * One connection's writes, counted on a connection that records them: an event stream's head
+ * goes with its first bytes, at once; what the body has ready after them goes out in one write
+ * (the last batch with the chunked end); nothing waits for bytes that are not ready.
  */
 import assert from "node:assert/strict";
 import { type ConnectionContext, HttpConnection } from "../../../src/http/server/connection.ts";
@@ -78,22 +78,41 @@ function eventStream(body: ReadableStream<Uint8Array>): Response {
   return new Response(body, { headers: { "content-type": "text/event-stream" } });
 }
 
-Deno.test("an event stream whose bytes are all ready goes out in one write", async () => {
+Deno.test("an event stream's first bytes go with the head at once, the rest that is ready in one write", async () => {
   const conn = new RecordingConn(REQUEST);
   await serveOne(conn, () =>
     eventStream(
       new ReadableStream({
         start(controller) {
-          controller.enqueue(encoder.encode("data: a\n\n"));
-          controller.enqueue(encoder.encode("data: [DONE]\n\n"));
+          for (const data of ["a", "b", "[DONE]"]) {
+            controller.enqueue(encoder.encode(`data: ${data}\n\n`));
+          }
           controller.close();
         },
       }),
     ));
-  assert.equal(conn.writes.length, 1, JSON.stringify(conn.writes));
-  const [only] = conn.writes;
-  assert.match(only!, /^HTTP\/1\.1 200 OK\r\n/);
-  assert.ok(only!.endsWith("\r\n\r\n9\r\ndata: a\n\n\r\ne\r\ndata: [DONE]\n\n\r\n0\r\n\r\n"), only);
+  assert.equal(conn.writes.length, 2, JSON.stringify(conn.writes));
+  const [first, rest] = conn.writes;
+  assert.match(first!, /^HTTP\/1\.1 200 OK\r\n/);
+  assert.ok(first!.endsWith("\r\n\r\n9\r\ndata: a\n\n\r\n"), first!);
+  assert.equal(rest, "9\r\ndata: b\n\n\r\ne\r\ndata: [DONE]\n\n\r\n0\r\n\r\n");
+});
+
+Deno.test("the first bytes are written before the next are made", async () => {
+  const conn = new RecordingConn(REQUEST);
+  const writesWhenPulled: number[] = [];
+  let sent = 0;
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      writesWhenPulled.push(conn.writes.length);
+      if (sent++ < 2) controller.enqueue(encoder.encode("data: x\n\n"));
+      else controller.close();
+    },
+  }, { highWaterMark: 0 });
+  await serveOne(conn, () => eventStream(body));
+  // The second event is asked for only once the head and the first are out.
+  assert.deepEqual(writesWhenPulled, [0, 1, 1]);
+  assert.equal(conn.writes.length, 2, JSON.stringify(conn.writes));
 });
 
 Deno.test("an event stream's bytes are written as they come, not held for the next", async () => {
@@ -109,7 +128,7 @@ Deno.test("an event stream's bytes are written as they come, not held for the ne
     // The head and the first event, before the second exists.
     await conn.nextWrite();
     assert.equal(conn.writes.length, 1);
-    assert.ok(conn.writes[0]!.endsWith("\r\n\r\n9\r\ndata: a\n\n\r\n"), conn.writes[0]);
+    assert.ok(conn.writes[0]!.endsWith("\r\n\r\n9\r\ndata: a\n\n\r\n"), conn.writes[0]!);
     later.enqueue(encoder.encode("data: b\n\n"));
     later.close();
   });
@@ -127,9 +146,10 @@ Deno.test("an event stream with nothing ready has its head written before the fi
   await serveOne(conn, () => eventStream(body), async () => {
     await conn.nextWrite();
     assert.equal(conn.writes.length, 1);
-    assert.ok(conn.writes[0]!.endsWith("\r\n\r\n"), conn.writes[0]);
+    assert.ok(conn.writes[0]!.endsWith("\r\n\r\n"), conn.writes[0]!);
     later.enqueue(encoder.encode("data: a\n\n"));
     later.close();
   });
-  assert.deepEqual(conn.writes.slice(1), ["9\r\ndata: a\n\n\r\n0\r\n\r\n"]);
+  // The first event at once: the body's end is not waited for.
+  assert.deepEqual(conn.writes.slice(1), ["9\r\ndata: a\n\n\r\n", "0\r\n\r\n"]);
 });
