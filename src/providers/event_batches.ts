@@ -25,9 +25,11 @@ export interface EventTranslation<E> {
 
 /**
  * The canonical events of a streamed upstream answer, grouped by the network read that
- * brought them (never an empty group), as an async iterator or polled. Events made before a
- * failure in the same read are delivered before the failure is thrown. Stopping early
- * (`return`) closes the source.
+ * brought them (never an empty group), as an async iterator or polled; except that the group
+ * with the answer's first content ends there, and the rest of its read is the next group: a
+ * client gets its first token without waiting for the rest of a burst to be translated. Events
+ * made before a failure in the same read are delivered before the failure is thrown. Stopping
+ * early (`return`) closes the source.
  */
 export class EventBatches<E> implements AsyncIterableIterator<CanonicalEvent[]>, PolledBatches {
   /** Made once, then dropped: what it holds (the upstream request, with the whole prompt)
@@ -40,6 +42,10 @@ export class EventBatches<E> implements AsyncIterableIterator<CanonicalEvent[]>,
   #done = false;
   /** A failure to throw on the next call, after the events its read made. */
   #failure: { error: unknown } | null = null;
+  /** Whether a group has had content (a `block_delta`) yet. */
+  #contentSent = false;
+  /** The events of a read after the first content, for the next group. */
+  #rest: { events: E[]; at: number } | null = null;
 
   /** `open` makes the upstream call; it runs on the first `next()` or `more()`. */
   constructor(open: () => Promise<EventSource<E>>, translation: EventTranslation<E>) {
@@ -69,23 +75,35 @@ export class EventBatches<E> implements AsyncIterableIterator<CanonicalEvent[]>,
     while (!this.#done) {
       if (this.#source === null) return undefined;
       let events: E[] | null | undefined;
-      try {
-        events = this.#source.takeEvents();
-      } catch (e) {
-        this.#stop();
-        throw e;
+      let at = 0;
+      if (this.#rest !== null) {
+        ({ events, at } = this.#rest);
+        this.#rest = null;
+      } else {
+        try {
+          events = this.#source.takeEvents();
+        } catch (e) {
+          this.#stop();
+          throw e;
+        }
+        if (events === undefined) return undefined;
       }
-      if (events === undefined) return undefined;
       const out: CanonicalEvent[] = [];
       try {
         if (events === null) {
           this.#stop();
           for (const event of this.#translation.end()) out.push(event);
         } else {
-          for (const event of events) {
-            if (this.#translation.push(event, out)) {
+          for (let i = at; i < events.length; i++) {
+            const before = out.length;
+            if (this.#translation.push(events[i]!, out)) {
               this.#done = true;
               this.#source.release();
+              break;
+            }
+            if (!this.#contentSent && hasContent(out, before)) {
+              this.#contentSent = true;
+              if (i + 1 < events.length) this.#rest = { events, at: i + 1 };
               break;
             }
           }
@@ -129,4 +147,10 @@ export class EventBatches<E> implements AsyncIterableIterator<CanonicalEvent[]>,
     this.#done = true;
     this.#source?.close();
   }
+}
+
+/** Whether `events` from `from` on have content. */
+function hasContent(events: readonly CanonicalEvent[], from: number): boolean {
+  for (let i = from; i < events.length; i++) if (events[i]!.type === "block_delta") return true;
+  return false;
 }

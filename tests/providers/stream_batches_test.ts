@@ -91,6 +91,23 @@ for (
     assert.equal(groups.flat().findLast((s) => s.startsWith("usage")), "usage 5");
   });
 
+  Deno.test(`${style}: a read with the whole answer is two groups, the first ending at the first text`, async () => {
+    const groups: string[][] = [];
+    const stream = adapter(style, [reads.join("")]).chatStream(
+      chatRequest({ stream: true }),
+      callContext(),
+    );
+    for await (const group of stream) groups.push(group.map(summary));
+    assert.equal(groups.length, 2, JSON.stringify(groups));
+    const [first, second] = groups as [string[], string[]];
+    assert.equal(first.at(-1), "text Hel", JSON.stringify(first));
+    assert.deepEqual(second.filter((s) => !s.startsWith("usage")), [
+      "text lo",
+      "close",
+      "finish stop",
+    ]);
+  });
+
   Deno.test(`${style}: the events do not depend on how the bytes were split into reads`, async () => {
     const request = chatRequest({ stream: true });
     const whole = await collect(adapter(style, reads).chatStream(request, callContext()));
