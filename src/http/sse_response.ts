@@ -98,7 +98,7 @@ const CLIENT_CLOSED = 499;
 /**
  * Starts the stream: pulls batches until one renders to bytes, so that a failure before it
  * still throws (and becomes a JSON error with its status), then answers 200 with a body that
- * pulls the remaining batches as the client reads, one write per batch.
+ * pulls the remaining batches as the client reads, each one piece of the body.
  */
 export async function eventStreamResponse(
   batches: AsyncIterable<CanonicalEvent[]>,

@@ -443,7 +443,8 @@ export class HttpConnection {
       }
       return !closing;
     }
-    // An event stream: chunked (close-delimited for an HTTP/1.0 client), each piece as it comes.
+    // An event stream: chunked (close-delimited for an HTTP/1.0 client), each piece as it comes
+    // (pieces ready together in one write).
     const reader = source.getReader();
     const cancel = () => void reader.cancel(controller.signal.reason).catch(() => {});
     if (controller.signal.aborted) cancel();
