@@ -318,6 +318,27 @@ Deno.test("messages/anthropic: count_tokens on an upstream without it (404, 405)
   ]);
 });
 
+Deno.test("messages: count_tokens and a translated stream's message_start give one estimate of a long conversation, every time", async () => {
+  await using gateway = await startSdkGateway();
+  const long = "A paragraph of a long conversation, resent on every turn. ".repeat(50);
+  const first = await countTokens(gateway, "oa-chat", long);
+  const again = await countTokens(gateway, "oa-chat", long);
+  const other = await countTokens(gateway, "oa-chat", `${long}One more sentence.`);
+  assert.equal(first.status, 200);
+  assert.deepEqual(again.body, first.body);
+  assert.ok(other.body.input_tokens > first.body.input_tokens, JSON.stringify(other.body));
+  // The message_start of a translated stream carries the same estimate.
+  const res = await post(gateway, {
+    model: "oa-chat",
+    max_tokens: 16,
+    stream: true,
+    messages: [{ role: "user", content: long }],
+  });
+  const text = await res.text();
+  const start = JSON.parse(/event: message_start\ndata: (.*)\n/.exec(text)![1]!);
+  assert.equal(start.message.usage.input_tokens, first.body.input_tokens);
+});
+
 Deno.test("messages/anthropic: count_tokens without the endpoint is no route failure: no fallback, breakers closed", async () => {
   await using gateway = await startSdkGateway({
     models: [{
