@@ -115,41 +115,40 @@ Deno.test("the first bytes are written before the next are made", async () => {
   assert.equal(conn.writes.length, 2, JSON.stringify(conn.writes));
 });
 
-Deno.test("an event stream's bytes are written as they come, not held for the next", async () => {
+/**
+ * Serves a stream that starts with the events `ready`, then, once the server's first write is
+ * seen, gets `later` and ends; the first write and the ones after it.
+ */
+async function writesOf(ready: string[], later: string[]): Promise<[string, string[]]> {
   const conn = new RecordingConn(REQUEST);
-  let later!: ReadableStreamDefaultController<Uint8Array>;
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
   const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      later = controller;
-      controller.enqueue(encoder.encode("data: a\n\n"));
+    start(c) {
+      controller = c;
+      for (const data of ready) c.enqueue(encoder.encode(`data: ${data}\n\n`));
     },
   });
+  let first = "";
   await serveOne(conn, () => eventStream(body), async () => {
-    // The head and the first event, before the second exists.
     await conn.nextWrite();
     assert.equal(conn.writes.length, 1);
-    assert.ok(conn.writes[0]!.endsWith("\r\n\r\n9\r\ndata: a\n\n\r\n"), conn.writes[0]!);
-    later.enqueue(encoder.encode("data: b\n\n"));
-    later.close();
+    first = conn.writes[0]!;
+    for (const data of later) controller.enqueue(encoder.encode(`data: ${data}\n\n`));
+    controller.close();
   });
-  assert.deepEqual(conn.writes.slice(1), ["9\r\ndata: b\n\n\r\n0\r\n\r\n"]);
+  return [first, conn.writes.slice(1)];
+}
+
+Deno.test("an event stream's bytes are written as they come, not held for the next", async () => {
+  const [first, rest] = await writesOf(["a"], ["b"]);
+  // The head and the first event, before the second exists.
+  assert.ok(first.endsWith("\r\n\r\n9\r\ndata: a\n\n\r\n"), first);
+  assert.deepEqual(rest, ["9\r\ndata: b\n\n\r\n0\r\n\r\n"]);
 });
 
 Deno.test("an event stream with nothing ready has its head written before the first event", async () => {
-  const conn = new RecordingConn(REQUEST);
-  let later!: ReadableStreamDefaultController<Uint8Array>;
-  const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      later = controller;
-    },
-  });
-  await serveOne(conn, () => eventStream(body), async () => {
-    await conn.nextWrite();
-    assert.equal(conn.writes.length, 1);
-    assert.ok(conn.writes[0]!.endsWith("\r\n\r\n"), conn.writes[0]!);
-    later.enqueue(encoder.encode("data: a\n\n"));
-    later.close();
-  });
+  const [first, rest] = await writesOf([], ["a"]);
+  assert.ok(first.endsWith("\r\n\r\n"), first);
   // The first event at once: the body's end is not waited for.
-  assert.deepEqual(conn.writes.slice(1), ["9\r\ndata: a\n\n\r\n", "0\r\n\r\n"]);
+  assert.deepEqual(rest, ["9\r\ndata: a\n\n\r\n", "0\r\n\r\n"]);
 });
