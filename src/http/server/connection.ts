@@ -454,11 +454,11 @@ export class HttpConnection {
       const closing = !chunked || close();
       const framing: ResponseFraming = chunked ? { kind: "chunked" } : { kind: "close-delimited" };
       const frame = chunked ? chunk : (bytes: Uint8Array) => bytes;
-      // The head goes with the first bytes if they are ready, and those at once: what follows
-      // may take time to make (the rest of a burst the upstream sent together). After them,
-      // what the body has ready at once joins the bytes before it in one write (the last batch,
-      // `[DONE]` and the chunked end): an unloaded 20-chunk stream went out in two writes to
-      // the client instead of four (strace).
+      // The first bytes are written as soon as they come, with the head if they are ready
+      // (else the head goes alone): what follows may take time to make (the rest of a burst the
+      // upstream sent together). After them, what the body has ready at once joins the bytes
+      // before it in one write (the last batch, `[DONE]` and the chunked end): an unloaded
+      // 20-chunk stream went out in two writes to the client instead of four (strace).
       const unsent = new Unsent(this.#head(response, framing, closing));
       let started = false;
       for (;;) {
@@ -553,6 +553,7 @@ function errorResponse(status: number, code: string, message: string): Response 
   return Response.json({ error: { message, type, param: null, code } }, { status });
 }
 
+/** For a read whose failure is thrown where it is awaited. */
 function ignore(): void {}
 
 /** Bytes of a streamed response not written yet, joined into one write. */
