@@ -359,6 +359,40 @@ Deno.test("guardrails: a webhook's verdict blocks or redacts the request", async
   }
 });
 
+Deno.test("guardrails: a stream whose first event has the count asks an input webhook once", async () => {
+  // The simulator counts a prompt itself: the count and the stream are of one checked request.
+  const hook = startWebhook({ action: "allow" });
+  try {
+    await using gw = await startGateway({
+      models: [{
+        id: "sim-guarded",
+        provider: "sim",
+        ...CHAT,
+        guardrails: [{ type: "webhook", stage: "input", action: "block", url: hook.url }],
+      }],
+    });
+    const messages = await post(`${gw.server.url}/v1/messages`, {
+      model: "sim-guarded",
+      max_tokens: 50,
+      stream: true,
+      messages: [{ role: "user", content: "Say hello." }],
+    }, { "anthropic-version": "2023-06-01" });
+    const text = await messages.text();
+    assert.equal(messages.status, 200, text);
+    assert.match(text, /event: message_stop/);
+    assert.equal(hook.got.length, 1, JSON.stringify(hook.got));
+    const gemini = await post(
+      `${gw.server.url}/v1beta/models/sim-guarded:streamGenerateContent?alt=sse`,
+      { contents: [{ role: "user", parts: [{ text: "Say hello." }] }] },
+    );
+    assert.equal(gemini.status, 200, await gemini.clone().text());
+    await gemini.body?.cancel();
+    assert.equal(hook.got.length, 2, JSON.stringify(hook.got));
+  } finally {
+    await hook.close();
+  }
+});
+
 Deno.test("guardrails: a webhook that times out follows on_error: block fails closed (503), allow lets the call through", async () => {
   const slow = startWebhook({ action: "allow" }, 500);
   try {
