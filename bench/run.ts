@@ -410,6 +410,36 @@ async function timeTo(
   return times[Math.floor(times.length / 2)]!;
 }
 
+/** The idle gap before each commit of {@link kvCommitTimes}' second set. */
+const IDLE_GAP_MS = 20;
+
+/** Median wall time of a commit like the admission's (a check and a set of one counter, with an
+ * expiry) on a KV file at `path`: 200 back to back, then 100 each after {@link IDLE_GAP_MS}. */
+async function kvCommitTimes(path: string): Promise<{ backToBack: number; afterIdle: number }> {
+  for (const suffix of ["", "-wal", "-shm"]) await Deno.remove(path + suffix).catch(() => {});
+  const kv = await Deno.openKv(path);
+  try {
+    const commit = async (i: number) => {
+      const key = ["ratelimit", "chat", "ip", `10.0.${i >> 8}.${i & 255}`];
+      const t0 = performance.now();
+      await kv.atomic().check({ key, versionstamp: null }).set(key, [0, 1, 0, 1], {
+        expireIn: 60_000,
+      }).commit();
+      return performance.now() - t0;
+    };
+    const backToBack: number[] = [];
+    for (let i = 0; i < 200; i++) backToBack.push(await commit(i));
+    const afterIdle: number[] = [];
+    for (let i = 200; i < 300; i++) {
+      await new Promise((resolve) => setTimeout(resolve, IDLE_GAP_MS));
+      afterIdle.push(await commit(i));
+    }
+    return { backToBack: median(backToBack), afterIdle: median(afterIdle) };
+  } finally {
+    kv.close();
+  }
+}
+
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
@@ -1193,6 +1223,9 @@ async function table(): Promise<void> {
         );
       }
     }
+    // What the admission waits for on this disk, alone: one counter's commit, back to back and
+    // after an idle gap (as between one person's requests).
+    const commits = await kvCommitTimes(`${OUT}/kv-commit-probe.sqlite`);
     console.log(
       `\nSwitchyard load benchmark: ${args.seconds} s per run, ${args.rounds} interleaved rounds (medians; peak RSS is the largest seen), taskset ${
         TASKSET ? "on (gateways on core 0; upstream and wrk on core 1)" : "off"
@@ -1256,6 +1289,11 @@ async function table(): Promise<void> {
         `Unloaded time to first byte of an agent turn (median of 200): ${agentLatency.join("; ")}`,
       );
     }
+    console.log(
+      `A KV commit of one counter alone on this disk (what an unloaded answer waits for, see Performance): median ${
+        fmt(commits.backToBack, 3)
+      } ms back to back, ${fmt(commits.afterIdle, 3)} ms after ${IDLE_GAP_MS} ms idle`,
+    );
     if (clientRatios.length) console.log(`Client counts and routing: ${clientRatios.join("; ")}`);
     if (tree && rev) {
       console.log(
