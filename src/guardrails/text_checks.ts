@@ -41,11 +41,23 @@ export function textCheck(guardrail: GuardrailConfig): TextCheck | null {
   return null;
 }
 
-/** What `checks` find in `text`. */
-function scan(text: string, checks: readonly TextCheck[]): Hit[] {
+/** What `checks` find in `text`, read after `before` (the text just before it, already sent:
+ * what a finding may not follow, as a word's letters), at their places in `text`. A finding
+ * within `before` is left out; one that began there is cut to where `text` begins. */
+function scan(text: string, checks: readonly TextCheck[], before = ""): Hit[] {
   const hits: Hit[] = [];
+  const shift = before.length;
+  const whole = shift === 0 ? text : before + text;
   for (const check of checks) {
-    for (const found of check.find(text)) hits.push({ ...found, check });
+    for (const found of check.find(whole)) {
+      if (found.end <= shift) continue;
+      hits.push({
+        ...found,
+        start: Math.max(0, found.start - shift),
+        end: found.end - shift,
+        check,
+      });
+    }
   }
   return hits;
 }
@@ -77,24 +89,36 @@ function applyHits(text: string, hits: readonly Hit[], state: CheckState): strin
   return out + text.slice(at);
 }
 
-/** `text` after `checks` (see {@link applyHits}). */
-export function checkText(text: string, checks: readonly TextCheck[], state: CheckState): string {
+/** `text` after `checks` (see {@link applyHits}); `before`: see {@link scan}. */
+export function checkText(
+  text: string,
+  checks: readonly TextCheck[],
+  state: CheckState,
+  before = "",
+): string {
   if (checks.length === 0 || text === "") return text;
-  return applyHits(text, scan(text, checks), state);
+  return applyHits(text, scan(text, checks, before), state);
 }
 
 /** Characters a streamed block holds back by default: what a finding may span before it is
  * recognised (an e-mail address's local part and domain, an IBAN, a key's prefix). */
 export const STREAM_HOLD = 96;
 
+/** Characters of the text already sent that a window is read after: what the checks look back
+ * at before a finding (the one character a word or a value may not follow, a surrogate pair). */
+const SENT_CONTEXT = 8;
+
 /**
  * The checks of one streamed block (its text or tool-call arguments): deltas are gathered
  * into windows of at least twice the hold, each scanned with the held tail before it, and all
  * but the tail sent, so that a finding split across deltas is caught; a finding across the
- * window's end is held back whole. Memory is the window.
+ * window's end is held back whole. Each window is read after the end of what was sent, so that
+ * its start is no word's start when a word runs on across it. Memory is the window.
  */
 export class WindowFilter {
   #text = "";
+  /** The end of what was sent (as written, before any placeholder): see {@link scan}. */
+  #sent = "";
 
   constructor(
     readonly checks: readonly TextCheck[],
@@ -109,7 +133,7 @@ export class WindowFilter {
       this.#text = text;
       return "";
     }
-    const hits = scan(text, this.checks);
+    const hits = scan(text, this.checks, this.#sent);
     let cut = text.length - this.hold;
     // A finding across the cut is held back whole (and so is any that the new cut crosses).
     for (let moved = true; moved;) {
@@ -122,6 +146,11 @@ export class WindowFilter {
       }
     }
     this.#text = text.slice(cut);
+    if (cut > 0) {
+      this.#sent = (this.#sent + text.slice(Math.max(0, cut - SENT_CONTEXT), cut)).slice(
+        -SENT_CONTEXT,
+      );
+    }
     return applyHits(text.slice(0, cut), hits.filter((h) => h.end <= cut), this.state);
   }
 
@@ -129,6 +158,6 @@ export class WindowFilter {
   end(): string {
     const text = this.#text;
     this.#text = "";
-    return checkText(text, this.checks, this.state);
+    return checkText(text, this.checks, this.state, this.#sent);
   }
 }

@@ -92,6 +92,42 @@ Deno.test("window filter: a finding split across deltas is caught; everything el
   );
 });
 
+const deny = (words: string[], patterns: string[] = []): GuardrailConfig => ({
+  type: "deny",
+  name: "deny",
+  stage: "output",
+  action: "redact",
+  on_error: "block",
+  words,
+  patterns,
+});
+
+Deno.test("window filter: a window's start is read after the text already sent (no word found inside a longer one)", () => {
+  const streamed = (guardrail: GuardrailConfig, pieces: string[], hold: number) => {
+    const filter = new WindowFilter([textCheck(guardrail)!], state(), hold);
+    return pieces.map((p) => filter.push(p)).join("") + filter.end();
+  };
+  // The first window sends "...top" and holds "secret" back: the next one starts with it.
+  assert.equal(
+    streamed(deny(["secret"]), ["0123456789topsecret", " is out, secret!"], 6),
+    "0123456789topsecret is out, [DENIED_1]!",
+  );
+  // A pattern's word boundary, and its end held back for the last window.
+  assert.equal(
+    streamed(deny([], ["\\bcode\\b"]), ["0123456789zipcode", " and code"], 4),
+    "0123456789zipcode and [DENIED_1]",
+  );
+  // A card number inside a longer run of digits is none, also where the last window starts.
+  assert.equal(
+    streamed(pii("redact"), ["abcdefghijklmnop 99994111111111111111", " end"], 16),
+    "abcdefghijklmnop 99994111111111111111 end",
+  );
+  assert.equal(
+    streamed(pii("redact"), ["abcdefghijklmnop 4111111111111111", " end"], 16),
+    "abcdefghijklmnop [CARD_1] end",
+  );
+});
+
 Deno.test("stream restorer: a placeholder split across deltas is put back whole", () => {
   const vault = new Vault();
   vault.placeholder("EMAIL", "jane@example.com", true);
