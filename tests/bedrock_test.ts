@@ -12,6 +12,7 @@ import { parseConfig } from "../src/config/parse.ts";
 import { FetchHttpClient } from "../src/http/client/fetch.ts";
 import { Logger } from "../src/log/logger.ts";
 import { createProviders } from "../src/providers/registry.ts";
+import type { AwsCredentials } from "../src/providers/bedrock/sigv4.ts";
 import {
   FAKE_AWS_CREDENTIALS,
   FAKE_REGION,
@@ -996,4 +997,174 @@ Deno.test("bedrock: with instance_role, an EC2 instance's role from IMDSv2 (a se
     off.output.err,
     /provider \\"brk\\" disabled: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set/,
   );
+});
+
+/** STS's answer to AssumeRoleWithWebIdentity (as its Query API writes it), with `credentials`. */
+function stsAnswer(credentials: AwsCredentials, expiration: Date): string {
+  return `<AssumeRoleWithWebIdentityResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/">
+  <AssumeRoleWithWebIdentityResult>
+    <SubjectFromWebIdentityToken>system:serviceaccount:ai:switchyard</SubjectFromWebIdentityToken>
+    <Audience>sts.amazonaws.com</Audience>
+    <AssumedRoleUser>
+      <Arn>arn:aws:sts::123456789012:assumed-role/switchyard/switchyard-brk</Arn>
+      <AssumedRoleId>AROACLKWSDQRAOEXAMPLE:switchyard-brk</AssumedRoleId>
+    </AssumedRoleUser>
+    <Credentials>
+      <SessionToken>${credentials.sessionToken}</SessionToken>
+      <SecretAccessKey>${credentials.secretAccessKey}</SecretAccessKey>
+      <Expiration>${expiration.toISOString()}</Expiration>
+      <AccessKeyId>${credentials.accessKeyId}</AccessKeyId>
+    </Credentials>
+    <Provider>arn:aws:iam::123456789012:oidc-provider/oidc.eks.us-east-1.amazonaws.com/id/EXAMPLE</Provider>
+  </AssumeRoleWithWebIdentityResult>
+  <ResponseMetadata><RequestId>ad4156e9-bce1-11e2-82e6-6b6efEXAMPLE</RequestId></ResponseMetadata>
+</AssumeRoleWithWebIdentityResponse>`;
+}
+
+Deno.test("bedrock: on EKS with IRSA, the service account's token is exchanged at STS for the role's keys, read again at each renewal", async () => {
+  await using fake = startFakeBedrock();
+  const clock = new FakeClock();
+  const tokenFile = await Deno.makeTempFile({ prefix: "irsa-token-" });
+  await Deno.writeTextFile(tokenFile, "eyJhbGciOiJSUzI1NiJ9.first-token.sig\n");
+  const asked: Record<string, string>[] = [];
+  const sts = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, async (request) => {
+    const form = Object.fromEntries(new URLSearchParams(await request.text()));
+    asked.push({ method: request.method, type: request.headers.get("content-type")!, ...form });
+    const n = asked.length;
+    // A session token as STS writes them: base64, with an escaped character in the XML.
+    const credentials = {
+      accessKeyId: `ASIAIRSAKEY${n}EXAMPLE`,
+      secretAccessKey: `irsa-secret-${n}`,
+      sessionToken: `FwoGZXIvYXdzE+irsa/token=${n}&`,
+    };
+    fake.credentials = credentials;
+    const answer = stsAnswer(
+      { ...credentials, sessionToken: credentials.sessionToken.replace("&", "&amp;") },
+      new Date(clock.now() + 3_600_000),
+    );
+    return new Response(answer, { headers: { "content-type": "text/xml" } });
+  });
+  const env: Record<string, string> = {
+    AWS_WEB_IDENTITY_TOKEN_FILE: tokenFile,
+    AWS_ROLE_ARN: "arn:aws:iam::123456789012:role/switchyard",
+    AWS_ENDPOINT_URL_STS: `http://127.0.0.1:${sts.addr.port}`,
+    // Pod Identity's endpoint too: the web identity comes first, as in the AWS SDKs.
+    AWS_CONTAINER_CREDENTIALS_FULL_URI: "http://127.0.0.1:9/never",
+  };
+  try {
+    await using server = await bedrockGateway(fake, env, clock);
+    const ask = async (text: string) => {
+      const { status, body } = await askClaude(server, text);
+      assert.equal(status, 200, JSON.stringify(body));
+      assert.equal(body.choices[0].message.content, `You said: ${text}`);
+    };
+    await ask("Hello IRSA");
+    await ask("Hello again");
+    assert.equal(asked.length, 1, "one exchange for both calls");
+    assert.deepEqual(asked[0], {
+      method: "POST",
+      type: "application/x-www-form-urlencoded; charset=utf-8",
+      Action: "AssumeRoleWithWebIdentity",
+      Version: "2011-06-15",
+      RoleArn: "arn:aws:iam::123456789012:role/switchyard",
+      RoleSessionName: "switchyard-brk",
+      WebIdentityToken: "eyJhbGciOiJSUzI1NiJ9.first-token.sig",
+    });
+    assert.equal(fake.last.headers.get("x-amz-security-token"), "FwoGZXIvYXdzE+irsa/token=1&");
+    // Kubernetes rotated the token; 56 minutes on, the renewal sends the new one.
+    await Deno.writeTextFile(tokenFile, "eyJhbGciOiJSUzI1NiJ9.second-token.sig");
+    clock.advance(56 * 60_000);
+    await ask("Hello renewed");
+    assert.equal(asked.length, 2);
+    assert.equal(asked[1]!.WebIdentityToken, "eyJhbGciOiJSUzI1NiJ9.second-token.sig");
+    assert.equal(fake.last.headers.get("x-amz-security-token"), "FwoGZXIvYXdzE+irsa/token=2&");
+    assert.deepEqual(fake.violations, []);
+    assert.ok(!/irsa-secret|second-token|first-token/.test(server.output.err), "no secret logged");
+  } finally {
+    await sts.shutdown();
+    await Deno.remove(tokenFile);
+  }
+});
+
+Deno.test("bedrock: a web identity STS refuses, or whose token file is missing, is a 502 saying why, never the token", async () => {
+  await using fake = startFakeBedrock();
+  const tokenFile = await Deno.makeTempFile({ prefix: "irsa-token-" });
+  await Deno.writeTextFile(tokenFile, "eyJhbGciOiJSUzI1NiJ9.expired-token.sig");
+  const sts = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, () =>
+    new Response(
+      `<ErrorResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/">
+  <Error><Type>Sender</Type><Code>ExpiredTokenException</Code><Message>Token expired: current date/time 1764400000 must be before the expiration date/time 1764390000</Message></Error>
+  <RequestId>c6104cbe-af31-11e0-8154-cbc7ccf896c7</RequestId>
+</ErrorResponse>`,
+      { status: 400, headers: { "content-type": "text/xml" } },
+    ));
+  const env: Record<string, string> = {
+    AWS_WEB_IDENTITY_TOKEN_FILE: tokenFile,
+    AWS_ROLE_ARN: "arn:aws:iam::123456789012:role/switchyard",
+    AWS_ENDPOINT_URL_STS: `http://127.0.0.1:${sts.addr.port}/`,
+  };
+  try {
+    await using server = await bedrockGateway(fake, env);
+    const refused = await askClaude(server, "Hi");
+    assert.equal(refused.status, 502);
+    assert.match(
+      refused.body.error.message,
+      /"brk" has no AWS credentials: STS refused AssumeRoleWithWebIdentity \(HTTP 400, ExpiredTokenException: Token expired: .*\)\. The operator must check the service account's IAM role\./,
+    );
+    assert.doesNotMatch(JSON.stringify(refused.body) + server.output.err, /expired-token/);
+    await Deno.remove(tokenFile);
+    const missing = await askClaude(server, "Hi");
+    assert.equal(missing.status, 502);
+    assert.match(
+      missing.body.error.message,
+      new RegExp(`the token file ${tokenFile} could not be read \\(no such file\\)`),
+    );
+    assert.equal(fake.received.length, 0, "nothing reached Bedrock unsigned");
+  } finally {
+    await sts.shutdown();
+    await Deno.remove(tokenFile).catch(() => {});
+  }
+});
+
+Deno.test("bedrock: on EKS with Pod Identity, the container endpoint gets the token file's token, read again at each renewal", async () => {
+  await using fake = startFakeBedrock();
+  const clock = new FakeClock();
+  const tokenFile = await Deno.makeTempFile({ prefix: "pod-identity-token-" });
+  await Deno.writeTextFile(tokenFile, "pod-identity-token-1\n");
+  const auth: (string | null)[] = [];
+  const agent = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, (request) => {
+    auth.push(request.headers.get("authorization"));
+    const credentials = {
+      accessKeyId: `ASIAPODKEY${auth.length}EXAMPLE`,
+      secretAccessKey: `pod-secret-${auth.length}`,
+      sessionToken: `pod-session-token-${auth.length}`,
+    };
+    fake.credentials = credentials;
+    return Response.json({
+      AccessKeyId: credentials.accessKeyId,
+      SecretAccessKey: credentials.secretAccessKey,
+      Token: credentials.sessionToken,
+      AccountId: "123456789012",
+      Expiration: new Date(clock.now() + 3_600_000).toISOString(),
+    });
+  });
+  const env: Record<string, string> = {
+    AWS_CONTAINER_CREDENTIALS_FULL_URI: `http://127.0.0.1:${agent.addr.port}/v1/credentials`,
+    AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE: tokenFile,
+    // The file's token wins over the variable's, as in the AWS SDKs.
+    AWS_CONTAINER_AUTHORIZATION_TOKEN: "stale-variable-token",
+  };
+  try {
+    await using server = await bedrockGateway(fake, env, clock);
+    assert.equal((await askClaude(server, "Hello pod")).status, 200);
+    await Deno.writeTextFile(tokenFile, "pod-identity-token-2");
+    clock.advance(56 * 60_000);
+    assert.equal((await askClaude(server, "Hello renewed")).status, 200);
+    assert.deepEqual(auth, ["pod-identity-token-1", "pod-identity-token-2"]);
+    assert.equal(fake.last.headers.get("x-amz-security-token"), "pod-session-token-2");
+    assert.deepEqual(fake.violations, []);
+  } finally {
+    await agent.shutdown();
+    await Deno.remove(tokenFile);
+  }
 });

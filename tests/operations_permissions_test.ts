@@ -8,6 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { READ_GRANTS, WRITE_GRANTS } from "../src/serve/grants.ts";
+import { EKS_TOKEN_FILES } from "../src/providers/bedrock/credentials.ts";
 import {
   dataTempDir,
   hasColourOrStack,
@@ -73,9 +74,10 @@ Deno.test("start, dev, compile and start:trim grant no --allow-all, run or sys, 
     const read = flags.filter((f) => f.startsWith("--allow-read"));
     assert.equal(read.length, 1, `${task}: one --allow-read`);
     assert.deepEqual(
-      read[0]!.split("=")[1]?.split(",").slice(0, 2),
-      ["switchyard.json", "data"],
-      `${task}: reads the config and the data directory, then the image worker's modules`,
+      read[0]!.split("=")[1]?.split(",").slice(0, 4),
+      ["switchyard.json", "data", ...EKS_TOKEN_FILES],
+      `${task}: reads the config, the data directory and EKS's service account tokens (a ` +
+        `bedrock provider's IAM role there), then the image worker's modules`,
     );
     assert.deepEqual(
       flags.filter((f) => f.startsWith("--allow-write")),
@@ -92,14 +94,19 @@ Deno.test("start, dev, compile and start:trim grant no --allow-all, run or sys, 
   // The start:trim task is the start task plus FFI, nothing else.
   assert.equal(tasks["start:trim"], tasks.start!.replace(" main.ts", ` ${LIBC} main.ts`));
   // What the error messages say is what the task grants.
-  assert.deepEqual(READ_GRANTS, ["switchyard.json", "data/", "the image worker's modules in src/"]);
+  assert.deepEqual(READ_GRANTS, [
+    "switchyard.json",
+    "data/",
+    "EKS's two service account token files",
+    "the image worker's modules in src/",
+  ]);
   assert.deepEqual(WRITE_GRANTS, ["data/"]);
 });
 
 Deno.test("the code the start task lets Switchyard read is exactly the image worker's modules", () => {
   for (const task of ["start", "dev", "compile", "start:trim"]) {
     const read = permissions(task).find((f) => f.startsWith("--allow-read="))!;
-    const code = read.slice("--allow-read=".length).split(",").slice(2);
+    const code = read.slice("--allow-read=".length).split(",").slice(4);
     assert.deepEqual(
       [...code].sort(),
       [...WORKER_MODULES].sort(),
@@ -182,7 +189,8 @@ Deno.test("a config file outside the grants stops the start with one line naming
     assert.equal(
       line,
       `switchyard: ${outside}: cannot read config: ${outside} is outside what deno task start ` +
-        `lets Switchyard read (switchyard.json, data/, the image worker's modules in src/; ` +
+        `lets Switchyard read (switchyard.json, data/, EKS's two service account token files, ` +
+        `the image worker's modules in src/; ` +
         `docs/security.md, Permissions): ` +
         `put it under data/, or add --allow-read=${outside} to the deno command`,
     );
@@ -223,5 +231,48 @@ Deno.test("a KV file outside the grants stops the start with one line naming it 
   } finally {
     await Deno.remove(outside, { recursive: true });
     await Deno.remove(inside, { recursive: true });
+  }
+});
+
+Deno.test("under the start task's flags a bedrock role's token file outside the grants is a 502 naming it and the fix", async () => {
+  const outside = await Deno.makeTempFile({ prefix: "web-identity-token-" });
+  await Deno.writeTextFile(outside, "eyJhbGciOiJSUzI1NiJ9.token.sig");
+  const config = simConfig();
+  (config.providers as unknown[]).push({ id: "brk", style: "bedrock", region: "us-east-1" });
+  (config.models as unknown[]).push({
+    id: "claude",
+    provider: "brk",
+    upstream_model: "anthropic.claude-3-haiku-20240307-v1:0",
+    chat_completions: true,
+  });
+  await using file = await tempConfig(config);
+  try {
+    await using proc = spawnSwitchyard({
+      args: ["--config", file.path],
+      env: {
+        AWS_WEB_IDENTITY_TOKEN_FILE: outside,
+        AWS_ROLE_ARN: "arn:aws:iam::123456789012:role/switchyard",
+        // Never reached: the token is read first.
+        AWS_ENDPOINT_URL_STS: "http://127.0.0.1:9",
+      },
+    });
+    const res = await fetch(`${await proc.url()}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "claude", messages: [{ role: "user", content: "Hi" }] }),
+    });
+    const body = await res.json();
+    assert.equal(res.status, 502, JSON.stringify(body));
+    assert.equal(
+      body.error.message,
+      `The upstream provider "brk" has no AWS credentials: the token file ${outside} is outside ` +
+        `what deno task start lets Switchyard read (switchyard.json, data/, EKS's two service ` +
+        `account token files, the image worker's modules in src/; docs/security.md, ` +
+        `Permissions): put it under data/, or add --allow-read=${outside} to the deno command. ` +
+        `The operator must check the service account's IAM role.`,
+    );
+    assert.ok(!hasColourOrStack(proc.stderr), proc.stderr);
+  } finally {
+    await Deno.remove(outside);
   }
 });

@@ -8,6 +8,7 @@
 export const READ_GRANTS: readonly string[] = [
   "switchyard.json",
   "data/",
+  "EKS's two service account token files",
   "the image worker's modules in src/",
 ];
 export const WRITE_GRANTS: readonly string[] = ["data/"];

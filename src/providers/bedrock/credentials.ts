@@ -1,16 +1,19 @@
 /**
  * A `bedrock` provider's AWS credentials: the access keys in the environment variables it
  * names, else (as the AWS SDKs' default chain goes on) the temporary credentials of an IAM role:
- * the task's or pod's, from the container credentials endpoint that ECS and EKS name in
+ * a Kubernetes service account's (EKS's IRSA: STS `AssumeRoleWithWebIdentity` with the token in
+ * `AWS_WEB_IDENTITY_TOKEN_FILE`, for `AWS_ROLE_ARN`), the task's or pod's, from the container
+ * credentials endpoint that ECS and EKS Pod Identity name in
  * `AWS_CONTAINER_CREDENTIALS_RELATIVE_URI` or `_FULL_URI`, or (with `instance_role`) the EC2
  * instance's, from the instance metadata service (IMDSv2). Fetched once for all calls, renewed 5
- * minutes before they expire.
+ * minutes before they expire; a token file is read again for every fetch (Kubernetes rotates it).
  */
 import { untilAborted } from "../../abort.ts";
 import type { BedrockConfig } from "../../config/types.ts";
 import type { Clock } from "../../clock.ts";
 import { upstreamError } from "../../errors.ts";
 import type { HttpClient } from "../../http/client/types.ts";
+import { isNotGranted, outsideGrants } from "../../serve/grants.ts";
 import { isObject } from "../wire.ts";
 import type { AwsCredentials } from "./sigv4.ts";
 
@@ -23,20 +26,41 @@ const FETCH_TIMEOUT_MS = 5_000;
 /** Bytes of the endpoint's answer that are read. */
 const ANSWER_BYTES = 64 * 1024;
 
-/** Where a role's credentials come from: the container endpoint and its authorization, or the
- * instance metadata service. */
+/** Where a role's credentials come from: STS for a web identity token, the container endpoint
+ * and its authorization, or the instance metadata service. */
 export type RoleSource =
+  | {
+    kind: "web_identity";
+    /** STS's address (`AWS_ENDPOINT_URL_STS`, else the provider's region's). */
+    sts: string;
+    /** `AWS_ROLE_ARN`. */
+    roleArn: string;
+    /** `AWS_ROLE_SESSION_NAME`, or `null` for one naming the provider. */
+    sessionName: string | null;
+    /** `AWS_WEB_IDENTITY_TOKEN_FILE`. */
+    tokenFile: string;
+  }
   | {
     kind: "container";
     url: string;
     /** `AWS_CONTAINER_AUTHORIZATION_TOKEN`, sent as `Authorization`, or `null`. */
     authorization: string | null;
+    /** `AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE` (EKS Pod Identity's), whose token is sent
+     * instead, or `null`. */
+    authorizationFile: string | null;
   }
   | {
     kind: "instance";
     /** The service's address (`AWS_EC2_METADATA_SERVICE_ENDPOINT`, else EC2's). */
     endpoint: string;
   };
+
+/** Where EKS mounts a service account's token for IRSA and for Pod Identity: the start task
+ * may read these two files (docs/security.md, Permissions). */
+export const EKS_TOKEN_FILES: readonly string[] = [
+  "/var/run/secrets/eks.amazonaws.com/serviceaccount/token",
+  "/var/run/secrets/pods.eks.amazonaws.com/serviceaccount/eks-pod-identity-token",
+];
 
 /** EC2's instance metadata service. */
 const IMDS_ENDPOINT = "http://169.254.169.254";
@@ -58,13 +82,23 @@ export function awsCredentials(
       secretAccessKey,
     };
   }
+  const tokenFile = env("AWS_WEB_IDENTITY_TOKEN_FILE");
+  const roleArn = env("AWS_ROLE_ARN");
+  if (!accessKeyId && !secretAccessKey && tokenFile && roleArn) {
+    const sts = (env("AWS_ENDPOINT_URL_STS") || stsEndpoint(config.region)).replace(/\/+$/, "");
+    if (URL.canParse(sts)) {
+      const sessionName = env("AWS_ROLE_SESSION_NAME") || null;
+      return { role: { kind: "web_identity", sts, roleArn, sessionName, tokenFile } };
+    }
+  }
   const relative = env("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI");
   const full = env("AWS_CONTAINER_CREDENTIALS_FULL_URI");
   if (!accessKeyId && !secretAccessKey && (relative || full)) {
     const url = relative ? ECS_ENDPOINT + relative : full!;
     if (URL.canParse(url)) {
       const authorization = env("AWS_CONTAINER_AUTHORIZATION_TOKEN") || null;
-      return { role: { kind: "container", url, authorization } };
+      const authorizationFile = env("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE") || null;
+      return { role: { kind: "container", url, authorization, authorizationFile } };
     }
   }
   if (!accessKeyId && !secretAccessKey && config.instance_role) {
@@ -79,6 +113,11 @@ export function awsCredentials(
     ...(secretAccessKey ? [] : [config.secret_access_key_env]),
   ];
   return { missing: `${unset.join(" and ")} ${unset.length > 1 ? "are" : "is"} not set` };
+}
+
+/** STS's regional endpoint (the AWS SDKs' default since 2022). */
+function stsEndpoint(region: string): string {
+  return `https://sts.${region}.${region.startsWith("cn-") ? "amazonaws.com.cn" : "amazonaws.com"}`;
 }
 
 /** Credentials that are kept as they are, or renewed from a source. */
@@ -113,19 +152,21 @@ export class RoleCredentials implements CredentialSource {
   }
 
   async #fetch(): Promise<AwsCredentials> {
-    const text = this.source.kind === "container"
-      ? await this.#get(
-        this.source.url,
-        this.source.authorization === null ? {} : { authorization: this.source.authorization },
-      )
-      : await this.#fromInstance(this.source.endpoint);
-    let answer: unknown = null;
-    try {
-      answer = JSON.parse(text);
-    } catch {
-      // Reported below.
+    const source = this.source;
+    let fields: Record<string, unknown>;
+    if (source.kind === "web_identity") fields = await this.#fromSts(source);
+    else {
+      const text = source.kind === "container"
+        ? await this.#get(source.url, await this.#containerHeaders(source))
+        : await this.#fromInstance(source.endpoint);
+      let answer: unknown = null;
+      try {
+        answer = JSON.parse(text);
+      } catch {
+        // Reported below.
+      }
+      fields = isObject(answer) ? answer : {};
     }
-    const fields = isObject(answer) ? answer : {};
     const { AccessKeyId: id, SecretAccessKey: secret, Token: token, Expiration: expiration } =
       fields;
     if (typeof id !== "string" || !id || typeof secret !== "string" || !secret) {
@@ -142,6 +183,70 @@ export class RoleCredentials implements CredentialSource {
     return credentials;
   }
 
+  /** The container endpoint's `Authorization`: the token file's (read anew: it is rotated), else
+   * the variable's. */
+  async #containerHeaders(
+    source: Extract<RoleSource, { kind: "container" }>,
+  ): Promise<Record<string, string>> {
+    if (source.authorizationFile !== null) {
+      return { authorization: await this.#token(source.authorizationFile) };
+    }
+    return source.authorization === null ? {} : { authorization: source.authorization };
+  }
+
+  /** STS `AssumeRoleWithWebIdentity` with the token file's token (unsigned: the token is the
+   * proof); the credentials in the fields the other sources name them. */
+  async #fromSts(
+    source: Extract<RoleSource, { kind: "web_identity" }>,
+  ): Promise<Record<string, unknown>> {
+    const token = await this.#token(source.tokenFile);
+    const form = new URLSearchParams({
+      Action: "AssumeRoleWithWebIdentity",
+      Version: "2011-06-15",
+      RoleArn: source.roleArn,
+      RoleSessionName: source.sessionName ?? sessionName(this.provider),
+      WebIdentityToken: token,
+    });
+    const { status, text } = await this.#call(source.sts + "/", {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded; charset=utf-8" },
+      body: form.toString(),
+    });
+    if (status !== 200) {
+      const code = xmlText(text, "Code");
+      const message = xmlText(text, "Message");
+      throw this.#failure(
+        `STS refused AssumeRoleWithWebIdentity (HTTP ${status}${code ? `, ${code}` : ""}${
+          message ? `: ${message.slice(0, 200)}` : ""
+        })`,
+      );
+    }
+    return {
+      AccessKeyId: xmlText(text, "AccessKeyId"),
+      SecretAccessKey: xmlText(text, "SecretAccessKey"),
+      Token: xmlText(text, "SessionToken"),
+      Expiration: xmlText(text, "Expiration"),
+    };
+  }
+
+  /** A token file's token; one that cannot be read is the 502 saying why. */
+  async #token(path: string): Promise<string> {
+    let token: string;
+    try {
+      token = (await Deno.readTextFile(path)).trim();
+    } catch (e) {
+      throw this.#failure(
+        isNotGranted(e)
+          ? `the token file ${outsideGrants(path, "read")}`
+          : `the token file ${path} could not be read (${
+            e instanceof Deno.errors.NotFound ? "no such file" : "an error reading it"
+          })`,
+      );
+    }
+    if (token === "") throw this.#failure(`the token file ${path} is empty`);
+    return token;
+  }
+
   /** IMDSv2: a session token, the instance's role name, then the role's credentials. */
   async #fromInstance(endpoint: string): Promise<string> {
     const token = await this.#get(`${endpoint}/latest/api/token`, {
@@ -156,35 +261,72 @@ export class RoleCredentials implements CredentialSource {
 
   /** The body of a 200 from the role's source, or the 502 of a failure. */
   async #get(url: string, headers: Record<string, string>, method = "GET"): Promise<string> {
-    const source = this.#sourceName();
-    let status: number;
-    let text: string;
+    const { status, text } = await this.#call(url, { method, headers });
+    if (status !== 200) throw this.#failure(`${this.#sourceName()} answered HTTP ${status}`);
+    return text;
+  }
+
+  /** The status and body of a call to the role's source; one that fails is the 502. */
+  async #call(
+    url: string,
+    call: { method: string; headers: Record<string, string>; body?: string },
+  ): Promise<{ status: number; text: string }> {
     try {
       const response = await this.http.request({
-        method,
+        ...call,
         url,
-        headers,
         signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
       });
-      status = response.status;
-      text = (await response.text(ANSWER_BYTES)).text;
+      return { status: response.status, text: (await response.text(ANSWER_BYTES)).text };
     } catch {
-      throw this.#failure(`${source} could not be reached`);
+      throw this.#failure(`${this.#sourceName()} could not be reached`);
     }
-    if (status !== 200) throw this.#failure(`${source} answered HTTP ${status}`);
-    return text;
   }
 
   #sourceName(): string {
     return this.source.kind === "container"
       ? "the container credentials endpoint"
+      : this.source.kind === "web_identity"
+      ? "STS"
       : "the instance metadata service";
   }
 
   #failure(what: string) {
-    const role = this.source.kind === "container" ? "the task's or pod's" : "the instance's";
+    const role = this.source.kind === "instance"
+      ? "the instance's"
+      : this.source.kind === "web_identity"
+      ? "the service account's"
+      : "the task's or pod's";
     return upstreamError(
       `The upstream provider "${this.provider}" has no AWS credentials: ${what}. The operator must check ${role} IAM role.`,
     );
   }
+}
+
+/** A role session's name for `provider`: what STS accepts (`[\w+=,.@-]`, 2-64 characters). */
+function sessionName(provider: string): string {
+  return `switchyard-${provider.replace(/[^\w+=,.@-]/g, "-")}`.slice(0, 64);
+}
+
+const XML_ENTITIES: Record<string, string> = {
+  amp: "&",
+  lt: "<",
+  gt: ">",
+  quot: '"',
+  apos: "'",
+};
+
+/** The text of the first `<name>` element of an STS answer (elements without attributes, as
+ * STS writes them), or `null`. */
+function xmlText(xml: string, name: string): string | null {
+  const match = new RegExp(`<${name}>([^<]*)</${name}>`).exec(xml);
+  if (match === null) return null;
+  return match[1]!.trim().replace(
+    /&(amp|lt|gt|quot|apos|#\d{1,7}|#x[0-9a-fA-F]{1,6});/g,
+    (whole, entity: string) => {
+      if (entity[0] !== "#") return XML_ENTITIES[entity]!;
+      const code = entity[1] === "x" ? parseInt(entity.slice(2), 16) : Number(entity.slice(1));
+      return code <= 0x10ffff ? String.fromCodePoint(code) : whole;
+    },
+  );
 }
