@@ -13,10 +13,13 @@ import { FetchHttpClient } from "../src/http/client/fetch.ts";
 import { Logger } from "../src/log/logger.ts";
 import { createProviders } from "../src/providers/registry.ts";
 import type { AwsCredentials } from "../src/providers/bedrock/sigv4.ts";
+import { parseMessagesRequest } from "../src/api/messages/request.ts";
+import { promptTokens } from "../src/canonical/prompt_tokens.ts";
 import {
   FAKE_AWS_CREDENTIALS,
   FAKE_REGION,
   type FakeBedrock,
+  fakeTokenCount,
   startFakeBedrock,
 } from "./support/fake_bedrock.ts";
 import { dataUrl, pngBytes } from "./support/images.ts";
@@ -442,8 +445,59 @@ Deno.test("bedrock/claude-code: the request Claude Code sends (betas, mid-conver
     }),
   });
   assert.equal(counted.status, 200);
-  assert.ok((await counted.json()).input_tokens > 0);
-  assert.equal(s.fake.received.length, 2, "counted by the gateway, no upstream call");
+  // Bedrock's count, for the profile's foundation model; the streamed turn above asked none
+  // (its message_start carries the estimate).
+  assertSigned(s.fake, 3);
+  const count = s.fake.last;
+  assert.equal(count.path, "/model/anthropic.claude-sonnet-4-5-20250929-v1%3A0/count-tokens");
+  const input =
+    (count.body as { input: { converse: { messages: unknown[]; toolConfig: unknown } } })
+      .input;
+  assert.ok(input.converse.messages.length > 1 && input.converse.toolConfig !== undefined);
+  assert.equal((await counted.json()).input_tokens, fakeTokenCount(input.converse));
+});
+
+Deno.test("bedrock: count_tokens of a model Bedrock cannot count for is the gateway's estimate", async () => {
+  await using fake = startFakeBedrock();
+  const env = {
+    AWS_ACCESS_KEY_ID: FAKE_AWS_CREDENTIALS.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: FAKE_AWS_CREDENTIALS.secretAccessKey,
+  };
+  await using server = await startServer({
+    config: testConfig((raw) => {
+      (raw.providers as unknown[]).push({
+        id: "brk",
+        style: "bedrock",
+        region: FAKE_REGION,
+        base_url: fake.url,
+        max_retries: 0,
+      });
+      (raw.models as unknown[]).push({
+        id: "nova",
+        provider: "brk",
+        upstream_model: "us.amazon.nova-pro-v1:0",
+        chat_completions: true,
+      });
+    }),
+    env: (name) => env[name as keyof typeof env],
+  });
+  const body = {
+    model: "nova",
+    system: "You are terse.",
+    messages: [{ role: "user", content: "How many tokens is this sentence, roughly?" }],
+  };
+  const res = await fetch(`${server.url}/v1/messages/count_tokens`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "anthropic-version": "2023-06-01" },
+    body: JSON.stringify(body),
+  });
+  assert.equal(res.status, 200);
+  const { req } = parseMessagesRequest(body, testConfig().limits, true);
+  assert.deepEqual(await res.json(), { input_tokens: promptTokens(req) });
+  assert.deepEqual(fake.received.map((r) => r.path), [
+    "/model/amazon.nova-pro-v1%3A0/count-tokens",
+  ]);
+  assert.deepEqual(fake.violations, []);
 });
 
 Deno.test("bedrock/openai: embeddings through Titan (one call per input) and Cohere (one call)", async () => {

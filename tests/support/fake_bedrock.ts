@@ -304,7 +304,9 @@ export function startFakeBedrock(options: FakeBedrockOptions = {}): FakeBedrock 
     } catch {
       // recorded as text
     }
-    const match = /^\/model\/([^/]+)\/(converse|converse-stream|invoke)$/.exec(url.pathname);
+    const match = /^\/model\/([^/]+)\/(converse|converse-stream|invoke|count-tokens)$/.exec(
+      url.pathname,
+    );
     const received: BedrockReceived = {
       method: request.method,
       path: url.pathname,
@@ -353,6 +355,9 @@ export function startFakeBedrock(options: FakeBedrockOptions = {}): FakeBedrock 
     }
     if (fault.garbage !== undefined) {
       return new Response(fault.garbage, { headers: { "content-type": "application/json" } });
+    }
+    if (received.operation === "count-tokens") {
+      return countTokens(received.modelId, body, received.violations);
     }
     if (received.operation === "invoke") {
       const answer = embeddings(received.modelId, body, received.violations);
@@ -478,6 +483,42 @@ async function checkSignature(
   return expected === authorization
     ? null
     : "The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method.";
+}
+
+/** The fields of CountTokens' `input.converse` (ConverseTokensRequest). */
+const COUNT_FIELDS = new Set(["messages", "system", "toolConfig", "additionalModelRequestFields"]);
+
+/** The fake's token count of a ConverseTokensRequest: its JSON's length over 4, rounded up (a
+ * count the gateway's estimate does not give). */
+export function fakeTokenCount(converse: unknown): number {
+  return Math.ceil(JSON.stringify(converse).length / 4);
+}
+
+/**
+ * `POST /model/{modelId}/count-tokens`: `{"input": {"converse": ...}}` checked as a Converse
+ * body with only ConverseTokensRequest's fields, answered `{"inputTokens"}`. As Bedrock does, an
+ * inference profile (or any model but Anthropic's Claude) is refused with a ValidationException.
+ */
+function countTokens(modelId: string, body: unknown, violations: string[]): Response {
+  if (!/^anthropic\.claude/.test(modelId)) {
+    return awsError(
+      400,
+      "ValidationException",
+      "The provided model doesn't support counting tokens.",
+    );
+  }
+  const input = (body as Obj | null)?.input as Obj | undefined;
+  const converse = input?.converse as Obj | undefined;
+  if (typeof converse !== "object" || converse === null || Object.keys(input!).length !== 1) {
+    violations.push("count-tokens: the body is not {input: {converse}}");
+  } else {
+    for (const key of Object.keys(converse)) {
+      if (!COUNT_FIELDS.has(key)) violations.push(`count-tokens: unknown field converse.${key}`);
+    }
+    violations.push(...checkConverse(converse, modelId).violations);
+  }
+  if (violations.length > 0) return awsError(400, "ValidationException", violations.join("; "));
+  return json(200, { inputTokens: fakeTokenCount(converse) });
 }
 
 /** What the converse checks found, and the conversation for the script. */

@@ -8,6 +8,7 @@
  * `x-switchyard-dropped-params`.
  */
 import { inputTokens } from "../shared/input_tokens.ts";
+import { promptTokens } from "../../canonical/prompt_tokens.ts";
 import type { CanonicalRequest, Part } from "../../canonical/conversation.ts";
 import type { CanonicalResult } from "../../canonical/result.ts";
 import type { Uses } from "../../canonical/uses.ts";
@@ -105,16 +106,15 @@ class GeminiDoor implements ChatDoor {
     });
   }
 
-  async renderer(
-    { record, provider, call }: ModelTarget,
-    req: CanonicalRequest,
-  ): Promise<GeminiStreamRenderer> {
+  /** The stream's renderer; its usage until the back end reports one is the estimate of the
+   * prompt (a count from the back end would be a call before the answer's). */
+  renderer({ record }: ModelTarget, req: CanonicalRequest): GeminiStreamRenderer {
     return new GeminiStreamRenderer({
       model: record.id,
       requestId: this.#ctx.requestId,
       includeThoughts: this.#includeThoughts,
       framing: this.#framing,
-      estimate: await inputTokens(provider, req, call),
+      estimate: promptTokens(req),
     });
   }
 

@@ -6,6 +6,7 @@
  * events. Request fields the back end left out are named in `x-switchyard-dropped-params`.
  */
 import { inputTokens } from "../shared/input_tokens.ts";
+import { promptTokens } from "../../canonical/prompt_tokens.ts";
 import type { CanonicalRequest, Part } from "../../canonical/conversation.ts";
 import type { CanonicalResult } from "../../canonical/result.ts";
 import type { Uses } from "../../canonical/uses.ts";
@@ -79,14 +80,13 @@ class MessagesDoor implements ChatDoor {
     });
   }
 
-  async renderer(
-    { record, provider, call }: ModelTarget,
-    req: CanonicalRequest,
-  ): Promise<MessagesStreamRenderer> {
+  /** The stream's renderer; its `message_start` carries the estimate of the prompt (a count
+   * from the back end would be a call before the answer's). */
+  renderer({ record }: ModelTarget, req: CanonicalRequest): MessagesStreamRenderer {
     return new MessagesStreamRenderer({
       requestId: this.#ctx.requestId,
       model: record.id,
-      estimate: await inputTokens(provider, req, call),
+      estimate: promptTokens(req),
     });
   }
 

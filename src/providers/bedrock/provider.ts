@@ -9,6 +9,7 @@ import type { UpstreamErrorDetail } from "../upstream/error_detail.ts";
 import type { RetryTiming } from "../upstream/retry.ts";
 import { Upstream } from "../upstream/upstream.ts";
 import { malformed, parseEventData } from "../wire.ts";
+import { countBedrockTokens } from "./count_tokens.ts";
 import { awsCredentials, fixedCredentials, RoleCredentials } from "./credentials.ts";
 import { bedrockEmbed } from "./embeddings.ts";
 import { mapBedrockError, mapBedrockStreamException, parseBedrockError } from "./errors.ts";
@@ -25,7 +26,8 @@ const utf8 = new TextDecoder();
 
 /**
  * The adapter for Amazon Bedrock's Converse API (`/model/{modelId}/converse`,
- * `/converse-stream` with AWS's binary event stream) and, for embeddings, `InvokeModel`; every
+ * `/converse-stream` with AWS's binary event stream), `CountTokens` and, for embeddings,
+ * `InvokeModel`; every
  * request signed with AWS Signature Version 4 for the provider's region (service `bedrock`),
  * or, with a Bedrock API key (`api_key_env`), carrying it as a bearer token.
  * The request is translated before the upstream call (a 400 for what cannot be sent,
@@ -99,6 +101,11 @@ export class BedrockProvider implements Provider {
       const response = await this.#upstream.call(chatPost(ctx, path, call.body, true));
       return new EventStreamSource(response, maxEventBytes);
     }, this.#translation(made));
+  }
+
+  /** `CountTokens` (count_tokens, Gemini's countTokens); see count_tokens.ts. */
+  countTokens(req: CanonicalRequest, ctx: CallContext): Promise<number> {
+    return countBedrockTokens(this.#upstream, req, ctx);
   }
 
   /** `InvokeModel` with Titan's or Cohere's body; see embeddings.ts. */
