@@ -459,27 +459,13 @@ Deno.test("bedrock/claude-code: the request Claude Code sends (betas, mid-conver
 
 Deno.test("bedrock: count_tokens of a model Bedrock cannot count for is the gateway's estimate", async () => {
   await using fake = startFakeBedrock();
-  const env = {
+  const env: Record<string, string> = {
     AWS_ACCESS_KEY_ID: FAKE_AWS_CREDENTIALS.accessKeyId,
     AWS_SECRET_ACCESS_KEY: FAKE_AWS_CREDENTIALS.secretAccessKey,
   };
-  await using server = await startServer({
-    config: testConfig((raw) => {
-      (raw.providers as unknown[]).push({
-        id: "brk",
-        style: "bedrock",
-        region: FAKE_REGION,
-        base_url: fake.url,
-        max_retries: 0,
-      });
-      (raw.models as unknown[]).push({
-        id: "nova",
-        provider: "brk",
-        upstream_model: "us.amazon.nova-pro-v1:0",
-        chat_completions: true,
-      });
-    }),
-    env: (name) => env[name as keyof typeof env],
+  await using server = await bedrockGateway(fake, env, undefined, {}, {
+    id: "nova",
+    upstream_model: "us.amazon.nova-pro-v1:0",
   });
   const body = {
     model: "nova",
@@ -694,14 +680,15 @@ Deno.test("bedrock: an exception frame mid-stream ends the stream with the proto
   assert.match(failed.message, /rate limiting requests: Slow down/);
 });
 
-/** A gateway with model `claude` on a bedrock provider `brk` over `fake` (with `provider`'s
- * fields), its credentials from `env` (access keys, a container credentials endpoint, or the
- * variable `api_key_env` names). */
+/** A gateway with model `claude` (or `model`'s id and fields) on a bedrock provider `brk` over
+ * `fake` (with `provider`'s fields), its credentials from `env` (access keys, a role's source, or
+ * the variable `api_key_env` names). */
 function bedrockGateway(
   fake: FakeBedrock,
   env: Record<string, string>,
   clock?: FakeClock,
   provider: Record<string, unknown> = {},
+  model: Record<string, unknown> = {},
 ): Promise<TestServer> {
   return startServer({
     ...(clock ? { clock } : {}),
@@ -719,10 +706,18 @@ function bedrockGateway(
         provider: "brk",
         upstream_model: CLAUDE,
         chat_completions: true,
+        ...model,
       });
     }),
     env: (name) => env[name],
   });
+}
+
+/** A chat call to `claude` that the fake answers (an echo of `text`). */
+async function askClaudeOk(server: TestServer, text: string): Promise<void> {
+  const { status, body } = await askClaude(server, text);
+  assert.equal(status, 200, JSON.stringify(body));
+  assert.equal(body.choices[0].message.content, `You said: ${text}`);
 }
 
 /** A chat call to `claude`: its status and body. */
@@ -939,11 +934,7 @@ Deno.test("bedrock: without access keys, a task's IAM role from the container cr
   };
   try {
     await using server = await bedrockGateway(fake, env, clock);
-    const ask = async (text: string) => {
-      const { status, body } = await askClaude(server, text);
-      assert.equal(status, 200, JSON.stringify(body));
-      assert.equal(body.choices[0].message.content, `You said: ${text}`);
-    };
+    const ask = (text: string) => askClaudeOk(server, text);
     await ask("Hello role");
     await ask("Hello again");
     assert.equal(fetched, 1, "one fetch for both calls");
@@ -1107,11 +1098,7 @@ Deno.test("bedrock: on EKS with IRSA, the service account's token is exchanged a
   };
   try {
     await using server = await bedrockGateway(fake, env, clock);
-    const ask = async (text: string) => {
-      const { status, body } = await askClaude(server, text);
-      assert.equal(status, 200, JSON.stringify(body));
-      assert.equal(body.choices[0].message.content, `You said: ${text}`);
-    };
+    const ask = (text: string) => askClaudeOk(server, text);
     await ask("Hello IRSA");
     await ask("Hello again");
     assert.equal(asked.length, 1, "one exchange for both calls");
