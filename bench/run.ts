@@ -39,6 +39,8 @@
  * REV and this checkout taking turns to go first, and a "CPU vs REV" column gives this checkout's
  * CPU µs per request as a percentage of REV's, also printed after the table and stored in
  * results.json under `against`: the figure that should stay within 105% for a non-stream request.
+ * The paced streams are also run with the two loaded at the same time (100 streams each), the
+ * steadier figure for a per-chunk change.
  *
  * Switchyard runs as in production (`deno task start`'s flags and environment), auth on (a key whose limits are raised out of the way but
  * still counted in KV on every request), validation on, logging on (stdout and KV). The
@@ -924,6 +926,33 @@ async function table(): Promise<void> {
         cpuRatio[`${mode} @${PACED_STREAMS}`] = s.cpuUsPerRequest / r.cpuUsPerRequest;
       }
       row(mode, PACED_STREAMS, "switchyard", s, d, p, r);
+      if (rev) {
+        // The two Switchyards also loaded at the same time, half the streams each, taking turns
+        // to start: the shared host's drift between runs, which moves a paced stream's CPU by a
+        // tenth, then weighs on both alike (two checkouts of the same code: 97-100% in each of
+        // six rounds of two runs, where the interleaved rows put them at 97-98% then and at
+        // 86-124% in earlier sessions). The figure is the median of the rounds' ratios.
+        const half = PACED_STREAMS / 2;
+        const mine = targets.find((t) => t.label === "switchyard")!;
+        const theirs = targets.find((t) => t.label === rev.label)!;
+        const paired: number[] = [];
+        for (let round = 0; round < args.rounds; round++) {
+          const order = round % 2 ? [theirs, mine] : [mine, theirs];
+          const [first, second] = await Promise.all(
+            order.map((t) => wrk(t.url, half, chatBody(t.model, true), t.key, t.proc)),
+          );
+          const [m, t] = order[0] === mine ? [first!, second!] : [second!, first!];
+          paired.push(m.cpuUsPerRequest / t.cpuUsPerRequest);
+        }
+        cpuRatio[`${mode} @${half}+${half} at the same time`] = median(paired);
+        clientRatios.push(
+          `${mode}, this checkout and ${rev.label} loaded at the same time (${half} streams each): ${
+            fmt(median(paired) * 100, 0)
+          }% of ${rev.label}'s CPU a stream (rounds: ${
+            paired.map((x) => fmt(x * 100, 0)).join(", ")
+          })`,
+        );
+      }
       results[`${mode} @${PACED_STREAMS} passthrough`] = p;
       results[`${mode} @${PACED_STREAMS} h1-floor`] = h;
       results[`${mode} @${PACED_STREAMS} js-floor`] = f;
