@@ -2,7 +2,7 @@
  * Bedrock's `CountTokens` for a chat request (`POST /model/{modelId}/count-tokens` with the
  * Converse input: messages, system, tools and the model's extra fields), the count the call
  * would be billed. Bedrock counts for a foundation model, not for an inference profile: a
- * profile's geography (`us.`, `eu.`, `global.`…) is taken off. A model it cannot count for
+ * profile's geography (`us.`, `eu.`, `global.`...) is taken off. A model it cannot count for
  * (Bedrock answers a `ValidationException`) gets the gateway's estimate, as an Anthropic
  * upstream without count_tokens does.
  */
@@ -16,11 +16,11 @@ import { isObject, malformed } from "../wire.ts";
 import { bedrockModelPath } from "./model_path.ts";
 import { toConverseRequest } from "./request.ts";
 
-/** The geographies of Bedrock's system-defined inference profiles (`us.anthropic.claude-…`). */
+/** The geographies of Bedrock's system-defined inference profiles (`us.anthropic.claude-...`). */
 const PROFILE_PREFIX = /^(?:us|us-gov|eu|apac|jp|au|ca|global)\.(?=[a-z0-9-]+\.)/;
 
-/** The foundation model an inference profile id stands for (`us.anthropic.claude-…` →
- * `anthropic.claude-…`); any other id (a foundation model's, an ARN) as it is. */
+/** The foundation model an inference profile id stands for (`us.anthropic.claude-...` to
+ * `anthropic.claude-...`); any other id (a foundation model's, an ARN) as it is. */
 export function foundationModel(modelId: string): string {
   return modelId.replace(PROFILE_PREFIX, "");
 }
