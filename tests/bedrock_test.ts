@@ -457,6 +457,35 @@ Deno.test("bedrock/claude-code: the request Claude Code sends (betas, mid-conver
   assert.equal((await counted.json()).input_tokens, fakeTokenCount(input.converse));
 });
 
+Deno.test("bedrock: the Gemini door's countTokens is Bedrock's count too", async () => {
+  await using fake = startFakeBedrock();
+  const env: Record<string, string> = {
+    AWS_ACCESS_KEY_ID: FAKE_AWS_CREDENTIALS.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: FAKE_AWS_CREDENTIALS.secretAccessKey,
+  };
+  await using server = await bedrockGateway(fake, env);
+  const res = await fetch(`${server.url}/v1beta/models/claude:countTokens`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({
+      contents: [{ role: "user", parts: [{ text: "Count these words for me, please." }] }],
+    }),
+  });
+  assert.equal(res.status, 200);
+  const sent = fake.last;
+  assert.equal(sent.path, "/model/anthropic.claude-sonnet-4-5-20250929-v1%3A0/count-tokens");
+  const converse = (sent.body as { input: { converse: unknown } }).input.converse;
+  assert.deepEqual(converse, {
+    messages: [{ role: "user", content: [{ text: "Count these words for me, please." }] }],
+  });
+  const total = fakeTokenCount(converse);
+  assert.deepEqual(await res.json(), {
+    totalTokens: total,
+    promptTokensDetails: [{ modality: "TEXT", tokenCount: total }],
+  });
+  assert.deepEqual(fake.violations, []);
+});
+
 Deno.test("bedrock: count_tokens of a model Bedrock cannot count for is the gateway's estimate", async () => {
   await using fake = startFakeBedrock();
   const env: Record<string, string> = {
