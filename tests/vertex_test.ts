@@ -20,6 +20,7 @@ import { ADMIN_TOKEN } from "./support/admin.ts";
 import {
   type FakeVertex,
   makeServiceAccount,
+  METADATA_TOKEN_PATH,
   startFakeVertex,
   type TestServiceAccount,
   VERTEX_PROJECT,
@@ -65,6 +66,8 @@ async function startVertexGateway(options: VertexGatewayOptions = {}): Promise<V
   const env: Record<string, string> = {
     VX_SA: (options.signer ?? trusted).json,
     SWITCHYARD_ADMIN_TOKEN: ADMIN_TOKEN,
+    // The fake is also the metadata server of a provider with `metadata_server`.
+    GCE_METADATA_HOST: new URL(vertex.url).host,
   };
   const provider = (id: string, more: Record<string, unknown> = {}) => ({
     id,
@@ -145,6 +148,32 @@ async function startVertexGateway(options: VertexGatewayOptions = {}): Promise<V
     },
   };
 }
+
+Deno.test("vertex: on Google Cloud without a key, the workload's service account from the metadata server, its token renewed when Vertex refuses it", async () => {
+  await using gw = await startVertexGateway({
+    provider: { credentials_env: null, metadata_server: true },
+  });
+  const openai = gw.openai();
+  for (const model of ["vx-gemini", "vx-claude"]) {
+    const completion = await openai.chat.completions.create({ model, messages: [HELLO] });
+    assert.ok(completion.choices[0]!.message.content, model);
+  }
+  assert.equal(gw.vertex.tokenRequests, 1, "one token for every call meanwhile");
+  const asked = gw.vertex.received.filter((r) => r.path === METADATA_TOKEN_PATH);
+  assert.equal(asked.length, 1);
+  assert.equal(asked[0]!.method, "GET");
+  // Revoked early: Vertex answers 401, a new token is asked for, and the call is tried again.
+  gw.vertex.revokeTokens();
+  const again = await openai.chat.completions.create({ model: "vx-gemini", messages: [HELLO] });
+  assert.ok(again.choices[0]!.message.content);
+  assert.equal(gw.vertex.tokenRequests, 2);
+  assert.match(gw.server.output.err, /refused the access token \(HTTP 401\); renewing it/);
+  // The one violation is the revoked token's call, which Vertex answered 401.
+  assert.deepEqual(gw.vertex.violations, ["auth: no valid access token"]);
+  assert.deepEqual(gw.vertex.gemini.violations, []);
+  assert.deepEqual(gw.vertex.anthropic.violations, []);
+  assert.ok(!gw.server.output.err.includes("ya29."), "no token in the log");
+});
 
 /** No fake saw a request that breaks its format. */
 function checkFakes(vertex: FakeVertex): void {

@@ -140,10 +140,23 @@ function readVertex(f: Fields): VertexConfig {
       "a vertex provider authenticates with a service account; name its variable in credentials_env",
     );
   }
+  const metadataServer = f.boolean("metadata_server", OPTIONAL) ?? false;
+  const credentials = f.string("credentials_env", { ...ENV_NAME, optional: true, nullable: true });
+  if (metadataServer && credentials !== null && credentials !== undefined) {
+    throw f.get("metadata_server").invalid(
+      "a vertex provider takes its service account from credentials_env or from the metadata server, not both",
+    );
+  }
+  if (!metadataServer && (credentials === null || credentials === undefined)) {
+    throw f.get("credentials_env").invalid(
+      "required: the variable holding the service account's key (or, on Google Cloud, metadata_server: true for the service account attached to the workload)",
+    );
+  }
   return {
     project: f.string("project", GCP_PROJECT),
     region: f.string("region", GCP_REGION),
-    credentials_env: f.string("credentials_env", { ...ENV_NAME, optional: false, nullable: false }),
+    credentials_env: metadataServer ? null : credentials!,
+    metadata_server: metadataServer,
     token_url: readUrl(f, "token_url", "https://oauth2.googleapis.com/token"),
     publisher: f.oneOf("publisher", VERTEX_PUBLISHERS, OPTIONAL) ?? null,
   };

@@ -187,8 +187,12 @@ export interface VertexConfig {
   project: string;
   /** A region (`us-east5`) or `global`. */
   region: string;
-  /** The variable holding the service account key: its JSON, or the path of its file. */
-  credentials_env: string;
+  /** The variable holding the service account key: its JSON, or the path of its file; `null`
+   * with {@link metadata_server}. */
+  credentials_env: string | null;
+  /** On Google Cloud (GKE with Workload Identity, Cloud Run, Compute Engine): the attached
+   * service account's tokens from the metadata server instead of a key. */
+  metadata_server: boolean;
   /** Where the signed assertion is exchanged for an access token. */
   token_url: string;
   /** The publisher of every model of the provider (whose protocol then passes through as

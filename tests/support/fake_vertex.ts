@@ -33,6 +33,8 @@ export const VERTEX_REGION = "us-east5";
 /** The Messages API version Vertex's Claude models take in the body. */
 const VERTEX_ANTHROPIC_VERSION = "vertex-2023-10-16";
 const JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+/** The metadata server's path for the attached service account's access token. */
+export const METADATA_TOKEN_PATH = "/computeMetadata/v1/instance/service-accounts/default/token";
 const SCOPE = "https://www.googleapis.com/auth/cloud-platform";
 
 /** A service account made for a test: its key file's JSON, and the public key of its key. */
@@ -209,6 +211,31 @@ export function startFakeVertex(options: FakeVertexOptions): FakeVertex {
       throw new Error("the fake Vertex answers through match()");
     },
     match(url) {
+      if (url.pathname === METADATA_TOKEN_PATH) {
+        // The metadata server of a Google Cloud workload: the attached account's token, to a
+        // GET that carries Metadata-Flavor: Google (and no Authorization).
+        return {
+          method: "GET",
+          check(headers) {
+            const bad: string[] = [];
+            if (headers.get("metadata-flavor") !== "Google") {
+              bad.push(`metadata: Metadata-Flavor ${headers.get("metadata-flavor")}`);
+            }
+            if (headers.has("authorization")) bad.push("metadata: an Authorization header");
+            return bad;
+          },
+          answer: () => {
+            tokens++;
+            const token = `ya29.c.fake-metadata-token-${tokens}-${crypto.randomUUID()}`;
+            issued.add(token);
+            return {
+              kind: "json",
+              status: 200,
+              body: { access_token: token, expires_in: fake.expiresIn, token_type: "Bearer" },
+            };
+          },
+        };
+      }
       if (url.pathname === "/token") {
         return {
           check(headers, body) {

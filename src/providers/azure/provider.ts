@@ -58,7 +58,7 @@ function appTokens(deps: ProviderDeps, azure: AzureConfig, timing: RetryTiming):
   return new OAuthTokens({
     provider: deps.config.id,
     tokenUrl: azure.token_url ?? "",
-    grant: () => Promise.resolve(form),
+    request: () => Promise.resolve({ form }),
     credentials: { what: "its Entra ID app", check: "tenant_id, client_id and client_secret_env" },
     timeoutMs: deps.config.timeout_ms,
     maxRetries: deps.config.max_retries,

@@ -21,14 +21,18 @@ import type { UpstreamCredentials } from "./upstream.ts";
  * secret. */
 export class GrantError extends Error {}
 
+/** One token request: a grant's form (`grant_type` and the credentials) POSTed to the token
+ * endpoint, or a GET with headers (a cloud's metadata server, which knows the workload). */
+export type TokenRequest = { form: string } | { headers: Record<string, string> };
+
 /** What {@link OAuthTokens} needs. */
 export interface OAuthTokenDeps {
   /** The provider's id, for errors and warnings. */
   provider: string;
   tokenUrl: string;
-  /** The token request's form body (`grant_type` and the credentials), made for each exchange;
-   * throws a {@link GrantError} when it cannot be made. */
-  grant: () => Promise<string>;
+  /** The token request, made for each exchange; throws a {@link GrantError} when it cannot be
+   * made. */
+  request: () => Promise<TokenRequest>;
   /** What the token endpoint refuses ("its service account"), and what the operator checks
    * then ("credentials_env"). */
   credentials: { what: string; check: string };
@@ -104,9 +108,9 @@ export class OAuthTokens implements UpstreamCredentials {
    * failure allows and the deadline leaves time for the wait. */
   async #exchange(): Promise<Token> {
     const { timeoutMs, clock } = this.#deps;
-    let body: string;
+    let request: TokenRequest;
     try {
-      body = await this.#deps.grant();
+      request = await this.#deps.request();
     } catch (e) {
       if (e instanceof GrantError) throw this.#failure(e.message);
       throw e;
@@ -114,7 +118,7 @@ export class OAuthTokens implements UpstreamCredentials {
     const deadline = AbortSignal.timeout(timeoutMs);
     const started = performance.now();
     for (let attempt = 0;; attempt++) {
-      const outcome = await this.#attempt(body, deadline);
+      const outcome = await this.#attempt(request, deadline);
       if (!("what" in outcome)) return outcome;
       const left = timeoutMs - (performance.now() - started);
       const wait = outcome.retryable
@@ -135,19 +139,23 @@ export class OAuthTokens implements UpstreamCredentials {
   }
 
   /** One exchange at the token endpoint: the token, or why there is none. */
-  async #attempt(body: string, deadline: AbortSignal): Promise<Token | Failure> {
+  async #attempt(request: TokenRequest, deadline: AbortSignal): Promise<Token | Failure> {
     const { tokenUrl, timeoutMs, http, clock } = this.#deps;
     let text: string;
     let status: number;
     let headers: Headers;
     try {
-      const response = await http.request({
-        method: "POST",
-        url: tokenUrl,
-        headers: { "content-type": "application/x-www-form-urlencoded" },
-        body,
-        signal: deadline,
-      });
+      const response = await http.request(
+        "form" in request
+          ? {
+            method: "POST",
+            url: tokenUrl,
+            headers: { "content-type": "application/x-www-form-urlencoded" },
+            body: request.form,
+            signal: deadline,
+          }
+          : { method: "GET", url: tokenUrl, headers: request.headers, signal: deadline },
+      );
       status = response.status;
       headers = response.headers;
       text = (await response.text(ANSWER_BYTES)).text;

@@ -3,7 +3,12 @@
  * (assertion.ts) exchanged at Google's token endpoint (`upstream/oauth_tokens.ts`).
  */
 import type { Clock } from "../../clock.ts";
-import { GrantError, type OAuthTokenDeps, OAuthTokens } from "../upstream/oauth_tokens.ts";
+import {
+  GrantError,
+  type OAuthTokenDeps,
+  OAuthTokens,
+  type TokenRequest,
+} from "../upstream/oauth_tokens.ts";
 import { importSigningKey, signedAssertion } from "./assertion.ts";
 import type { ServiceAccount } from "./service_account.ts";
 
@@ -11,7 +16,7 @@ import type { ServiceAccount } from "./service_account.ts";
 const GRANT_TYPE = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 
 /** What {@link AccessTokens} needs: a service account instead of a grant. */
-export type AccessTokenDeps = Omit<OAuthTokenDeps, "grant" | "credentials"> & {
+export type AccessTokenDeps = Omit<OAuthTokenDeps, "request" | "credentials"> & {
   account: ServiceAccount;
 };
 
@@ -20,7 +25,7 @@ export class AccessTokens extends OAuthTokens {
   constructor(deps: AccessTokenDeps) {
     super({
       ...deps,
-      grant: assertionGrant(deps.account, deps.tokenUrl, deps.clock),
+      request: assertionGrant(deps.account, deps.tokenUrl, deps.clock),
       credentials: { what: "its service account", check: "credentials_env" },
     });
   }
@@ -31,7 +36,7 @@ function assertionGrant(
   account: ServiceAccount,
   tokenUrl: string,
   clock: Clock,
-): () => Promise<string> {
+): () => Promise<TokenRequest> {
   let key: Promise<CryptoKey> | null = null;
   return async () => {
     let assertion: string;
@@ -47,6 +52,6 @@ function assertionGrant(
       key = null;
       throw new GrantError("its service account's private_key is not an RSA key it can sign with");
     }
-    return new URLSearchParams({ grant_type: GRANT_TYPE, assertion }).toString();
+    return { form: new URLSearchParams({ grant_type: GRANT_TYPE, assertion }).toString() };
   };
 }

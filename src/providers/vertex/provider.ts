@@ -34,6 +34,7 @@ import { isObject } from "../wire.ts";
 import { unsupportedCapability } from "../../errors.ts";
 import type { EmbeddingRequest, EmbeddingResult } from "../../types/openai.ts";
 import { AccessTokens } from "./access_tokens.ts";
+import { OAuthTokens } from "../upstream/oauth_tokens.ts";
 import { toVertexCountTokens } from "./count_tokens.ts";
 import { vertexEmbed } from "./embeddings.ts";
 import { vertexModel, vertexModelPath } from "./model_path.ts";
@@ -45,6 +46,20 @@ export const VERTEX_ANTHROPIC_VERSION = "vertex-2023-10-16";
 /** What an operator checks when Vertex refuses the gateway's token (401 after a renewal, 403). */
 const SERVICE_ACCOUNT =
   "its service account (credentials_env): that its key is valid and that it has the Vertex AI User role on the project";
+/** The same, for the service account attached to the workload (`metadata_server`). */
+const ATTACHED_ACCOUNT =
+  "the service account attached to the workload (metadata_server): that it has the Vertex AI User role on the project";
+
+/** The header the metadata server requires of every request (and the proof it comes from
+ * inside the workload, not through a redirect). */
+const METADATA_HEADERS = { "metadata-flavor": "Google" };
+
+/** Where the metadata server gives the attached service account's access token: Google's
+ * address, or `GCE_METADATA_HOST` (host and port) as Google's client libraries read it. */
+function metadataTokenUrl(env: (name: string) => string | undefined): string {
+  const host = env("GCE_METADATA_HOST") || "metadata.google.internal";
+  return `http://${host}/computeMetadata/v1/instance/service-accounts/default/token`;
+}
 
 /** Reads a Vertex AI error body: Anthropic's shape from a Claude model, Google's otherwise. */
 export function parseVertexError(body: unknown): UpstreamErrorDetail {
@@ -87,25 +102,39 @@ class VertexProvider implements Provider {
     if (vertex === undefined) throw new Error(`provider ${id} is not a vertex provider`);
     this.id = id;
     this.#vertex = vertex;
-    const account = readServiceAccount(id, vertex.credentials_env, deps.apiKey ?? "");
+    const exchange = {
+      provider: id,
+      timeoutMs,
+      maxRetries: deps.config.max_retries,
+      timing,
+      http: deps.http,
+      clock: deps.clock,
+      logger: deps.logger,
+    };
+    const credentials = vertex.metadata_server
+      ? new OAuthTokens({
+        ...exchange,
+        tokenUrl: metadataTokenUrl(deps.env ?? (() => undefined)),
+        request: () => Promise.resolve({ headers: METADATA_HEADERS }),
+        credentials: { what: "the workload's service account", check: "metadata_server" },
+      })
+      : new AccessTokens({
+        ...exchange,
+        account: readServiceAccount(id, vertex.credentials_env!, deps.apiKey ?? ""),
+        tokenUrl: vertex.token_url,
+      });
     const style: UpstreamStyle = {
       headers: {},
       parseError: parseVertexError,
       mapError: (status, detail) =>
         status === 401 || status === 403
-          ? credentialsRefused(id, status, SERVICE_ACCOUNT)
+          ? credentialsRefused(
+            id,
+            status,
+            vertex.metadata_server ? ATTACHED_ACCOUNT : SERVICE_ACCOUNT,
+          )
           : mapGeminiError(id, status, detail),
-      credentials: new AccessTokens({
-        provider: id,
-        account,
-        tokenUrl: vertex.token_url,
-        timeoutMs,
-        maxRetries: deps.config.max_retries,
-        timing,
-        http: deps.http,
-        clock: deps.clock,
-        logger: deps.logger,
-      }),
+      credentials,
     };
     // The account's JSON is no key a message could quote; the token is never in a body.
     const inner = { ...deps, apiKey: null };

@@ -50,9 +50,14 @@ Deno.test("vertex config: fields as given; base_url from the region, token_url G
     project: "my-project-123",
     region: "us-east5",
     credentials_env: "VERTEX_SA",
+    metadata_server: false,
     token_url: "https://oauth2.googleapis.com/token",
     publisher: null,
   });
+  // On Google Cloud, the workload's own service account instead of a key.
+  const keyless = config({ ...VERTEX, credentials_env: undefined, metadata_server: true });
+  assert.equal(keyless.providers[0]!.vertex!.credentials_env, null);
+  assert.equal(keyless.providers[0]!.vertex!.metadata_server, true);
   const global = config({ ...VERTEX, region: "global", publisher: "anthropic" }).providers[0]!;
   assert.equal(global.base_url, "https://aiplatform.googleapis.com");
   assert.equal(global.vertex!.publisher, "anthropic");
@@ -62,7 +67,15 @@ Deno.test("vertex config: each bad value is an error naming the field", () => {
   const cases: [Record<string, unknown>, RegExp][] = [
     [{ ...VERTEX, project: undefined }, /providers\[0\]\.project: /],
     [{ ...VERTEX, region: "US East" }, /providers\[0\]\.region: expected a Google Cloud region/],
-    [{ ...VERTEX, credentials_env: undefined }, /providers\[0\]\.credentials_env: /],
+    [
+      { ...VERTEX, credentials_env: undefined },
+      /providers\[0\]\.credentials_env: required: .*metadata_server: true/,
+    ],
+    [
+      { ...VERTEX, metadata_server: true },
+      /providers\[0\]\.metadata_server: .*credentials_env or from the metadata server, not both/,
+    ],
+    [{ ...VERTEX, metadata_server: "yes" }, /providers\[0\]\.metadata_server: /],
     [{ ...VERTEX, api_key_env: "K" }, /providers\[0\]\.api_key_env: .*credentials_env/],
     [{ ...VERTEX, token_url: "ftp://x" }, /providers\[0\]\.token_url: expected an http\(s\) URL/],
     [{ ...VERTEX, publisher: "meta" }, /providers\[0\]\.publisher: /],

@@ -6,6 +6,7 @@ const VERTEX: VertexConfig = {
   project: "my-project",
   region: "us-east5",
   credentials_env: "SA",
+  metadata_server: false,
   token_url: "https://oauth2.googleapis.com/token",
   publisher: null,
 };
