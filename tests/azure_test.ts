@@ -41,6 +41,7 @@ async function startAzureGateway(
   provider: Record<string, unknown> = {},
   fakeOptions: FakeAzureOptions = {},
   sentKey?: string,
+  moreEnv: Record<string, string> = {},
 ): Promise<AzureGateway> {
   const azure = startFakeAzure({ sliceBytes: 7, ...fakeOptions });
   const env: Record<string, string> = {
@@ -48,6 +49,7 @@ async function startAzureGateway(
     AZ_TOKEN: typeof fakeOptions.bearerToken === "string" ? fakeOptions.bearerToken : "",
     AZ_SECRET: APP.clientSecret,
     SWITCHYARD_ADMIN_TOKEN: ADMIN_TOKEN,
+    ...moreEnv,
   };
   let server: TestServer;
   try {
@@ -483,6 +485,85 @@ Deno.test("azure: an Entra ID app's client secret gets a token every call sends,
     assert.match(gw.azure.last.headers.get("authorization") ?? "", /fake-entra-2-/);
   } finally {
     await entra.close();
+  }
+});
+
+Deno.test("azure: a managed identity's tokens from the resource's identity endpoint (the instance metadata service, or App Service's), user-assigned by client_id", async () => {
+  const issued = new Set<string>();
+  const seen: Record<string, unknown>[] = [];
+  const endpoint = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, (request) => {
+    const url = new URL(request.url);
+    seen.push({
+      method: request.method,
+      path: url.pathname,
+      query: Object.fromEntries(url.searchParams),
+      metadata: request.headers.get("metadata"),
+      identity: request.headers.get("x-identity-header"),
+    });
+    const token = `eyJ0eXAiOiJKV1QiLCJhbGciOiJSUzI1NiJ9.managed-${seen.length}`;
+    issued.add(token);
+    // As Azure's endpoints answer: the lifetime in a string.
+    return Response.json({
+      access_token: token,
+      expires_in: "86399",
+      resource: "https://cognitiveservices.azure.com",
+      token_type: "Bearer",
+    });
+  });
+  const resource = "https://cognitiveservices.azure.com";
+  const assigned = "0d3f2c1b-5a4e-4b6c-9d8e-7f6a5b4c3d2e";
+  const ask = async (gw: AzureGateway, text: string) => {
+    const completion = await gw.client.chat.completions.create({
+      model: "az-chat",
+      messages: [{ role: "user", content: text }],
+    });
+    assert.equal(completion.choices[0]!.message.content, `You said: ${text}`);
+  };
+  try {
+    // A VM, a scale set or an AKS node: the instance metadata service (moved for the test).
+    {
+      await using gw = await startAzureGateway(
+        { api_key_env: undefined, managed_identity: true, client_id: assigned },
+        { bearerToken: (t) => issued.has(t) },
+        undefined,
+        { AZURE_POD_IDENTITY_AUTHORITY_HOST: `http://127.0.0.1:${endpoint.addr.port}/` },
+      );
+      await ask(gw, "Hello identity");
+      await ask(gw, "Hello again");
+      assert.deepEqual(seen, [{
+        method: "GET",
+        path: "/metadata/identity/oauth2/token",
+        query: { "api-version": "2018-02-01", resource, client_id: assigned },
+        metadata: "true",
+        identity: null,
+      }], "one token for both calls");
+      assert.deepEqual(gw.azure.violations, []);
+      assert.equal(gw.azure.last.headers.get("api-key"), null);
+    }
+    // App Service, Functions, Container Apps: the endpoint and its secret header they name.
+    {
+      await using gw = await startAzureGateway(
+        { api_key_env: undefined, managed_identity: true },
+        { bearerToken: (t) => issued.has(t) },
+        undefined,
+        {
+          IDENTITY_ENDPOINT: `http://127.0.0.1:${endpoint.addr.port}/msi/token`,
+          IDENTITY_HEADER: "identity-header-secret",
+        },
+      );
+      await ask(gw, "Hello app service");
+      assert.deepEqual(seen[1], {
+        method: "GET",
+        path: "/msi/token",
+        query: { "api-version": "2019-08-01", resource },
+        metadata: null,
+        identity: "identity-header-secret",
+      });
+      assert.deepEqual(gw.azure.violations, []);
+      assert.ok(!gw.server.output.err.includes("identity-header-secret"));
+    }
+  } finally {
+    await endpoint.shutdown();
   }
 });
 

@@ -102,17 +102,30 @@ function readAzure(f: Fields, provider: ProviderConfig): AzureConfig {
     client_id: f.string("client_id", ENTRA_ID) ?? null,
     client_secret_env: secret.string(ENV_NAME) ?? null,
     token_url: null,
+    managed_identity: f.boolean("managed_identity", OPTIONAL) ?? false,
   };
   const ways = [
     provider.api_key_env !== null ? "api_key_env (an api-key)" : null,
     azure.bearer_token_env !== null ? "bearer_token_env (an Entra ID token)" : null,
     azure.client_secret_env !== null ? "client_secret_env (an Entra ID app's secret)" : null,
+    azure.managed_identity ? "managed_identity (the resource's own identity)" : null,
   ].filter((way) => way !== null);
   if (ways.length > 1) {
-    const field = azure.client_secret_env !== null ? secret : bearer;
+    const field = azure.client_secret_env !== null
+      ? secret
+      : azure.managed_identity
+      ? f.get("managed_identity")
+      : bearer;
     throw field.invalid(`give one of ${ways.join(", ")}, not several`);
   }
   const entra = ["tenant_id", "client_id", "token_url"] as const;
+  if (azure.managed_identity) {
+    // A user-assigned identity is named by its client id; tenant and token endpoint are the
+    // identity endpoint's.
+    const stray = (["tenant_id", "token_url"] as const).find((name) => f.has(name));
+    if (stray) throw f.get(stray).invalid("a managed identity's tokens come from Azure itself");
+    return azure;
+  }
   if (azure.client_secret_env === null) {
     const stray = entra.find((name) => f.has(name));
     if (stray) throw f.get(stray).invalid("only a provider with client_secret_env uses it");

@@ -180,6 +180,9 @@ export interface AzureConfig {
   /** Where tokens are fetched (Entra ID's for the tenant, unless set); `null` without
    * `client_secret_env`. */
   token_url: string | null;
+  /** On Azure (VMs, App Service, Container Apps, AKS): the resource's managed identity's tokens
+   * from the local identity endpoint, a user-assigned one's when `client_id` is given. */
+  managed_identity: boolean;
 }
 
 /** A `vertex` provider's place in Google Cloud and its credentials. */

@@ -19,6 +19,8 @@ const MAX_COMPLETION_TOKENS_SINCE = "2024-09-01";
 
 /** What Entra ID tokens for Azure OpenAI are asked for. */
 const COGNITIVE_SERVICES_SCOPE = "https://cognitiveservices.azure.com/.default";
+/** The same, as a managed identity's token endpoint names it. */
+const COGNITIVE_SERVICES_RESOURCE = "https://cognitiveservices.azure.com";
 
 /** The adapter for an `azure` provider. */
 export function azureProvider(deps: ProviderDeps, timing: RetryTiming = {}): Provider {
@@ -41,9 +43,52 @@ export function azureProvider(deps: ProviderDeps, timing: RetryTiming = {}): Pro
           ? credentialsRefused(deps.config.id, status, azureCredential(azure))
           : null,
       url: (request) => azureUrl(baseUrl, version, request),
-      ...(app ? { credentials: appTokens(deps, azure, timing) } : {}),
+      ...(app
+        ? { credentials: appTokens(deps, azure, timing) }
+        : azure.managed_identity
+        ? { credentials: managedIdentityTokens(deps, azure, timing) }
+        : {}),
     },
     maxTokensField: modern ? "max_completion_tokens" : "max_tokens",
+  });
+}
+
+/** The resource this gateway runs on names its managed identity's token endpoint: App Service,
+ * Functions and Container Apps in `IDENTITY_ENDPOINT` (with the secret `IDENTITY_HEADER`); VMs,
+ * scale sets and AKS nodes serve it at the instance metadata address (`AZURE_POD_IDENTITY_AUTHORITY_HOST`
+ * moves it, as Azure's SDKs read it). */
+function managedIdentityTokens(
+  deps: ProviderDeps,
+  azure: AzureConfig,
+  timing: RetryTiming,
+): OAuthTokens {
+  const env = deps.env ?? (() => undefined);
+  const endpoint = env("IDENTITY_ENDPOINT");
+  const secret = env("IDENTITY_HEADER");
+  const query = new URLSearchParams({
+    "api-version": endpoint && secret ? "2019-08-01" : "2018-02-01",
+    resource: COGNITIVE_SERVICES_RESOURCE,
+  });
+  if (azure.client_id !== null) query.set("client_id", azure.client_id);
+  const [tokenUrl, headers] = endpoint && secret
+    ? [`${endpoint}?${query}`, { "x-identity-header": secret }]
+    : [
+      `${
+        (env("AZURE_POD_IDENTITY_AUTHORITY_HOST") || "http://169.254.169.254").replace(/\/+$/, "")
+      }/metadata/identity/oauth2/token?${query}`,
+      { metadata: "true" },
+    ];
+  return new OAuthTokens({
+    provider: deps.config.id,
+    tokenUrl,
+    request: () => Promise.resolve({ headers }),
+    credentials: { what: "its managed identity", check: "managed_identity" },
+    timeoutMs: deps.config.timeout_ms,
+    maxRetries: deps.config.max_retries,
+    timing,
+    http: deps.http,
+    clock: deps.clock,
+    logger: deps.logger,
   });
 }
 
@@ -72,6 +117,11 @@ function appTokens(deps: ProviderDeps, azure: AzureConfig, timing: RetryTiming):
 /** What an operator checks when Azure refuses the gateway's credentials. */
 function azureCredential(azure: AzureConfig): string {
   const role = "its identity needs the Cognitive Services OpenAI User role";
+  if (azure.managed_identity) {
+    return `its managed identity (managed_identity${
+      azure.client_id !== null ? ", client_id" : ""
+    }): ${role}`;
+  }
   return azure.client_secret_env !== null
     ? `its Microsoft Entra ID app (tenant_id, client_id, client_secret_env): ${role}`
     : azure.bearer_token_env !== null

@@ -198,8 +198,11 @@ export class OAuthTokens implements UpstreamCredentials {
         headers: null,
       };
     }
-    const seconds = typeof answer.expires_in === "number" && answer.expires_in > 0
-      ? answer.expires_in
+    // A number, or (Azure's managed identity endpoints) a number in a string.
+    const lifetime = Number(answer.expires_in);
+    const seconds = typeof answer.expires_in !== "boolean" && lifetime > 0 &&
+        Number.isFinite(lifetime)
+      ? lifetime
       : DEFAULT_LIFETIME_SECONDS;
     const now = clock.now();
     const token = { value: answer.access_token, expires: now + seconds * 1000 };

@@ -23,7 +23,13 @@ Deno.test("azure config: the issue's fields, read as given", () => {
   const az = provider(AZURE);
   assert.equal(az.base_url, "https://contoso.openai.azure.com");
   assert.equal(az.api_key_env, "AZURE_OPENAI_API_KEY");
-  const none = { tenant_id: null, client_id: null, client_secret_env: null, token_url: null };
+  const none = {
+    tenant_id: null,
+    client_id: null,
+    client_secret_env: null,
+    token_url: null,
+    managed_identity: false,
+  };
   assert.deepEqual(az.azure, { api_version: "2024-10-21", bearer_token_env: null, ...none });
   const entra = provider({ ...AZURE, api_key_env: undefined, bearer_token_env: "AZ_TOKEN" });
   assert.deepEqual(entra.azure, {
@@ -99,4 +105,25 @@ Deno.test("azure config: client_secret_env needs tenant_id and client_id, and is
     /providers\[0\]\.client_id: only a provider with client_secret_env uses it/,
   );
   assert.throws(() => provider({ ...app, tenant_id: "not a tenant!" }), /tenant_id/);
+});
+
+Deno.test("azure config: managed_identity is one way among the others, user-assigned by client_id, with no tenant or token endpoint", () => {
+  const base = { ...AZURE, api_key_env: undefined };
+  const mi = provider({ ...base, managed_identity: true }).azure!;
+  assert.equal(mi.managed_identity, true);
+  assert.equal(mi.client_id, null);
+  const assigned = "0d3f2c1b-5a4e-4b6c-9d8e-7f6a5b4c3d2e";
+  assert.equal(
+    provider({ ...base, managed_identity: true, client_id: assigned }).azure!.client_id,
+    assigned,
+  );
+  assert.throws(
+    () => provider({ ...AZURE, managed_identity: true }),
+    /providers\[0\]\.managed_identity: give one of api_key_env .*, managed_identity .*, not several/,
+  );
+  assert.throws(
+    () => provider({ ...base, managed_identity: true, tenant_id: "contoso.onmicrosoft.com" }),
+    /providers\[0\]\.tenant_id: a managed identity's tokens come from Azure itself/,
+  );
+  assert.throws(() => provider({ ...base, managed_identity: "yes" }), /managed_identity/);
 });
