@@ -9,7 +9,7 @@ import type { AzureConfig } from "../../config/types.ts";
 import { OpenAIProvider } from "../openai/provider.ts";
 import type { Provider, ProviderDeps } from "../types.ts";
 import { credentialsRefused } from "../upstream/error_mapping.ts";
-import { OAuthTokens } from "../upstream/oauth_tokens.ts";
+import { exchangeDeps, OAuthTokens } from "../upstream/oauth_tokens.ts";
 import type { RetryTiming } from "../upstream/retry.ts";
 import { parseAzureError } from "./errors.ts";
 import { azureUrl, isAzureV1 } from "./url.ts";
@@ -53,10 +53,10 @@ export function azureProvider(deps: ProviderDeps, timing: RetryTiming = {}): Pro
   });
 }
 
-/** The resource this gateway runs on names its managed identity's token endpoint: App Service,
- * Functions and Container Apps in `IDENTITY_ENDPOINT` (with the secret `IDENTITY_HEADER`); VMs,
- * scale sets and AKS nodes serve it at the instance metadata address (`AZURE_POD_IDENTITY_AUTHORITY_HOST`
- * moves it, as Azure's SDKs read it). */
+/** The managed identity's tokens, from the endpoint the resource the gateway runs on has: App
+ * Service, Functions and Container Apps name it in `IDENTITY_ENDPOINT` (with the secret
+ * `IDENTITY_HEADER`); VMs, scale sets and AKS nodes serve it at the instance metadata address
+ * (`AZURE_POD_IDENTITY_AUTHORITY_HOST` moves it, as Azure's SDKs read it). */
 function managedIdentityTokens(
   deps: ProviderDeps,
   azure: AzureConfig,
@@ -79,16 +79,10 @@ function managedIdentityTokens(
       { metadata: "true" },
     ];
   return new OAuthTokens({
-    provider: deps.config.id,
+    ...exchangeDeps(deps, timing),
     tokenUrl,
     request: () => Promise.resolve({ headers }),
     credentials: { what: "its managed identity", check: "managed_identity" },
-    timeoutMs: deps.config.timeout_ms,
-    maxRetries: deps.config.max_retries,
-    timing,
-    http: deps.http,
-    clock: deps.clock,
-    logger: deps.logger,
   });
 }
 
@@ -101,16 +95,10 @@ function appTokens(deps: ProviderDeps, azure: AzureConfig, timing: RetryTiming):
     scope: COGNITIVE_SERVICES_SCOPE,
   }).toString();
   return new OAuthTokens({
-    provider: deps.config.id,
+    ...exchangeDeps(deps, timing),
     tokenUrl: azure.token_url ?? "",
     request: () => Promise.resolve({ form }),
     credentials: { what: "its Entra ID app", check: "tenant_id, client_id and client_secret_env" },
-    timeoutMs: deps.config.timeout_ms,
-    maxRetries: deps.config.max_retries,
-    timing,
-    http: deps.http,
-    clock: deps.clock,
-    logger: deps.logger,
   });
 }
 

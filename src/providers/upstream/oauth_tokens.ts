@@ -16,6 +16,7 @@ import { sleep } from "../../sleep.ts";
 import { isObject } from "../wire.ts";
 import { RetryPolicy, type RetryTiming, shouldRetry } from "./retry.ts";
 import type { UpstreamCredentials } from "./upstream.ts";
+import type { ProviderDeps } from "../types.ts";
 
 /** A grant that cannot be made (a key that cannot sign): its message says why, naming no
  * secret. */
@@ -46,6 +47,23 @@ export interface OAuthTokenDeps {
   http: HttpClient;
   clock: Clock;
   logger: Logger;
+}
+
+/** The fields of {@link OAuthTokenDeps} a provider's own config and dependencies give: its id,
+ * its deadline and retries, its clients. */
+export function exchangeDeps(
+  deps: ProviderDeps,
+  timing: RetryTiming,
+): Omit<OAuthTokenDeps, "tokenUrl" | "request" | "credentials"> {
+  return {
+    provider: deps.config.id,
+    timeoutMs: deps.config.timeout_ms,
+    maxRetries: deps.config.max_retries,
+    timing,
+    http: deps.http,
+    clock: deps.clock,
+    logger: deps.logger,
+  };
 }
 
 /** A token and when it expires (Unix milliseconds). */

@@ -34,7 +34,7 @@ import { isObject } from "../wire.ts";
 import { unsupportedCapability } from "../../errors.ts";
 import type { EmbeddingRequest, EmbeddingResult } from "../../types/openai.ts";
 import { AccessTokens } from "./access_tokens.ts";
-import { OAuthTokens } from "../upstream/oauth_tokens.ts";
+import { exchangeDeps, OAuthTokens } from "../upstream/oauth_tokens.ts";
 import { toVertexCountTokens } from "./count_tokens.ts";
 import { vertexEmbed } from "./embeddings.ts";
 import { vertexModel, vertexModelPath } from "./model_path.ts";
@@ -98,19 +98,11 @@ class VertexProvider implements Provider {
   readonly #embeddings: Upstream;
 
   constructor(deps: ProviderDeps, timing: RetryTiming) {
-    const { id, vertex, timeout_ms: timeoutMs } = deps.config;
+    const { id, vertex } = deps.config;
     if (vertex === undefined) throw new Error(`provider ${id} is not a vertex provider`);
     this.id = id;
     this.#vertex = vertex;
-    const exchange = {
-      provider: id,
-      timeoutMs,
-      maxRetries: deps.config.max_retries,
-      timing,
-      http: deps.http,
-      clock: deps.clock,
-      logger: deps.logger,
-    };
+    const exchange = exchangeDeps(deps, timing);
     const credentials = vertex.metadata_server
       ? new OAuthTokens({
         ...exchange,
