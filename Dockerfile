@@ -24,5 +24,5 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
 # and the image worker's modules (relative to /app), and writes the volume only (README,
 # Security: Permissions).
 CMD ["run", "--v8-flags=--max-semi-space-size=16,--heap-growing-percent=100", "--allow-net", "--allow-env", \
-  "--allow-read=switchyard.json,/data,/var/run/secrets/eks.amazonaws.com/serviceaccount/token,/var/run/secrets/pods.eks.amazonaws.com/serviceaccount/eks-pod-identity-token,src/images/worker.ts,src/images/work.ts,src/images/transcode.ts,src/images/jpeg.ts,src/images/png.ts,src/http/bytes.ts,src/providers/simulator/painter.ts,src/providers/simulator/scene.ts", \
+  "--allow-read=switchyard.json,/data,/var/run/secrets/eks.amazonaws.com/serviceaccount/token,/var/run/secrets/pods.eks.amazonaws.com/serviceaccount/eks-pod-identity-token,/var/run/secrets/azure/tokens/azure-identity-token,src/images/worker.ts,src/images/work.ts,src/images/transcode.ts,src/images/jpeg.ts,src/images/png.ts,src/http/bytes.ts,src/providers/simulator/painter.ts,src/providers/simulator/scene.ts", \
   "--allow-write=/data", "main.ts"]

@@ -567,6 +567,68 @@ Deno.test("azure: a managed identity's tokens from the resource's identity endpo
   }
 });
 
+Deno.test("azure: on AKS with Workload Identity, the pod's token is the client assertion Entra ID takes, read again at each renewal", async () => {
+  const tokenFile = await Deno.makeTempFile({ prefix: "azure-identity-token-" });
+  await Deno.writeTextFile(tokenFile, "eyJhbGciOiJSUzI1NiJ9.pod-token-1.sig\n");
+  const forms: Record<string, string>[] = [];
+  const paths: string[] = [];
+  const issued = new Set<string>();
+  const entra = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, async (request) => {
+    paths.push(`${request.method} ${new URL(request.url).pathname}`);
+    forms.push(Object.fromEntries(new URLSearchParams(await request.text())));
+    const token = `eyJ0eXAiOiJKV1QiLCJhbGciOiJSUzI1NiJ9.workload-${forms.length}`;
+    issued.add(token);
+    return Response.json({ token_type: "Bearer", expires_in: 3599, access_token: token });
+  });
+  const tenant = "72f988bf-86f1-41af-91ab-2d7cd011db47";
+  const client = "0d3f2c1b-5a4e-4b6c-9d8e-7f6a5b4c3d2e";
+  try {
+    await using gw = await startAzureGateway(
+      { api_key_env: undefined, managed_identity: true },
+      { bearerToken: (t) => issued.has(t) },
+      undefined,
+      {
+        AZURE_FEDERATED_TOKEN_FILE: tokenFile,
+        AZURE_TENANT_ID: tenant,
+        AZURE_CLIENT_ID: client,
+        AZURE_AUTHORITY_HOST: `http://127.0.0.1:${entra.addr.port}/`,
+        // The instance metadata service is never asked: Workload Identity comes first.
+        AZURE_POD_IDENTITY_AUTHORITY_HOST: "http://127.0.0.1:9",
+      },
+    );
+    const ask = async (text: string) => {
+      const completion = await gw.client.chat.completions.create({
+        model: "az-chat",
+        messages: [{ role: "user", content: text }],
+      });
+      assert.equal(completion.choices[0]!.message.content, `You said: ${text}`);
+    };
+    await ask("Hello workload");
+    await ask("Hello again");
+    assert.deepEqual(paths, [`POST /${tenant}/oauth2/v2.0/token`], "one token for both calls");
+    assert.deepEqual(forms[0], {
+      grant_type: "client_credentials",
+      client_id: client,
+      scope: "https://cognitiveservices.azure.com/.default",
+      client_assertion_type: "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+      client_assertion: "eyJhbGciOiJSUzI1NiJ9.pod-token-1.sig",
+    });
+    // Kubernetes rotated the token; Azure stops taking the access token: the renewal sends the
+    // new one.
+    await Deno.writeTextFile(tokenFile, "eyJhbGciOiJSUzI1NiJ9.pod-token-2.sig");
+    issued.clear();
+    await ask("Hello renewed");
+    assert.equal(forms.length, 2);
+    assert.equal(forms[1]!.client_assertion, "eyJhbGciOiJSUzI1NiJ9.pod-token-2.sig");
+    // The one violation: the call with the token Azure stopped taking, answered 401.
+    assert.deepEqual(gw.azure.violations, ["auth: authorization"]);
+    assert.ok(!/pod-token/.test(gw.server.output.err), "no token in the log");
+  } finally {
+    await entra.shutdown();
+    await Deno.remove(tokenFile);
+  }
+});
+
 Deno.test("azure: a client secret Entra ID refuses is a 502 naming the app's fields, never the secret", async () => {
   const entra = startFakeEntra({ ...APP, clientSecret: "another-secret" });
   try {

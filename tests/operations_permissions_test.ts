@@ -7,8 +7,7 @@
  * flags in disconnects_process_test.ts.)
  */
 import assert from "node:assert/strict";
-import { READ_GRANTS, WRITE_GRANTS } from "../src/serve/grants.ts";
-import { EKS_TOKEN_FILES } from "../src/providers/bedrock/credentials.ts";
+import { CLOUD_TOKEN_FILES, READ_GRANTS, WRITE_GRANTS } from "../src/serve/grants.ts";
 import {
   dataTempDir,
   hasColourOrStack,
@@ -74,10 +73,11 @@ Deno.test("start, dev, compile and start:trim grant no --allow-all, run or sys, 
     const read = flags.filter((f) => f.startsWith("--allow-read"));
     assert.equal(read.length, 1, `${task}: one --allow-read`);
     assert.deepEqual(
-      read[0]!.split("=")[1]?.split(",").slice(0, 4),
-      ["switchyard.json", "data", ...EKS_TOKEN_FILES],
-      `${task}: reads the config, the data directory and EKS's service account tokens (a ` +
-        `bedrock provider's IAM role there), then the image worker's modules`,
+      read[0]!.split("=")[1]?.split(",").slice(0, 5),
+      ["switchyard.json", "data", ...CLOUD_TOKEN_FILES],
+      `${task}: reads the config, the data directory and the service account tokens EKS and AKS ` +
+        `mount (a bedrock provider's role, an azure provider's identity), then the image ` +
+        `worker's modules`,
     );
     assert.deepEqual(
       flags.filter((f) => f.startsWith("--allow-write")),
@@ -97,7 +97,7 @@ Deno.test("start, dev, compile and start:trim grant no --allow-all, run or sys, 
   assert.deepEqual(READ_GRANTS, [
     "switchyard.json",
     "data/",
-    "EKS's two service account token files",
+    "the service account tokens EKS and AKS mount",
     "the image worker's modules in src/",
   ]);
   assert.deepEqual(WRITE_GRANTS, ["data/"]);
@@ -106,7 +106,7 @@ Deno.test("start, dev, compile and start:trim grant no --allow-all, run or sys, 
 Deno.test("the code the start task lets Switchyard read is exactly the image worker's modules", () => {
   for (const task of ["start", "dev", "compile", "start:trim"]) {
     const read = permissions(task).find((f) => f.startsWith("--allow-read="))!;
-    const code = read.slice("--allow-read=".length).split(",").slice(4);
+    const code = read.slice("--allow-read=".length).split(",").slice(5);
     assert.deepEqual(
       [...code].sort(),
       [...WORKER_MODULES].sort(),
@@ -189,7 +189,8 @@ Deno.test("a config file outside the grants stops the start with one line naming
     assert.equal(
       line,
       `switchyard: ${outside}: cannot read config: ${outside} is outside what deno task start ` +
-        `lets Switchyard read (switchyard.json, data/, EKS's two service account token files, ` +
+        `lets Switchyard read (switchyard.json, data/, the service account tokens EKS and AKS ` +
+        `mount, ` +
         `the image worker's modules in src/; ` +
         `docs/security.md, Permissions): ` +
         `put it under data/, or add --allow-read=${outside} to the deno command`,
@@ -266,8 +267,8 @@ Deno.test("under the start task's flags a bedrock role's token file outside the 
     assert.equal(
       body.error.message,
       `The upstream provider "brk" has no AWS credentials: the token file ${outside} is outside ` +
-        `what deno task start lets Switchyard read (switchyard.json, data/, EKS's two service ` +
-        `account token files, the image worker's modules in src/; docs/security.md, ` +
+        `what deno task start lets Switchyard read (switchyard.json, data/, the service account ` +
+        `tokens EKS and AKS mount, the image worker's modules in src/; docs/security.md, ` +
         `Permissions): put it under data/, or add --allow-read=${outside} to the deno command. ` +
         `The operator must check the service account's IAM role.`,
     );

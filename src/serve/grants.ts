@@ -8,8 +8,18 @@
 export const READ_GRANTS: readonly string[] = [
   "switchyard.json",
   "data/",
-  "EKS's two service account token files",
+  "the service account tokens EKS and AKS mount",
   "the image worker's modules in src/",
+];
+
+/** Where Kubernetes on a cloud mounts a pod's service account token for the cloud's IAM: EKS's
+ * for IRSA and for Pod Identity (a `bedrock` provider's role), AKS's for Workload Identity (an
+ * `azure` provider's managed identity). The start task may read these files, nothing else of
+ * `/var/run` (docs/security.md, Permissions). */
+export const CLOUD_TOKEN_FILES: readonly string[] = [
+  "/var/run/secrets/eks.amazonaws.com/serviceaccount/token",
+  "/var/run/secrets/pods.eks.amazonaws.com/serviceaccount/eks-pod-identity-token",
+  "/var/run/secrets/azure/tokens/azure-identity-token",
 ];
 export const WRITE_GRANTS: readonly string[] = ["data/"];
 

@@ -9,7 +9,8 @@ import type { AzureConfig } from "../../config/types.ts";
 import { OpenAIProvider } from "../openai/provider.ts";
 import type { Provider, ProviderDeps } from "../types.ts";
 import { credentialsRefused } from "../upstream/error_mapping.ts";
-import { exchangeDeps, OAuthTokens } from "../upstream/oauth_tokens.ts";
+import { exchangeDeps, GrantError, OAuthTokens } from "../upstream/oauth_tokens.ts";
+import { isNotGranted, outsideGrants } from "../../serve/grants.ts";
 import type { RetryTiming } from "../upstream/retry.ts";
 import { parseAzureError } from "./errors.ts";
 import { azureUrl, isAzureV1 } from "./url.ts";
@@ -63,6 +64,8 @@ function managedIdentityTokens(
   timing: RetryTiming,
 ): OAuthTokens {
   const env = deps.env ?? (() => undefined);
+  const federated = workloadIdentity(env, azure);
+  if (federated !== null) return workloadIdentityTokens(deps, federated, timing);
   const endpoint = env("IDENTITY_ENDPOINT");
   const secret = env("IDENTITY_HEADER");
   const query = new URLSearchParams({
@@ -83,6 +86,63 @@ function managedIdentityTokens(
     tokenUrl,
     request: () => Promise.resolve({ headers }),
     credentials: { what: "its managed identity", check: "managed_identity" },
+  });
+}
+
+/** What AKS's Workload Identity gives a pod (`AZURE_FEDERATED_TOKEN_FILE`, `AZURE_TENANT_ID`,
+ * `AZURE_CLIENT_ID`, `AZURE_AUTHORITY_HOST`), or `null` off AKS; the config's `client_id` wins
+ * over the variable's. */
+function workloadIdentity(
+  env: (name: string) => string | undefined,
+  azure: AzureConfig,
+): { tokenFile: string; tokenUrl: string; clientId: string } | null {
+  const tokenFile = env("AZURE_FEDERATED_TOKEN_FILE");
+  const tenant = env("AZURE_TENANT_ID");
+  const clientId = azure.client_id ?? env("AZURE_CLIENT_ID");
+  if (!tokenFile || !tenant || !clientId) return null;
+  const authority = (env("AZURE_AUTHORITY_HOST") || "https://login.microsoftonline.com/")
+    .replace(/\/*$/, "/");
+  return {
+    tokenFile,
+    tokenUrl: `${authority}${encodeURIComponent(tenant)}/oauth2/v2.0/token`,
+    clientId,
+  };
+}
+
+/** Workload Identity's tokens: the client credentials grant with the pod's service account token
+ * as the client assertion, the file read again for every exchange (Kubernetes rotates it). */
+function workloadIdentityTokens(
+  deps: ProviderDeps,
+  federated: { tokenFile: string; tokenUrl: string; clientId: string },
+  timing: RetryTiming,
+): OAuthTokens {
+  return new OAuthTokens({
+    ...exchangeDeps(deps, timing),
+    tokenUrl: federated.tokenUrl,
+    request: async () => {
+      let assertion: string;
+      try {
+        assertion = (await Deno.readTextFile(federated.tokenFile)).trim();
+      } catch (e) {
+        throw new GrantError(
+          isNotGranted(e)
+            ? `the token file ${outsideGrants(federated.tokenFile, "read")}`
+            : `the token file ${federated.tokenFile} could not be read`,
+        );
+      }
+      const form = new URLSearchParams({
+        grant_type: "client_credentials",
+        client_id: federated.clientId,
+        scope: COGNITIVE_SERVICES_SCOPE,
+        client_assertion_type: "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+        client_assertion: assertion,
+      });
+      return { form: form.toString() };
+    },
+    credentials: {
+      what: "its workload identity",
+      check: "the pod's federated identity (AZURE_CLIENT_ID, AZURE_TENANT_ID)",
+    },
   });
 }
 

@@ -55,13 +55,6 @@ export type RoleSource =
     endpoint: string;
   };
 
-/** Where EKS mounts a service account's token for IRSA and for Pod Identity: the start task
- * may read these two files (docs/security.md, Permissions). */
-export const EKS_TOKEN_FILES: readonly string[] = [
-  "/var/run/secrets/eks.amazonaws.com/serviceaccount/token",
-  "/var/run/secrets/pods.eks.amazonaws.com/serviceaccount/eks-pod-identity-token",
-];
-
 /** EC2's instance metadata service. */
 const IMDS_ENDPOINT = "http://169.254.169.254";
 /** Seconds an IMDSv2 session token is asked to live. */
