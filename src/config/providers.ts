@@ -154,13 +154,14 @@ function readVertex(f: Fields): VertexConfig {
     );
   }
   const metadataServer = f.boolean("metadata_server", OPTIONAL) ?? false;
-  const credentials = f.string("credentials_env", { ...ENV_NAME, optional: true, nullable: true });
-  if (metadataServer && credentials !== null && credentials !== undefined) {
+  const credentials =
+    f.string("credentials_env", { ...ENV_NAME, optional: true, nullable: true }) ?? null;
+  if (metadataServer && credentials !== null) {
     throw f.get("metadata_server").invalid(
       "a vertex provider takes its service account from credentials_env or from the metadata server, not both",
     );
   }
-  if (!metadataServer && (credentials === null || credentials === undefined)) {
+  if (!metadataServer && credentials === null) {
     throw f.get("credentials_env").invalid(
       "required: the variable holding the service account's key (or, on Google Cloud, metadata_server: true for the service account attached to the workload)",
     );
@@ -168,7 +169,7 @@ function readVertex(f: Fields): VertexConfig {
   return {
     project: f.string("project", GCP_PROJECT),
     region: f.string("region", GCP_REGION),
-    credentials_env: metadataServer ? null : credentials!,
+    credentials_env: credentials,
     metadata_server: metadataServer,
     token_url: readUrl(f, "token_url", "https://oauth2.googleapis.com/token"),
     publisher: f.oneOf("publisher", VERTEX_PUBLISHERS, OPTIONAL) ?? null,

@@ -10,7 +10,7 @@ import { OpenAIProvider } from "../openai/provider.ts";
 import type { Provider, ProviderDeps } from "../types.ts";
 import { credentialsRefused } from "../upstream/error_mapping.ts";
 import { exchangeDeps, GrantError, OAuthTokens } from "../upstream/oauth_tokens.ts";
-import { isNotGranted, outsideGrants } from "../../serve/grants.ts";
+import { readTokenFile, TokenFileError } from "../upstream/token_file.ts";
 import type { RetryTiming } from "../upstream/retry.ts";
 import { parseAzureError } from "./errors.ts";
 import { azureUrl, isAzureV1 } from "./url.ts";
@@ -89,13 +89,20 @@ function managedIdentityTokens(
   });
 }
 
+/** A pod's federated identity: its token file, the tenant's token endpoint, the client id. */
+interface FederatedIdentity {
+  tokenFile: string;
+  tokenUrl: string;
+  clientId: string;
+}
+
 /** What AKS's Workload Identity gives a pod (`AZURE_FEDERATED_TOKEN_FILE`, `AZURE_TENANT_ID`,
  * `AZURE_CLIENT_ID`, `AZURE_AUTHORITY_HOST`), or `null` off AKS; the config's `client_id` wins
  * over the variable's. */
 function workloadIdentity(
   env: (name: string) => string | undefined,
   azure: AzureConfig,
-): { tokenFile: string; tokenUrl: string; clientId: string } | null {
+): FederatedIdentity | null {
   const tokenFile = env("AZURE_FEDERATED_TOKEN_FILE");
   const tenant = env("AZURE_TENANT_ID");
   const clientId = azure.client_id ?? env("AZURE_CLIENT_ID");
@@ -113,7 +120,7 @@ function workloadIdentity(
  * as the client assertion, the file read again for every exchange (Kubernetes rotates it). */
 function workloadIdentityTokens(
   deps: ProviderDeps,
-  federated: { tokenFile: string; tokenUrl: string; clientId: string },
+  federated: FederatedIdentity,
   timing: RetryTiming,
 ): OAuthTokens {
   return new OAuthTokens({
@@ -122,13 +129,9 @@ function workloadIdentityTokens(
     request: async () => {
       let assertion: string;
       try {
-        assertion = (await Deno.readTextFile(federated.tokenFile)).trim();
+        assertion = await readTokenFile(federated.tokenFile);
       } catch (e) {
-        throw new GrantError(
-          isNotGranted(e)
-            ? `the token file ${outsideGrants(federated.tokenFile, "read")}`
-            : `the token file ${federated.tokenFile} could not be read`,
-        );
+        throw e instanceof TokenFileError ? new GrantError(e.message) : e;
       }
       const form = new URLSearchParams({
         grant_type: "client_credentials",

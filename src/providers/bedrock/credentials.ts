@@ -13,7 +13,7 @@ import type { BedrockConfig } from "../../config/types.ts";
 import type { Clock } from "../../clock.ts";
 import { upstreamError } from "../../errors.ts";
 import type { HttpClient } from "../../http/client/types.ts";
-import { isNotGranted, outsideGrants } from "../../serve/grants.ts";
+import { readTokenFile, TokenFileError } from "../upstream/token_file.ts";
 import { isObject } from "../wire.ts";
 import type { AwsCredentials } from "./sigv4.ts";
 
@@ -224,20 +224,11 @@ export class RoleCredentials implements CredentialSource {
 
   /** A token file's token; one that cannot be read is the 502 saying why. */
   async #token(path: string): Promise<string> {
-    let token: string;
     try {
-      token = (await Deno.readTextFile(path)).trim();
+      return await readTokenFile(path);
     } catch (e) {
-      throw this.#failure(
-        isNotGranted(e)
-          ? `the token file ${outsideGrants(path, "read")}`
-          : `the token file ${path} could not be read (${
-            e instanceof Deno.errors.NotFound ? "no such file" : "an error reading it"
-          })`,
-      );
+      throw e instanceof TokenFileError ? this.#failure(e.message) : e;
     }
-    if (token === "") throw this.#failure(`the token file ${path} is empty`);
-    return token;
   }
 
   /** IMDSv2: a session token, the instance's role name, then the role's credentials. */

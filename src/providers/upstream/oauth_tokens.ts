@@ -217,11 +217,9 @@ export class OAuthTokens implements UpstreamCredentials {
       };
     }
     // A number, or (Azure's managed identity endpoints) a number in a string.
-    const lifetime = Number(answer.expires_in);
-    const seconds = typeof answer.expires_in !== "boolean" && lifetime > 0 &&
-        Number.isFinite(lifetime)
-      ? lifetime
-      : DEFAULT_LIFETIME_SECONDS;
+    const given = answer.expires_in;
+    const lifetime = typeof given === "number" || typeof given === "string" ? Number(given) : NaN;
+    const seconds = lifetime > 0 && Number.isFinite(lifetime) ? lifetime : DEFAULT_LIFETIME_SECONDS;
     const now = clock.now();
     const token = { value: answer.access_token, expires: now + seconds * 1000 };
     this.#token = token;
