@@ -244,7 +244,7 @@ export interface App {
    * queue), for a draining process. */
   release(): void;
   /** Settles the requests still open (as stopped by the shutdown), stops background work and
-   * writes pending log records. */
+   * writes pending log records; the process may exit once it resolves. */
   close(): Promise<void>;
 }
 
@@ -478,6 +478,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
       catalogue.close();
       providers.close();
       await logger.flush();
+      await tracing?.beforeExit();
     },
   };
 }

@@ -52,6 +52,9 @@ export interface OtelApi {
         name: string,
         options: { unit?: string; description?: string },
       ): OtelHistogram;
+      createObservableGauge(name: string): {
+        addCallback(callback: () => void): void;
+      };
     };
   };
 }

@@ -13,6 +13,7 @@ import type { ProviderConfig, ProviderStyle } from "../config/types.ts";
 import { ApiError } from "../errors.ts";
 import type { GuardrailVerdict } from "../guardrails/report.ts";
 import { guardrailAttributes } from "./guardrail_attributes.ts";
+import { denoMetricsOn, exportIntervalMs, ReaderTicks } from "./reader_ticks.ts";
 import type { CallContext } from "../providers/types.ts";
 import {
   type AttributeValue,
@@ -67,6 +68,7 @@ export class Tracing {
   readonly #includeContent: boolean;
   readonly #tokenUsage: OtelHistogram;
   readonly #duration: OtelHistogram;
+  readonly #ticks: ReaderTicks | null;
 
   /** Tracing over `api` (default `Deno.telemetry`) when `OTEL_DENO` is `true` or `1`, else
    * `null`; message content with `includeContent` (`logs.include_content`). */
@@ -77,11 +79,16 @@ export class Tracing {
   ): Tracing | null {
     const on = env("OTEL_DENO")?.toLowerCase();
     if (on !== "true" && on !== "1") return null;
-    return new Tracing(api ?? (Deno.telemetry as OtelApi), includeContent);
+    const ticks = denoMetricsOn(env)
+      ? new ReaderTicks(exportIntervalMs(env("OTEL_METRIC_EXPORT_INTERVAL")))
+      : undefined;
+    return new Tracing(api ?? (Deno.telemetry as OtelApi), includeContent, ticks);
   }
 
-  constructor(api: OtelApi, includeContent: boolean) {
+  /** `ticks`: follows the metric reader's ticks, for {@link beforeExit}. */
+  constructor(api: OtelApi, includeContent: boolean, ticks?: ReaderTicks) {
     this.#api = api;
+    this.#ticks = ticks ?? null;
     this.#tracer = api.tracerProvider.getTracer("switchyard");
     this.#includeContent = includeContent;
     const meter = api.meterProvider.getMeter("switchyard");
@@ -93,6 +100,10 @@ export class Tracing {
       unit: "s",
       description: "Seconds a model call took, to its last event.",
     });
+    // Observes nothing: its callback is how the reader's asks are seen.
+    if (ticks) {
+      meter.createObservableGauge("switchyard.reader_ticks").addCallback(() => ticks.observed());
+    }
   }
 
   /**
@@ -162,6 +173,12 @@ export class Tracing {
     if (!span) return;
     span.updateName(`${method} ${route}`);
     span.setAttribute("http.route", route);
+  }
+
+  /** Resolves when the process may exit without meeting a tick of Deno's metric reader
+   * ({@link ReaderTicks}); at once without one. */
+  beforeExit(): Promise<void> {
+    return this.#ticks?.quiet() ?? Promise.resolve();
   }
 
   /** Starts the span of one model call, a child of the active span. */

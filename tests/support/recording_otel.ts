@@ -63,6 +63,7 @@ export function recordingOtel() {
         createHistogram: (name) => ({
           record: (value, attributes = {}) => void points.push({ name, value, attributes }),
         }),
+        createObservableGauge: () => ({ addCallback: () => {} }),
       }),
     },
   };

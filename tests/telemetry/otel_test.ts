@@ -91,7 +91,6 @@ Deno.test("OTel: server, GenAI and HTTP attempt spans with the caller's trace id
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
       OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
       OTEL_SERVICE_NAME: "switchyard-test",
-      OTEL_METRIC_EXPORT_INTERVAL: "200",
     },
   });
   const chat = async (model: string, extra: Record<string, unknown>, traceparent?: string) => {
@@ -218,6 +217,47 @@ Deno.test("OTel: server, GenAI and HTTP attempt spans with the caller's trace id
     assert.ok(receiver.metrics.has("gen_ai.client.token.usage"));
   } finally {
     if (!stopped) await gateway.stop();
+    await receiver.close();
+  }
+});
+
+/** Runs the exit fixture in `mode` with OTel exporting to `endpoint` every second; its exit code,
+ * or `null` when it was still running after `waitMs` (then it is killed). */
+async function exitAfterBusy(mode: "settle" | "raw", endpoint: string, waitMs: number) {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-env",
+      new URL("./fixtures/exit_after_busy.ts", import.meta.url).pathname,
+      mode,
+    ],
+    env: {
+      OTEL_DENO: "true",
+      OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+      OTEL_METRIC_EXPORT_INTERVAL: "1000",
+    },
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), waitMs)));
+  const code = await Promise.race([child.status.then((s) => s.code), late]);
+  clearTimeout(timer);
+  if (code === null) {
+    child.kill("SIGKILL");
+    await child.status;
+  }
+  return code;
+}
+
+Deno.test("OTel: the process exits after a busy spell, where exiting at once hangs in Deno's metric reader", async () => {
+  const receiver = startReceiver();
+  try {
+    assert.equal(await exitAfterBusy("settle", receiver.url, 15_000), 0);
+    // The hazard the wait is for; if this fails, Deno no longer deadlocks and beforeExit can go.
+    assert.equal(await exitAfterBusy("raw", receiver.url, 5_000), null);
+  } finally {
     await receiver.close();
   }
 });
