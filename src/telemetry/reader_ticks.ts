@@ -11,16 +11,6 @@ const DEFAULT_INTERVAL_MS = 60_000;
 /** The longest wait for a quiet moment; past it the process exits anyway. */
 const MAX_WAIT_MS = 2_000;
 
-/** Whether Deno exports metrics, read from the variables as Deno reads them. */
-export function denoMetricsOn(env: (name: string) => string | undefined): boolean {
-  const flag = (name: string) => {
-    const value = env(name)?.toLowerCase();
-    return value === "true" ? true : value === "false" ? false : undefined;
-  };
-  if (flag("OTEL_SDK_DISABLED")) return false;
-  return flag("OTEL_DENO_METRICS") ?? flag("OTEL_DENO") ?? false;
-}
-
 /** The metric export interval, read from `OTEL_METRIC_EXPORT_INTERVAL` as Deno reads it. */
 export function exportIntervalMs(value: string | undefined): number {
   const ms = value !== undefined && /^\+?\d+$/.test(value) ? Number(value) : 0;

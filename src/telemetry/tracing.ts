@@ -13,7 +13,8 @@ import type { ProviderConfig, ProviderStyle } from "../config/types.ts";
 import { ApiError } from "../errors.ts";
 import type { GuardrailVerdict } from "../guardrails/report.ts";
 import { guardrailAttributes } from "./guardrail_attributes.ts";
-import { denoMetricsOn, exportIntervalMs, ReaderTicks } from "./reader_ticks.ts";
+import { denoOtel } from "./deno_otel.ts";
+import { exportIntervalMs, ReaderTicks } from "./reader_ticks.ts";
 import type { CallContext } from "../providers/types.ts";
 import {
   type AttributeValue,
@@ -70,16 +71,17 @@ export class Tracing {
   readonly #duration: OtelHistogram;
   readonly #ticks: ReaderTicks | null;
 
-  /** Tracing over `api` (default `Deno.telemetry`) when `OTEL_DENO` is `true` or `1`, else
-   * `null`; message content with `includeContent` (`logs.include_content`). */
+  /** Tracing over `api` (default `Deno.telemetry`) when Deno exports traces or metrics
+   * (`OTEL_DENO=true`, see {@link denoOtel}), else `null`; message content with
+   * `includeContent` (`logs.include_content`). */
   static configured(
     env: (name: string) => string | undefined,
     api: OtelApi | undefined,
     includeContent: boolean,
   ): Tracing | null {
-    const on = env("OTEL_DENO")?.toLowerCase();
-    if (on !== "true" && on !== "1") return null;
-    const ticks = denoMetricsOn(env)
+    const otel = denoOtel(env);
+    if (!otel.tracing && !otel.metrics) return null;
+    const ticks = otel.metrics
       ? new ReaderTicks(exportIntervalMs(env("OTEL_METRIC_EXPORT_INTERVAL")))
       : undefined;
     return new Tracing(api ?? (Deno.telemetry as OtelApi), includeContent, ticks);

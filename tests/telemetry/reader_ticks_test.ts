@@ -1,16 +1,5 @@
 import assert from "node:assert/strict";
-import { denoMetricsOn, exportIntervalMs, ReaderTicks } from "../../src/telemetry/reader_ticks.ts";
-
-Deno.test("denoMetricsOn reads OTEL_DENO, OTEL_DENO_METRICS and OTEL_SDK_DISABLED as Deno does", () => {
-  const on = (vars: Record<string, string>) => denoMetricsOn((name) => vars[name]);
-  assert.equal(on({}), false);
-  assert.equal(on({ OTEL_DENO: "true" }), true);
-  assert.equal(on({ OTEL_DENO: "TRUE" }), true);
-  assert.equal(on({ OTEL_DENO: "1" }), false, "Deno takes true or false only");
-  assert.equal(on({ OTEL_DENO: "true", OTEL_DENO_METRICS: "false" }), false);
-  assert.equal(on({ OTEL_DENO_METRICS: "true" }), true);
-  assert.equal(on({ OTEL_DENO: "true", OTEL_SDK_DISABLED: "true" }), false);
-});
+import { exportIntervalMs, ReaderTicks } from "../../src/telemetry/reader_ticks.ts";
 
 Deno.test("exportIntervalMs reads OTEL_METRIC_EXPORT_INTERVAL as Deno does", () => {
   assert.equal(exportIntervalMs(undefined), 60_000);

@@ -2,8 +2,9 @@
  * Which HTTP client upstream calls use: Switchyard's own, unless `SWITCHYARD_HTTP_CLIENT=fetch`
  * forces `fetch` or the environment asks for what only `fetch` does: going through an HTTP
  * proxy, or Deno's OpenTelemetry spans and trace context propagation for each HTTP attempt
- * (`OTEL_DENO`).
+ * (`OTEL_DENO`, or `OTEL_DENO_TRACING`, as Deno reads them).
  */
+import { denoOtel } from "../../telemetry/deno_otel.ts";
 import { FetchHttpClient } from "./fetch.ts";
 import { NativeHttpClient } from "./native.ts";
 import type { HttpClient } from "./types.ts";
@@ -27,8 +28,7 @@ export function fetchReason(env: (name: string) => string | undefined): string |
   }
   const proxy = PROXY_VARIABLES.find((name) => (env(name) ?? "") !== "");
   if (proxy !== undefined) return `${proxy} is set`;
-  const otel = env("OTEL_DENO")?.toLowerCase();
-  if (otel === "true" || otel === "1") return "OTEL_DENO is on";
+  if (denoOtel(env).tracing) return "OTEL_DENO is on";
   return null;
 }
 

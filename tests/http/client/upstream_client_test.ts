@@ -24,13 +24,17 @@ Deno.test("fetchReason names the proxy variable that is set", () => {
   );
 });
 
-Deno.test("fetchReason: OTEL_DENO on asks for fetch, a proxy first", () => {
-  for (const value of ["true", "TRUE", "True", "1"]) {
+Deno.test("fetchReason: Deno's tracing on asks for fetch, a proxy first", () => {
+  for (const value of ["true", "TRUE", "True"]) {
     assert.equal(fetchReason(env({ OTEL_DENO: value })), "OTEL_DENO is on", value);
   }
-  for (const value of ["false", "0", "", "yes", "on"]) {
+  // Deno itself takes only true or false: with these its telemetry is off.
+  for (const value of ["false", "0", "1", "", "yes", "on"]) {
     assert.equal(fetchReason(env({ OTEL_DENO: value })), null, JSON.stringify(value));
   }
+  assert.equal(fetchReason(env({ OTEL_DENO: "true", OTEL_DENO_TRACING: "false" })), null);
+  assert.equal(fetchReason(env({ OTEL_DENO_TRACING: "true" })), "OTEL_DENO is on");
+  assert.equal(fetchReason(env({ OTEL_DENO: "true", OTEL_SDK_DISABLED: "true" })), null);
   assert.equal(
     fetchReason(env({ OTEL_DENO: "true", HTTP_PROXY: "http://p.test" })),
     "HTTP_PROXY is set",
@@ -50,7 +54,7 @@ Deno.test("upstreamClient is Switchyard's own client unless the environment asks
   const proxied = upstreamClient(env({ https_proxy: "http://proxy.test:3128" }));
   assert.ok(proxied instanceof FetchHttpClient);
   proxied.close();
-  const traced = upstreamClient(env({ OTEL_DENO: "1" }));
+  const traced = upstreamClient(env({ OTEL_DENO: "true" }));
   assert.ok(traced instanceof FetchHttpClient);
   traced.close();
 });
