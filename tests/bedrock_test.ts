@@ -34,6 +34,7 @@ import {
   testConfig,
   type TestServer,
 } from "./support/server.ts";
+import { pdfBase64 } from "./support/pdf.ts";
 
 const CLAUDE = "us.anthropic.claude-sonnet-4-5-20250929-v1:0";
 const CALL_TIMEOUT_MS = 10_000;
@@ -299,6 +300,68 @@ Deno.test("bedrock/openai: an image goes as bytes in its format", async () => {
   );
   const content = (s.fake.last.body as { messages: { content: unknown[] }[] }).messages[0]!.content;
   assert.deepEqual(content[1], { image: { format: "png", source: { bytes: png.toBase64() } } });
+  assertSigned(s.fake, 1);
+});
+
+Deno.test("bedrock/anthropic-sdk: a PDF in a tool result and a text document go as Converse documents", async () => {
+  await using s = await setup();
+  const pdf = pdfBase64(3);
+  const message = await s.anthropic.messages.create({
+    model: "claude",
+    max_tokens: 256,
+    messages: [
+      { role: "user", content: "What does the report say?" },
+      {
+        role: "assistant",
+        content: [{
+          type: "tool_use",
+          id: "toolu_1",
+          name: "get_weather",
+          input: { city: "Oslo" },
+        }],
+      },
+      {
+        role: "user",
+        content: [
+          {
+            type: "tool_result",
+            tool_use_id: "toolu_1",
+            content: [{
+              type: "document",
+              source: { type: "base64", media_type: "application/pdf", data: pdf },
+              title: "Q3 report (final).pdf",
+            }],
+          },
+          {
+            type: "document",
+            source: { type: "text", media_type: "text/plain", data: "Oslo: rain." },
+            title: "notes.txt",
+            context: "field notes",
+          },
+        ],
+      },
+    ],
+    tools: [WEATHER_ANTHROPIC],
+  });
+  assert.equal(message.type, "message");
+  const turn = (s.fake.last.body as { messages: { content: Record<string, unknown>[] }[] })
+    .messages.at(-1)!.content;
+  assert.deepEqual(turn[0], {
+    toolResult: {
+      toolUseId: "toolu_1",
+      content: [{
+        document: { format: "pdf", name: "Q3 report (final) pdf", source: { bytes: pdf } },
+      }],
+    },
+  });
+  assert.deepEqual(turn[1], {
+    document: {
+      format: "txt",
+      name: "notes txt",
+      source: { text: "Oslo: rain." },
+      context: "field notes",
+    },
+  });
   assertSigned(s.fake, 1);
 });
 

@@ -317,15 +317,17 @@ Deno.test("capabilities: what only a door's own protocol carries (not a tool) ne
     messages: [{
       role: "user",
       content: [{
-        type: "document",
-        source: { type: "text", media_type: "text/plain", data: "x" },
+        type: "search_result",
+        source: "https://example.test/a",
+        title: "A",
+        content: [{ type: "text", text: "x" }],
       }],
     }],
   });
   assert.equal(messages.status, 400);
   assert.match(
     messages.body.error.message,
-    /^messages\.0\.content\.0\.type: The model `sim-chat` is not served by a provider that speaks Anthropic's Messages API, so it cannot take `document`/,
+    /^messages\.0\.content\.0\.type: The model `sim-chat` is not served by a provider that speaks Anthropic's Messages API, so it cannot take `search_result`/,
   );
 });
 

@@ -115,8 +115,10 @@ Deno.test("messages: fields of other back ends are dropped and named; Anthropic-
       messages: [{
         role: "user",
         content: [{
-          type: "document",
-          source: { type: "text", media_type: "text/plain", data: "x" },
+          type: "search_result",
+          source: "https://example.test/a",
+          title: "A",
+          content: [{ type: "text", text: "x" }],
         }],
       }],
     });
@@ -124,7 +126,7 @@ Deno.test("messages: fields of other back ends are dropped and named; Anthropic-
     assert.equal(doc.status, 400);
     assert.equal(body.type, "error");
     assert.equal(body.error.type, "invalid_request_error");
-    assert.match(body.error.message, /^messages\.0\.content\.0\.type: .*document/);
+    assert.match(body.error.message, /^messages\.0\.content\.0\.type: .*search_result/);
   }
   assert.equal(gateway.openai.received.length, 1, "the 400 was answered before any upstream call");
 });

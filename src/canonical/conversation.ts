@@ -28,6 +28,26 @@ export interface ImagePart {
   cache?: CacheMarker;
 }
 
+/**
+ * A document for the model to read: a PDF, inline (base64) or at an https:// URL (passed to
+ * back ends that fetch it themselves; the gateway never fetches one), or plain text. A PDF
+ * needs a model with `image_input` (back ends read its pages as images too).
+ */
+export interface DocumentPart {
+  type: "document";
+  source:
+    | { kind: "data"; mediaType: "application/pdf"; base64: string }
+    | { kind: "url"; url: string }
+    | { kind: "text"; text: string };
+  /** Its title or file name (Anthropic's `title`, OpenAI's `filename`), when given. */
+  title?: string;
+  /** Anthropic's `context`: what the document is, for the model (never shown as content). */
+  context?: string;
+  /** Anthropic's `citations.enabled`, when given. */
+  citations?: boolean;
+  cache?: CacheMarker;
+}
+
 /** A call of a tool by the assistant. */
 export interface ToolCallPart {
   type: "tool_call";
@@ -42,7 +62,7 @@ export interface ToolCallPart {
 export interface ToolResultPart {
   type: "tool_result";
   callId: string;
-  content: (TextPart | ImagePart)[];
+  content: (TextPart | ImagePart | DocumentPart)[];
   isError: boolean;
   cache?: CacheMarker;
 }
@@ -71,6 +91,7 @@ export interface RefusalPart {
 export type Part =
   | TextPart
   | ImagePart
+  | DocumentPart
   | ToolCallPart
   | ToolResultPart
   | ReasoningPart

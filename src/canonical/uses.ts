@@ -7,6 +7,8 @@
 export interface Uses {
   /** Image inputs (in messages, or in tool results). */
   images: string[];
+  /** PDF documents (in messages, or in tool results); text documents need nothing. */
+  documents: string[];
   /** Tool calls and tool results in the conversation. */
   toolUses: string[];
   /** What only the door's own protocol carries (documents, search results...): a model takes
@@ -20,5 +22,5 @@ export interface Uses {
 
 /** Nothing used yet. */
 export function noUses(): Uses {
-  return { images: [], toolUses: [], protocolOnly: [], hostedTools: [] };
+  return { images: [], documents: [], toolUses: [], protocolOnly: [], hostedTools: [] };
 }

@@ -134,7 +134,7 @@ function splitDataUrl(url: string, param: string): { declared: string; base64: s
 }
 
 /** Bytes that base64 text decodes to, without decoding it. */
-function decodedLength(base64: string): number {
+export function decodedLength(base64: string): number {
   const padding = base64.endsWith("==") ? 2 : base64.endsWith("=") ? 1 : 0;
   return Math.floor((base64.length * 3) / 4) - padding;
 }

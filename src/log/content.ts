@@ -2,7 +2,7 @@
 import type { Message, Part } from "../canonical/conversation.ts";
 
 /** The messages as `{role, content}` with their text only (text parts joined by newlines;
- * images, tool calls and reasoning left out). */
+ * images, documents, tool calls and reasoning left out). */
 export function loggedMessages(messages: readonly Message[]): { role: string; content: string }[] {
   return messages.map((m) => ({ role: m.role, content: textOf(m.parts) }));
 }

@@ -28,6 +28,20 @@ export interface ImageBlock {
   cache_control?: CacheControl;
 }
 
+/** A document: a PDF (inline or by URL) or plain text, with what Anthropic reads beside it. */
+export interface DocumentBlock {
+  type: "document";
+  source:
+    | { type: "base64"; media_type: "application/pdf"; data: string }
+    | { type: "url"; url: string }
+    | { type: "text"; media_type: "text/plain"; data: string };
+  title?: string;
+  /** What the document is, for the model (not cited). */
+  context?: string;
+  citations?: { enabled: boolean };
+  cache_control?: CacheControl;
+}
+
 export interface ToolUseBlock {
   type: "tool_use";
   /** `toolu_...` */
@@ -40,7 +54,7 @@ export interface ToolUseBlock {
 export interface ToolResultBlock {
   type: "tool_result";
   tool_use_id: string;
-  content?: string | (TextBlock | ImageBlock)[];
+  content?: string | (TextBlock | ImageBlock | DocumentBlock)[];
   is_error?: boolean;
   cache_control?: CacheControl;
 }
@@ -68,6 +82,7 @@ export interface OtherBlock {
 export type RequestBlock =
   | TextBlock
   | ImageBlock
+  | DocumentBlock
   | ToolUseBlock
   | ToolResultBlock
   | ThinkingBlock

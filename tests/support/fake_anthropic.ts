@@ -1,8 +1,9 @@
 /**
  * A fake Anthropic upstream: `POST /v1/messages` checked against the Messages API's documented
  * rules (headers, required `max_tokens`, user/assistant roles only, no blank text blocks,
- * base64 image sources whose bytes match their media type or https URL sources, tool_use
- * answered by tool_result blocks first in the very next user turn, 0–1 temperature, unknown
+ * base64 image sources whose bytes match their media type or https URL sources, documents (a
+ * PDF's base64 or https URL source, or a text source), tool_use answered by tool_result blocks
+ * first in the very next user turn, 0–1 temperature, unknown
  * fields rejected; extended thinking with its budget, sampling and tool-choice rules, thinking
  * blocks first in assistant turns with their signatures checked, and mid tool loop a final
  * assistant turn that starts with one; `cache_control` on at most 4 blocks; structured outputs
@@ -159,6 +160,47 @@ function checkImageBlock(b: Obj, bat: string, bad: string[]): void {
   if (bytes === null) return void bad.push(`${bat}.source.data: invalid base64`);
   if (sniffImage(bytes) !== src.media_type) {
     bad.push(`${bat}: Image does not match the provided media type ${src.media_type}`);
+  }
+}
+
+/** Checks a document block: a PDF (base64 or https URL) or plain text source, with an optional
+ * title, context and citations setting. */
+function checkDocumentBlock(b: Obj, bat: string, bad: string[]): void {
+  keysAllowed(b, ["type", "source", "title", "context", "citations", "cache_control"], bat, bad);
+  for (const key of ["title", "context"]) {
+    if (b[key] !== undefined && typeof b[key] !== "string") bad.push(`${bat}.${key}: string`);
+  }
+  if (
+    b.citations !== undefined && !(isObj(b.citations) && typeof b.citations.enabled === "boolean")
+  ) {
+    bad.push(`${bat}.citations: {enabled: boolean}`);
+  }
+  const src = b.source;
+  if (isObj(src) && src.type === "url") {
+    keysAllowed(src, ["type", "url"], `${bat}.source`, bad);
+    if (typeof src.url !== "string" || !src.url.startsWith("https://")) {
+      bad.push(`${bat}.source.url: Only https URLs are supported`);
+    }
+    return;
+  }
+  if (isObj(src) && src.type === "text") {
+    keysAllowed(src, ["type", "media_type", "data"], `${bat}.source`, bad);
+    if (src.media_type !== "text/plain" || typeof src.data !== "string") {
+      bad.push(`${bat}.source: {type: "text", media_type: "text/plain", data}`);
+    }
+    return;
+  }
+  if (!isObj(src) || src.type !== "base64" || typeof src.data !== "string") {
+    return void bad.push(`${bat}.source: base64, url or text`);
+  }
+  keysAllowed(src, ["type", "media_type", "data"], `${bat}.source`, bad);
+  if (src.media_type !== "application/pdf") {
+    return void bad.push(`${bat}.source.media_type: ${JSON.stringify(src.media_type)}`);
+  }
+  const bytes = decodeBase64(src.data);
+  if (bytes === null) return void bad.push(`${bat}.source.data: invalid base64`);
+  if (new TextDecoder().decode(bytes.subarray(0, 5)) !== "%PDF-") {
+    bad.push(`${bat}.source.data: The PDF specified was not valid.`);
   }
 }
 
@@ -433,6 +475,10 @@ export function checkAnthropicRequest(
           seenOther = true;
           if (m.role !== "user") bad.push(`${bat}: images only in user messages`);
           return checkImageBlock(b, bat, bad);
+        case "document":
+          seenOther = true;
+          if (m.role !== "user") bad.push(`${bat}: documents only in user messages`);
+          return checkDocumentBlock(b, bat, bad);
         case "thinking":
           keysAllowed(b, ["type", "thinking", "signature"], bat, bad);
           if (m.role !== "assistant") bad.push(`${bat}: thinking only in assistant messages`);
@@ -479,7 +525,8 @@ export function checkAnthropicRequest(
                 const cat = `${bat}.content[${k}]`;
                 if (isObj(c) && c.type === "text") checkTextBlock(c, cat, bad);
                 else if (isObj(c) && c.type === "image") checkImageBlock(c, cat, bad);
-                else bad.push(`${cat}: text or image blocks only`);
+                else if (isObj(c) && c.type === "document") checkDocumentBlock(c, cat, bad);
+                else bad.push(`${cat}: text, image or document blocks only`);
               });
             }
           }

@@ -3,9 +3,10 @@
  * own signer (`@smithy/signature-v4`: a wrong one is a 403 `InvalidSignatureException`, as
  * Bedrock answers), `POST /model/{modelId}/converse` and `/converse-stream` are checked
  * against the Converse API's documented rules (roles alternating from a user turn, content
- * blocks with one member each, images as base64 bytes of their format, tool use only with a
- * `toolConfig` and answered by `toolResult`s of the very next user turn, cache points, Claude's
- * thinking in `additionalModelRequestFields` with its sampling, tool-choice and tool-loop rules,
+ * blocks with one member each, images as base64 bytes of their format, documents under
+ * distinct valid names with a PDF's bytes or a text, tool use only with a `toolConfig` and
+ * answered by `toolResult`s of the very next user turn, cache points, Claude's thinking in
+ * `additionalModelRequestFields` with its sampling, tool-choice and tool-loop rules,
  * reasoning signatures checked) and answered as Bedrock answers: JSON, or frames of the binary
  * event stream encoded with `@smithy/eventstream-codec`, written split at arbitrary byte
  * boundaries. `POST /model/{modelId}/invoke` answers Titan and Cohere embedding bodies.
@@ -185,6 +186,7 @@ const BLOCK_MEMBERS = new Set([
   "cachePoint",
   "reasoningContent",
 ]);
+const DOCUMENT_FORMATS = ["pdf", "csv", "doc", "docx", "xls", "xlsx", "html", "txt", "md"];
 const INFERENCE_FIELDS = new Set(["maxTokens", "temperature", "topP", "stopSequences"]);
 const FORMATS: Record<string, string> = {
   png: "image/png",
@@ -622,6 +624,7 @@ function checkConverse(body: Obj, modelId: string): Checked {
   if (!Array.isArray(messages) || messages.length === 0) v("messages must be a non-empty list");
   let pendingCalls: string[] = [];
   let usesTools = false;
+  const documentNames = new Set<string>();
   (Array.isArray(messages) ? messages : []).forEach((message: Obj, i) => {
     const role = message.role;
     if (role !== "user" && role !== "assistant") v(`messages[${i}].role ${role}`);
@@ -656,6 +659,9 @@ function checkConverse(body: Obj, modelId: string): Checked {
       } else if (block.image !== undefined) {
         const image = checkImage(block.image as Obj, at, v);
         if (image) turn.images.push(image);
+      } else if (block.document !== undefined) {
+        if (role !== "user") v(`${at}: document in an assistant turn`);
+        checkDocument(block.document as Obj, at, documentNames, v);
       } else if (block.cachePoint !== undefined) {
         checkCachePoint(block.cachePoint, v);
       } else if (block.toolUse !== undefined) {
@@ -696,7 +702,9 @@ function checkConverse(body: Obj, modelId: string): Checked {
             texts.push(p.text);
           } else if (p.json !== undefined) texts.push(JSON.stringify(p.json));
           else if (p.image !== undefined) checkImage(p.image as Obj, `${at}.content[${k}]`, v);
-          else v(`${at}.toolResult.content[${k}]`);
+          else if (p.document !== undefined) {
+            checkDocument(p.document as Obj, `${at}.content[${k}]`, documentNames, v);
+          } else v(`${at}.toolResult.content[${k}]`);
         });
         turn.toolResults.push({ id, text: texts.join("") });
       } else if (block.reasoningContent !== undefined) {
@@ -776,6 +784,49 @@ function checkImage(image: Obj, at: string, v: (s: string) => void) {
   }
   if (sniffImage(decoded) !== mediaType) v(`${at}: the image bytes are not ${image.format}`);
   return { mediaType: mediaType ?? "unknown", bytes: decoded.length };
+}
+
+/** Checks a document block as the Converse API documents it: a known format, a name of 1-200
+ * alphanumerics, single whitespace, hyphens, parentheses and brackets, distinct in the request
+ * (`names`), and one source (`bytes` of a PDF for `pdf`, or `text`). */
+function checkDocument(doc: Obj, at: string, names: Set<string>, v: (s: string) => void): void {
+  for (const key of Object.keys(doc)) {
+    if (!["format", "name", "source", "context", "citations"].includes(key)) {
+      v(`${at}.document.${key} is not a DocumentBlock field`);
+    }
+  }
+  if (!DOCUMENT_FORMATS.includes(String(doc.format))) v(`${at}.document.format ${doc.format}`);
+  const name = doc.name;
+  if (
+    typeof name !== "string" || name.length < 1 || name.length > 200 ||
+    !/^[A-Za-z0-9\s\-()[\]]+$/.test(name) || /\s\s/.test(name)
+  ) {
+    v(`${at}.document.name ${
+      JSON.stringify(name)
+    }: The document file name can only contain alphanumeric characters, whitespace characters, hyphens, parentheses, and square brackets. The name can't contain more than one consecutive whitespace character.`);
+  } else if (names.has(name)) v(`${at}: The document names must be unique (${name}).`);
+  else names.add(name);
+  if (doc.context !== undefined && typeof doc.context !== "string") v(`${at}.document.context`);
+  const citations = doc.citations as Obj | undefined;
+  if (citations !== undefined && typeof citations?.enabled !== "boolean") {
+    v(`${at}.document.citations.enabled`);
+  }
+  const source = (doc.source ?? {}) as Obj;
+  const members = Object.keys(source);
+  if (members.length !== 1) return v(`${at}.document.source must have exactly one member`);
+  if (typeof source.text === "string") {
+    if (doc.format !== "txt" && doc.format !== "md") v(`${at}: a text source needs txt or md`);
+    return;
+  }
+  if (typeof source.bytes !== "string") return v(`${at}.document.source ${members[0]}`);
+  let decoded: Uint8Array;
+  try {
+    decoded = Uint8Array.fromBase64(source.bytes);
+  } catch {
+    return v(`${at}.document.source.bytes is not base64`);
+  }
+  const pdf = new TextDecoder().decode(decoded.subarray(0, 5)) === "%PDF-";
+  if ((doc.format === "pdf") !== pdf) v(`${at}: the document bytes are not ${doc.format}`);
 }
 
 /** A reply as the fake renders it. */

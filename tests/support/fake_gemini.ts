@@ -1,16 +1,16 @@
 /**
  * A fake Gemini upstream: `POST /v1beta/models/{model}:generateContent`,
- * `:streamGenerateContent?alt=sse` and `:countTokens` (its `contents`), checked against the documented rules (the
- * `x-goog-api-key` header, known fields only, `user`/`model` roles, one data field per part,
- * inline images whose bytes match their type, function responses as many as the calls of the
- * turn before and paired by id or name, the JSON Schema keywords Gemini lists, tool config
- * and thinking config shapes, and Gemini 3's thought-signature rule: in the current turn the
- * first function call of each model step must come back with the signature it was given, or
- * with the documented skip value), answered byte for byte the way Gemini answers: JSON, or
- * `data:` frames split by CRLF blank lines with no end marker, text in pieces, each function
+ * `:streamGenerateContent?alt=sse` and `:countTokens` (its `contents`), checked against the
+ * documented rules (the `x-goog-api-key` header, known fields only, `user`/`model` roles, one data
+ * field per part, inline images whose bytes match their type, inline PDFs, function responses as
+ * many as the calls of the turn before and paired by id or name, the JSON Schema keywords Gemini
+ * lists, tool config and thinking config shapes, and Gemini 3's thought-signature rule: in the
+ * current turn the first function call of each model step must come back with the signature it was
+ * given, or with the documented skip value), answered byte for byte the way Gemini answers: JSON,
+ * or `data:` frames split by CRLF blank lines with no end marker, text in pieces, each function
  * call whole in its own frame, thought summaries when asked for, signatures on the first call
- * (always) and on the answer's end (with thinking), usage in every frame, and the finish
- * reason in the last.
+ * (always) and on the answer's end (with thinking), usage in every frame, and the finish reason in
+ * the last.
  */
 import { createHmac } from "node:crypto";
 import { GEMINI_LISTING, geminiListRoute } from "./fake_model_lists.ts";
@@ -223,7 +223,11 @@ function checkPart(part: unknown, role: string, at: string, bad: string[]): void
     } catch {
       bad.push(`${at}.inlineData.data: invalid base64`);
     }
-    if (bytes !== null && sniffImage(bytes) !== d.mimeType) {
+    if (d.mimeType === "application/pdf") {
+      if (bytes !== null && new TextDecoder().decode(bytes.subarray(0, 5)) !== "%PDF-") {
+        bad.push(`${at}.inlineData: the data is not a PDF`);
+      }
+    } else if (bytes !== null && sniffImage(bytes) !== d.mimeType) {
       bad.push(`${at}.inlineData: the data is not a ${d.mimeType} image`);
     }
   }
@@ -454,7 +458,7 @@ function geminiConversation(model: string, body: Obj): Conversation {
     for (const p of c.parts as Obj[]) {
       if (typeof p.text === "string" && p.thought !== true) {
         if (p.text !== "") turn.texts.push(p.text);
-      } else if (isObj(p.inlineData)) {
+      } else if (isObj(p.inlineData) && p.inlineData.mimeType !== "application/pdf") {
         const bytes = Uint8Array.fromBase64(p.inlineData.data as string);
         turn.images.push({ mediaType: sniffImage(bytes) ?? "unknown", bytes: bytes.length });
       } else if (isObj(p.functionCall)) {

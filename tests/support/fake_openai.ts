@@ -226,6 +226,9 @@ export function checkOpenAIRequest(headers: Headers, body: unknown, apiKey: stri
                 }
                 return;
               }
+              if (isObj(p) && p.type === "file" && isObj(p.file)) {
+                return checkFilePart(p.file, `${at}.content[${j}].file`, bad);
+              }
               bad.push(`${at}.content[${j}]: invalid part`);
             });
           }
@@ -265,6 +268,23 @@ export function checkOpenAIRequest(headers: Headers, body: unknown, apiKey: stri
     }
   });
   return bad;
+}
+
+/** Checks a `file` part as OpenAI documents it: a `file_id`, or `file_data` (a base64 data URL)
+ * with the `filename` OpenAI requires beside it. */
+function checkFilePart(file: Obj, at: string, bad: string[]): void {
+  for (const key of Object.keys(file)) {
+    if (!["file_data", "file_id", "filename"].includes(key)) {
+      bad.push(`${at}.${key}: Unrecognized request argument supplied`);
+    }
+  }
+  if (typeof file.file_id === "string") return;
+  if (typeof file.file_data !== "string" || !/^data:[\w/.+-]+;base64,/.test(file.file_data)) {
+    return void bad.push(`${at}.file_data: a base64 data URL (or a file_id) required`);
+  }
+  if (typeof file.filename !== "string" || file.filename === "") {
+    bad.push(`${at}.filename: Missing required parameter (a filename with file_data)`);
+  }
 }
 
 /** A string or text parts (an assistant's may be refusal parts too). */
@@ -392,7 +412,9 @@ export function openAIConversation(body: Obj): Conversation {
       else {
         for (const p of m.content as Obj[]) {
           if (p.type === "text") t.texts.push(...textOf(p.text));
-          else t.images.push(receivedImage((p.image_url as Obj).url as string));
+          else if (p.type === "image_url") {
+            t.images.push(receivedImage((p.image_url as Obj).url as string));
+          }
         }
       }
     } else {

@@ -50,9 +50,9 @@ function messageOf(f: Fields, pending: PendingImages): Message {
   }
 }
 
-/** Users may send images; system and developer messages only text. */
-function kindsOf(role: "system" | "developer" | "user"): "text" | "text+image" {
-  return role === "user" ? "text+image" : "text";
+/** Users may send images and files; system and developer messages only text. */
+function kindsOf(role: "system" | "developer" | "user"): "text" | "text+media" {
+  return role === "user" ? "text+media" : "text";
 }
 
 /** The message with the participant `name` the caller gave, if any. */

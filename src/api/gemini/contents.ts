@@ -7,13 +7,15 @@
  *   a Gemini back end puts it back: the same part; other back ends drop it);
  * - `inlineData` of an image -> an image (decoded and checked with the request's other
  *   images); `fileData` of an image at an https:// URL -> an image by URL;
+ * - `inlineData` of a PDF -> a PDF document, of `text/plain` -> a text document (its bytes
+ *   read as UTF-8); `fileData` of a PDF at an https:// URL -> a PDF document by URL;
  * - `functionCall` -> a tool call (its `args` as JSON text; its `id`, else one made from its
  *   place), `functionResponse` -> the result of the call it answers (by `id`, else the first
  *   unanswered call of that name in the model turn before): its `response` as text (`output`
  *   or `error` as written when it is the only field, else the object's JSON), an error when
  *   it holds only `error`.
- * Other data (documents, audio, video, files, executable code and its results) is recorded in
- * `uses`: only a Gemini back end takes it. Roles are `user` (the default) and `model`.
+ * Other data (other documents, audio, video, files, executable code and its results) is
+ * recorded in `uses`: only a Gemini back end takes it. Roles are `user` (the default) and `model`.
  */
 import type {
   ImagePart,
@@ -26,6 +28,7 @@ import type { Uses } from "../../canonical/uses.ts";
 import { quote } from "../../quote.ts";
 import { type Fields, OPTIONAL, type Reader } from "../../validation/reader.ts";
 import { FUNCTION_NAME } from "../shared/tool_names.ts";
+import { PDF, pdfSource, TEXT, textSource } from "../shared/documents.ts";
 import type { PendingImages } from "../shared/images.ts";
 
 /** The style of reasoning that carries Gemini's thought signatures. */
@@ -131,13 +134,22 @@ function userPart(p: Fields, parts: Part[], calls: Call[], ctx: ContentsContext)
   otherPart(p, parts, ctx);
 }
 
-/** Inline or file data: an image, or data only Gemini takes; nothing for a part without
- * data (a bare signature). */
+/** Inline or file data: an image, a document, or data only Gemini takes; nothing for a part
+ * without data (a bare signature). */
 function otherPart(p: Fields, parts: Part[], ctx: ContentsContext) {
   const inline = p.object("inlineData", OPTIONAL);
   if (inline !== undefined) {
     const mimeType = inline.string("mimeType", NON_EMPTY).toLowerCase();
     const data = inline.get("data");
+    if (mimeType === PDF) {
+      ctx.uses.documents.push(p.reader.path);
+      parts.push({ type: "document", source: pdfSource(data.string(), data) });
+      return;
+    }
+    if (mimeType === TEXT) {
+      parts.push({ type: "document", source: textSource(data.string(), data) });
+      return;
+    }
     if (!IMAGE_TYPES.has(mimeType)) {
       ctx.uses.protocolOnly.push({ path: inline.get("mimeType").path, type: mimeType });
       return;
@@ -154,7 +166,13 @@ function otherPart(p: Fields, parts: Part[], ctx: ContentsContext) {
   if (file !== undefined) {
     const uri = file.string("fileUri", NON_EMPTY);
     const mimeType = file.string("mimeType", OPTIONAL)?.toLowerCase() ?? "";
-    if (!IMAGE_TYPES.has(mimeType) || !HTTPS.test(uri) || !URL.canParse(uri)) {
+    const byUrl = HTTPS.test(uri) && URL.canParse(uri);
+    if (mimeType === PDF && byUrl) {
+      ctx.uses.documents.push(p.reader.path);
+      parts.push({ type: "document", source: { kind: "url", url: uri } });
+      return;
+    }
+    if (!IMAGE_TYPES.has(mimeType) || !byUrl) {
       ctx.uses.protocolOnly.push({ path: file.reader.path, type: "fileData" });
       return;
     }

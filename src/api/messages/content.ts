@@ -1,16 +1,19 @@
 /**
  * The `system` and `messages` of a Messages request as canonical messages: each content block
- * one part, in order (`text` -> text, `image` -> image, `tool_use` -> a tool call with its
- * `input` as JSON text, `tool_result` -> a tool result, `thinking` -> reasoning with its
- * signature, `redacted_thinking` -> reasoning with its data); `cache_control` as a cache marker
- * on its part; a `text` block's `citations` ignored. Block types the canonical model has no
- * part for (`document`, `search_result`, server tools' blocks...) are recorded in `uses`: only an
- * Anthropic upstream takes them. Anthropic's rules for a conversation are checked as it is read:
- * no empty message but a last assistant one, and tool blocks that pair up (see
- * {@link ToolUsePairing}). A `role: "system"` message inside `messages` (the beta Claude Code
- * sends) is a canonical system message at its place (see {@link systemMessage}).
+ * one part, in order (`text` -> text, `image` -> image, `document` -> a document (a PDF, base64
+ * or by https:// URL, or plain text), `tool_use` -> a tool call with its `input` as JSON text,
+ * `tool_result` -> a tool result, `thinking` -> reasoning with its signature,
+ * `redacted_thinking` -> reasoning with its data); `cache_control` as a cache marker on its
+ * part; a `text` block's `citations` ignored. Block types the canonical model has no part for
+ * (`search_result`, server tools' blocks...) and documents of a `content` or `file` source are
+ * recorded in `uses`: only an Anthropic upstream takes them. Anthropic's rules for a
+ * conversation are checked as it is read: no empty message but a last assistant one, and tool
+ * blocks that pair up (see {@link ToolUsePairing}). A `role: "system"` message inside
+ * `messages` (the beta Claude Code sends) is a canonical system message at its place (see
+ * {@link systemMessage}).
  */
 import type {
+  DocumentPart,
   ImagePart,
   Message,
   Part,
@@ -21,6 +24,7 @@ import type {
 import { quote } from "../../quote.ts";
 import { type Fields, OPTIONAL, type Reader } from "../../validation/reader.ts";
 import { parseCacheControl } from "../shared/cache_control.ts";
+import { type DocumentSource, PDF, pdfSource, TEXT, urlSource } from "../shared/documents.ts";
 import type { PendingImages } from "../shared/images.ts";
 import { signatureStyle } from "./signature.ts";
 import { ToolUsePairing } from "./tool_pairing.ts";
@@ -31,6 +35,7 @@ const NON_EMPTY = { nonEmpty: true } as const;
 const AT_LEAST_ONE = { minItems: 1 } as const;
 const MEDIA_TYPES = ["image/jpeg", "image/png", "image/gif", "image/webp"] as const;
 const SOURCE_TYPES = ["base64", "url"] as const;
+const DOCUMENT_SOURCES = ["base64", "text", "url", "content", "file"] as const;
 const HTTPS = /^https:\/\//i;
 const PLAIN_HTTP = /^http:/i;
 /** Anthropic's words for an empty message. */
@@ -43,7 +48,7 @@ const SYSTEM = { expected: "a string or an array of text blocks" } as const;
 
 /** The block types each role may send, by the canonical part they become. */
 const ROLE_BLOCKS: Record<"user" | "assistant" | "system", readonly string[]> = {
-  user: ["text", "image", "tool_result"],
+  user: ["text", "image", "document", "tool_result"],
   assistant: ["text", "tool_use", "thinking", "redacted_thinking"],
   system: ["text"],
 };
@@ -51,6 +56,7 @@ const ROLE_BLOCKS: Record<"user" | "assistant" | "system", readonly string[]> = 
 const OWNER: Readonly<Record<string, string>> = {
   text: "any",
   image: "user",
+  document: "user",
   tool_result: "user",
   tool_use: "assistant",
   thinking: "assistant",
@@ -168,6 +174,8 @@ function blockPart(r: Reader, role: "user" | "assistant" | "system", ctx: Contex
       return textBlock(b);
     case "image":
       return imageBlock(b, ctx);
+    case "document":
+      return documentBlock(b, ctx);
     case "tool_use":
       ctx.uses.toolUses.push(r.path);
       return cached(b, {
@@ -219,7 +227,43 @@ function imageBlock(b: Fields, ctx: Context): ImagePart {
   return cached(b, part);
 }
 
-/** A `tool_result` block: its content a string or text and image blocks. */
+/**
+ * A `document` block: a PDF (a `base64` source, or a `url` one at an https:// URL) or plain
+ * text (a `text` source), with its `title`, `context` and `citations`; `null` for a `content`
+ * or `file` source, which only Anthropic takes (recorded).
+ */
+function documentBlock(b: Fields, ctx: Context): DocumentPart | null {
+  const source = b.object("source");
+  const type = source.get("type");
+  const kind = type.oneOf(DOCUMENT_SOURCES);
+  if (kind === "content" || kind === "file") {
+    ctx.uses.protocolOnly.push({ path: type.path, type: `document (${kind} source)` });
+    return null;
+  }
+  const part: DocumentPart = { type: "document", source: documentSource(source, kind) };
+  if (kind !== "text") ctx.uses.documents.push(b.reader.path);
+  const title = b.string("title", OPTIONAL);
+  if (title !== undefined) part.title = title;
+  const context = b.string("context", OPTIONAL);
+  if (context !== undefined) part.context = context;
+  const citations = b.object("citations", OPTIONAL)?.boolean("enabled", OPTIONAL);
+  if (citations !== undefined) part.citations = citations;
+  return cached(b, part);
+}
+
+/** A document's `base64` (PDF), `text` or `url` source. */
+function documentSource(source: Fields, kind: "base64" | "text" | "url"): DocumentSource {
+  if (kind === "url") return urlSource(source.get("url"));
+  if (kind === "text") {
+    source.oneOf("media_type", [TEXT]);
+    return { kind: "text", text: source.string("data") };
+  }
+  source.oneOf("media_type", [PDF]);
+  const data = source.get("data");
+  return pdfSource(data.string(), data);
+}
+
+/** A `tool_result` block: its content a string or text, image and document blocks. */
 function toolResult(b: Fields, ctx: Context): ToolResultPart {
   const part: ToolResultPart = {
     type: "tool_result",
@@ -237,7 +281,10 @@ function toolResult(b: Fields, ctx: Context): ToolResultPart {
       const name = type.string(NON_EMPTY);
       if (name === "text") part.content.push(textBlock(inner));
       else if (name === "image") part.content.push(imageBlock(inner, ctx));
-      else ctx.uses.protocolOnly.push({ path: type.path, type: name });
+      else if (name === "document") {
+        const document = documentBlock(inner, ctx);
+        if (document !== null) part.content.push(document);
+      } else ctx.uses.protocolOnly.push({ path: type.path, type: name });
     }
   }
   return cached(b, part);

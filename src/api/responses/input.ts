@@ -1,15 +1,17 @@
 /**
  * A Responses request's `input` items as canonical messages: messages (a role with a string or
- * content parts: `input_text`, `input_image`, `output_text`, `refusal`), `function_call` and
- * `custom_tool_call` items (under their canonical tool names: tool_map.ts), their
- * `function_call_output` and `custom_tool_call_output` items, and `reasoning` items. An assistant's consecutive items (reasoning,
- * its message, its calls) make one canonical assistant message; each call's output is a tool
- * message. Every function call must be answered by an output item (OpenAI's rule: "No tool
+ * content parts: `input_text`, `input_image`, `input_file` (a document: a PDF or text as a data
+ * URL, or a PDF by https:// URL), `output_text`, `refusal`), `function_call` and `custom_tool_call`
+ * items (under their canonical tool names: tool_map.ts), their `function_call_output` and
+ * `custom_tool_call_output` items, and `reasoning` items. An assistant's consecutive items
+ * (reasoning, its message, its calls) make one canonical assistant message; each call's output is a
+ * tool message. Every function call must be answered by an output item (OpenAI's rule: "No tool
  * output found"), the calls a previous response ended with too: the first that is not is the
  * `unanswered` error. Image data URLs are left to `pending`, decoded once the whole request is
  * read.
  */
 import type {
+  DocumentPart,
   ImagePart,
   Message,
   Part,
@@ -19,6 +21,7 @@ import type {
 import { quote } from "../../quote.ts";
 import { invalidValue, type ValidationError } from "../../validation/error.ts";
 import { type Fields, OPTIONAL, type Reader } from "../../validation/reader.ts";
+import { dataUrlSource, urlSource } from "../shared/documents.ts";
 import type { PendingImages } from "../shared/images.ts";
 import { decodeReasoning } from "./reasoning_envelope.ts";
 import { customArguments, type ToolMap } from "./tool_map.ts";
@@ -51,7 +54,7 @@ const ITEM_TYPES = [
   "reasoning",
 ] as const;
 const ROLES = ["user", "system", "developer", "assistant"] as const;
-const USER_PARTS = ["input_text", "input_image"] as const;
+const USER_PARTS = ["input_text", "input_image", "input_file"] as const;
 const INSTRUCTION_PARTS = ["input_text"] as const;
 const ASSISTANT_PARTS = ["output_text", "refusal"] as const;
 const DETAILS = ["auto", "low", "high", "original"] as const;
@@ -150,19 +153,21 @@ class InputReader {
     this.messages.push({ role, parts });
   }
 
-  #inputPart(p: Fields, allowed: readonly string[], role: string): TextPart | ImagePart {
+  #inputPart(
+    p: Fields,
+    allowed: readonly string[],
+    role: string,
+  ): TextPart | ImagePart | DocumentPart {
     const type = p.get("type");
-    if (type.value === "input_image" && !allowed.includes("input_image")) {
+    const value = type.value;
+    if ((value === "input_image" || value === "input_file") && !allowed.includes(value)) {
       throw type.invalid(
-        `input_image parts are only allowed in user messages, not in ${role} messages`,
+        `${value} parts are only allowed in user messages, not in ${role} messages`,
       );
     }
-    if (type.value === "input_file") {
-      throw type.invalid(
-        "input_file parts are not supported by this gateway; send the file's text as input_text",
-      );
-    }
-    if (type.oneOf(allowed) === "input_text") return { type: "text", text: p.string("text") };
+    const kind = type.oneOf(allowed);
+    if (kind === "input_text") return { type: "text", text: p.string("text") };
+    if (kind === "input_file") return inputFile(p);
     this.uses.image ??= p.reader.path;
     return this.#image(p);
   }
@@ -226,7 +231,7 @@ class InputReader {
     f.string("name", OPTIONAL_NAME);
     f.string("namespace", OPTIONAL_NAME);
     const output = f.get("output");
-    const content: (TextPart | ImagePart)[] = typeof output.value === "string"
+    const content: ToolResultPart["content"] = typeof output.value === "string"
       ? [{ type: "text", text: output.value }]
       : output.array({ expected: "a string or an array of content parts" }).map((p) =>
         this.#inputPart(p.object(), USER_PARTS, "function_call_output")
@@ -289,6 +294,26 @@ class InputReader {
     this.messages.push(message);
     return message.parts;
   }
+}
+
+/** An `input_file` part as a document: its `file_data` a base64 data URL of a PDF or of text,
+ * else its `file_url` an https:// URL (passed on, never fetched); its `filename` the title. */
+function inputFile(p: Fields): DocumentPart {
+  if (p.has("file_id")) {
+    throw p.get("file_id").invalid(
+      "file ids are not supported by this gateway; send file_data or file_url",
+    );
+  }
+  const data = p.optional("file_data");
+  const url = p.optional("file_url");
+  if (data === undefined && url === undefined) {
+    throw p.reader.invalid("expected file_data or file_url, but got neither");
+  }
+  const source = data !== undefined ? dataUrlSource(data) : urlSource(url!);
+  const part: DocumentPart = { type: "document", source };
+  const title = p.string("filename", OPTIONAL);
+  if (title !== undefined) part.title = title;
+  return part;
 }
 
 /** An assistant message's `output_text` or `refusal` part. */

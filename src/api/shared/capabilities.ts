@@ -6,7 +6,7 @@ import { unsupportedCapability } from "../../errors.ts";
 export interface ChatNeeds {
   /** How many tools the request declares. */
   tools: number;
-  /** Where it uses images, tool blocks and parts of its own protocol. */
+  /** Where it uses images, documents, tool blocks and parts of its own protocol. */
   uses: Uses;
   /** The door's protocol, as refusals name it ("the Responses API"). */
   protocol: string;
@@ -16,7 +16,7 @@ export interface ChatNeeds {
 
 /**
  * The one capability check of chat calls (spec §4.2 rules 4-6), the same for every front door:
- * a chat model; image inputs need `image_input`; tools, tool calls and tool results
+ * a chat model; image inputs and PDF documents need `image_input`; tools, tool calls and tool results
  * `function_calling`; parts only the door's protocol carries a back end that speaks it, and so
  * do its hosted tools when the model's `hosted_tools` policy is `refuse` (under `drop`, the
  * default, they are left out: `callChat`). The first use in the request is named as the
@@ -33,6 +33,13 @@ export function checkChat(record: ModelRecord, needs: ChatNeeds): void {
     throw unsupportedCapability(
       `The model \`${id}\` does not accept image input; send text only or use a model with image_input.`,
       image,
+    );
+  }
+  const document = uses.documents[0];
+  if (!record.image_input && document !== undefined) {
+    throw unsupportedCapability(
+      `The model \`${id}\` does not accept PDF documents (they need image_input); send the document's text or use a model with image_input.`,
+      document,
     );
   }
   if (!record.function_calling) {

@@ -1,10 +1,10 @@
 import type {
   CacheMarker,
+  DocumentPart,
   ImagePart,
   Message as CanonicalMessage,
   Part,
   ReasoningPart,
-  TextPart,
   ToolResultPart,
 } from "../../canonical/conversation.ts";
 import { invalidRequest } from "../../errors.ts";
@@ -12,6 +12,7 @@ import { systemReminder } from "../system_reminder.ts";
 import { parseImageDataUrl, UNCAPPED } from "../../http/image_data_url.ts";
 import type {
   CacheControl,
+  DocumentBlock,
   ImageBlock,
   ImageMediaType,
   Message,
@@ -43,7 +44,9 @@ export interface AnthropicMessages {
  *   Anthropic can only check its own;
  * - refusals sent back as text (Anthropic has no refusal input);
  * - images as base64 sources (the data checked again, uncapped), or `https://` URLs as URL
- *   sources; tool-call arguments as `input` objects;
+ *   sources; documents as `document` blocks (a PDF's base64 or URL source, or a text source)
+ *   with their title, context and citations setting, in user turns and tool results;
+ *   tool-call arguments as `input` objects;
  * - blank text dropped (Anthropic rejects it); cache markers as `cache_control` on the block
  *   (a marker on a dropped blank text moves to the block before it).
  *
@@ -137,6 +140,8 @@ function userBlocks(parts: readonly Part[], at: string, dropped: Set<string>): R
         return text(part);
       case "image":
         return image(part, `${at}.content[${j}].image_url.url`, dropped);
+      case "document":
+        return document(part);
       case "tool_result":
         return toolResult(part, `${at}.content`, dropped);
       default:
@@ -208,11 +213,35 @@ function image(part: ImagePart, param: string, dropped: Set<string>): ImageBlock
   return withCache(block, part.cache);
 }
 
+function document(part: DocumentPart): DocumentBlock {
+  const { source } = part;
+  const block: DocumentBlock = {
+    type: "document",
+    source: source.kind === "data"
+      ? { type: "base64", media_type: source.mediaType, data: source.base64 }
+      : source.kind === "url"
+      ? { type: "url", url: source.url }
+      : { type: "text", media_type: "text/plain", data: source.text },
+  };
+  if (part.title !== undefined) block.title = part.title;
+  if (part.context !== undefined) block.context = part.context;
+  if (part.citations !== undefined) block.citations = { enabled: part.citations };
+  return withCache(block, part.cache);
+}
+
 function toolResult(part: ToolResultPart, at: string, dropped: Set<string>): ToolResultBlock {
   const block: ToolResultBlock = { type: "tool_result", tool_use_id: part.callId };
-  const content = blocksOf<TextPart | ImagePart, TextBlock | ImageBlock>(
+  const content = blocksOf<
+    ToolResultPart["content"][number],
+    TextBlock | ImageBlock | DocumentBlock
+  >(
     part.content,
-    (p, j) => p.type === "text" ? text(p) : image(p, `${at}[${j}].image_url.url`, dropped),
+    (p, j) =>
+      p.type === "text"
+        ? text(p)
+        : p.type === "image"
+        ? image(p, `${at}[${j}].image_url.url`, dropped)
+        : document(p),
   );
   const only = content[0];
   if (content.length === 1 && only?.type === "text" && only.cache_control === undefined) {

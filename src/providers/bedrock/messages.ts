@@ -1,11 +1,11 @@
 /** The conversation of a Converse request, from the canonical one. */
 import type {
   CacheMarker,
+  DocumentPart,
   ImagePart,
   Message,
   Part,
   ReasoningPart,
-  TextPart,
   ToolResultPart,
 } from "../../canonical/conversation.ts";
 import { invalidRequest } from "../../errors.ts";
@@ -16,6 +16,7 @@ import type {
   CachePoint,
   ContentBlock,
   ConverseMessage,
+  DocumentBlock,
   ImageBlock,
   ReasoningBlock,
   TextBlock,
@@ -33,6 +34,9 @@ export interface ConverseConversation {
   system: (TextBlock | CachePoint)[];
   messages: ConverseMessage[];
 }
+
+/** The longest document name Bedrock takes. */
+const NAME_CHARS = 200;
 
 const FORMATS: Record<string, ImageBlock["image"]["format"]> = {
   "image/png": "png",
@@ -52,10 +56,14 @@ const FORMATS: Record<string, ImageBlock["image"]["format"]> = {
  *   redacted payload); reasoning without a signature, or of another style, is left out;
  * - images as bytes (base64) with their format; an image URL is a 400 (Bedrock reads images
  *   only as bytes or from S3);
+ * - documents (in user turns and tool results) as `document` blocks: a PDF's bytes (`pdf`) or
+ *   a text (`txt`), with its context and citations setting, named after its title (see
+ *   {@link documentName}; `document` without one), each name distinct in the request; a
+ *   document URL is a 400 (Bedrock reads documents only as bytes or from S3);
  * - a cache marker as a `cachePoint` block after its part; blank text dropped.
  *
  * Throws a 400 naming the field for tool-call arguments that are not a JSON object, an image
- * given by URL, and a conversation with no turn left.
+ * or document given by URL, and a conversation with no turn left.
  */
 export function toConverseConversation(
   conversation: readonly Message[],
@@ -63,6 +71,8 @@ export function toConverseConversation(
 ): ConverseConversation {
   const system: (TextBlock | CachePoint)[] = [];
   const messages: ConverseMessage[] = [];
+  /** The document names given so far (Bedrock wants them distinct). */
+  const names = new Set<string>();
   let began = false;
   conversation.forEach((message, i) => {
     const at = `messages[${i}]`;
@@ -81,7 +91,7 @@ export function toConverseConversation(
       }
       case "user":
       case "tool":
-        addTurn(messages, "user", userBlocks(message.parts, at, dropped));
+        addTurn(messages, "user", userBlocks(message.parts, at, dropped, names));
         break;
       case "assistant":
         began = true;
@@ -133,15 +143,24 @@ function leadingFirst(blocks: ContentBlock[]): ContentBlock[] {
   return [...first, ...rest].flat();
 }
 
-function userBlocks(parts: readonly Part[], at: string, dropped: Set<string>): ContentBlock[] {
+function userBlocks(
+  parts: readonly Part[],
+  at: string,
+  dropped: Set<string>,
+  names: Set<string>,
+): ContentBlock[] {
   const blocks: ContentBlock[] = [];
   parts.forEach((part, j) => {
     if (part.type === "text") blocks.push(...withCache(text(part), part.cache));
     else if (part.type === "image") {
       const param = `${at}.content[${j}].image_url.url`;
       blocks.push(...withCache([image(part, param, dropped)], part.cache));
+    } else if (part.type === "document") {
+      const param = `${at}.content[${j}].file.file_url`;
+      blocks.push(...withCache([document(part, param, names)], part.cache));
     } else if (part.type === "tool_result") {
-      blocks.push(...withCache([toolResult(part, `${at}.content`, dropped)], part.cache));
+      const result = toolResult(part, `${at}.content`, dropped, names);
+      blocks.push(...withCache([result], part.cache));
     }
   });
   return leadingFirst(blocks);
@@ -201,11 +220,68 @@ function image(part: ImagePart, param: string, dropped: Set<string>): ImageBlock
   return { image: { format, source: { bytes: checked.base64 } } };
 }
 
-function toolResult(part: ToolResultPart, at: string, dropped: Set<string>): ContentBlock {
-  const content: (TextBlock | ImageBlock)[] = [];
-  part.content.forEach((p: TextPart | ImagePart, j) => {
+/** A document block for `part`, its name made distinct among `names` (and added to them); a
+ * 400 naming `param` for a document given by URL. */
+function document(part: DocumentPart, param: string, names: Set<string>): DocumentBlock {
+  const { source } = part;
+  if (source.kind === "url") {
+    throw invalidRequest(
+      `${param} must be a base64 PDF or a text document: Bedrock takes documents as bytes, not URLs.`,
+      param,
+    );
+  }
+  const name = distinctName(documentName(part.title), names);
+  const block: DocumentBlock = {
+    document: source.kind === "data"
+      ? { format: "pdf", name, source: { bytes: source.base64 } }
+      : { format: "txt", name, source: { text: source.text } },
+  };
+  if (part.context !== undefined) block.document.context = part.context;
+  if (part.citations !== undefined) block.document.citations = { enabled: part.citations };
+  return block;
+}
+
+/**
+ * A document name Bedrock takes, from a title: accents taken off letters, characters other
+ * than ASCII letters, digits, whitespace, hyphens, parentheses and square brackets as spaces,
+ * whitespace runs as one space, trimmed and cut to 200 characters; `document` when nothing is
+ * left (or no title).
+ */
+function documentName(title: string | undefined): string {
+  const name = (title ?? "")
+    .normalize("NFKD")
+    .replace(/[\u0300-\u036f]/g, "")
+    .replace(/[^A-Za-z0-9\s\-()[\]]/g, " ")
+    .replace(/\s+/g, " ")
+    .trim()
+    .slice(0, NAME_CHARS)
+    .trimEnd();
+  return name === "" ? "document" : name;
+}
+
+/** `name`, or the first of `name (2)`, `name (3)`... not in `taken` (cut to stay within 200
+ * characters); added to `taken`. */
+function distinctName(name: string, taken: Set<string>): string {
+  let distinct = name;
+  for (let n = 2; taken.has(distinct); n++) {
+    const suffix = ` (${n})`;
+    distinct = `${name.slice(0, NAME_CHARS - suffix.length).trimEnd()}${suffix}`;
+  }
+  taken.add(distinct);
+  return distinct;
+}
+
+function toolResult(
+  part: ToolResultPart,
+  at: string,
+  dropped: Set<string>,
+  names: Set<string>,
+): ContentBlock {
+  const content: (TextBlock | ImageBlock | DocumentBlock)[] = [];
+  part.content.forEach((p, j) => {
     if (p.type === "text") content.push(...text(p));
-    else content.push(image(p, `${at}[${j}].image_url.url`, dropped));
+    else if (p.type === "image") content.push(image(p, `${at}[${j}].image_url.url`, dropped));
+    else content.push(document(p, `${at}[${j}].file.file_url`, names));
   });
   return {
     toolResult: {
@@ -244,7 +320,8 @@ export function cachePoint(marker: CacheMarker): CachePoint {
 
 /**
  * The messages with their tool calls and results as text (`[tool call NAME (ID): {...}]`,
- * `[tool result for ID]: ...`, images of results kept), for a request that offers no tools:
+ * `[tool result for ID]: ...`, images and documents of results kept), for a request that offers
+ * no tools:
  * Converse refuses `toolUse` and `toolResult` blocks without a `toolConfig`, and defining the
  * tools would let the model call what the caller did not offer.
  */
@@ -262,7 +339,7 @@ export function toolBlocksAsText(messages: readonly ConverseMessage[]): Converse
       const texts = content.flatMap((c) => "text" in c ? [c.text] : []).join("\n");
       return [
         { text: `[${label} for ${toolUseId}]: ${texts}` },
-        ...content.filter((c): c is ImageBlock => "image" in c),
+        ...content.filter((c): c is ImageBlock | DocumentBlock => !("text" in c)),
       ];
     }),
   }));

@@ -15,6 +15,19 @@ export interface TextBlock {
   text: string;
 }
 
+/** A document: a PDF's bytes (base64 in JSON) or plain text, under a name unique in the
+ * request. */
+export interface DocumentBlock {
+  document: {
+    format: "pdf" | "txt";
+    /** 1-200 characters: alphanumerics, single whitespace, hyphens, parentheses, brackets. */
+    name: string;
+    source: { bytes: string } | { text: string };
+    context?: string;
+    citations?: { enabled: boolean };
+  };
+}
+
 export interface ToolUseBlock {
   toolUse: { toolUseId: string; name: string; input: unknown };
 }
@@ -22,7 +35,7 @@ export interface ToolUseBlock {
 export interface ToolResultBlock {
   toolResult: {
     toolUseId: string;
-    content: (TextBlock | ImageBlock)[];
+    content: (TextBlock | ImageBlock | DocumentBlock)[];
     status?: "success" | "error";
   };
 }
@@ -39,6 +52,7 @@ export interface ReasoningBlock {
 export type ContentBlock =
   | TextBlock
   | ImageBlock
+  | DocumentBlock
   | ToolUseBlock
   | ToolResultBlock
   | ReasoningBlock

@@ -1,4 +1,5 @@
 import type {
+  DocumentPart,
   ImagePart,
   Message,
   Part,
@@ -57,13 +58,16 @@ interface KnownCall {
  *   documented skip signature;
  * - user and tool messages as `user` turns, the results of one model turn's calls as
  *   `functionResponse` parts (`{output}` or `{error}`, named after their call, with its id)
- *   first and in the order of the calls, then text and images (`inlineData`, or `fileData` for
- *   an https URL of a PNG, JPEG or WebP file);
+ *   first and in the order of the calls, then text, images (`inlineData`, or `fileData` for
+ *   an https URL of a PNG, JPEG or WebP file) and documents (a PDF as `inlineData`, or
+ *   `fileData` for its URL; a text as a text part, its title on the first line); the images and
+ *   documents of a result after the result;
  * - consecutive turns of one role merged; blank text left out.
  *
- * `dropped` gets `detail` for an image detail and `cache_control` for cache markers, which
- * Gemini has no field for. Throws a 400 naming the field for arguments that are not a JSON
- * object, a result of no known call, an image Gemini cannot read, and when no turn is left.
+ * `dropped` gets `detail` for an image detail, `cache_control` for cache markers, and a
+ * document's `context` and `citations`, which Gemini has no field for. Throws a 400 naming the
+ * field for arguments that are not a JSON object, a result of no known call, an image Gemini
+ * cannot read, and when no turn is left.
  */
 export function toGeminiContents(
   conversation: readonly Message[],
@@ -209,6 +213,9 @@ function userParts(
       case "image":
         out.push(image(part, `${param}.image_url.url`, dropped));
         break;
+      case "document":
+        out.push(document(part, dropped));
+        break;
       case "tool_result": {
         const call = calls.get(part.callId);
         if (call === undefined) {
@@ -223,7 +230,7 @@ function userParts(
         part.content.forEach((c, k) => {
           if (c.type === "image") {
             out.push(image(c, `${param}.content[${k}].image_url.url`, dropped));
-          }
+          } else if (c.type === "document") out.push(document(c, dropped));
         });
         break;
       }
@@ -269,6 +276,20 @@ function image(part: ImagePart, param: string, dropped: Set<string>): GeminiPart
     );
   }
   return { inlineData: { mimeType: checked.mediaType, data: checked.base64 } };
+}
+
+function document(part: DocumentPart, dropped: Set<string>): GeminiPart {
+  if (part.context !== undefined) dropped.add("context");
+  if (part.citations === true) dropped.add("citations");
+  const { source } = part;
+  switch (source.kind) {
+    case "data":
+      return { inlineData: { mimeType: source.mediaType, data: source.base64 } };
+    case "url":
+      return { fileData: { mimeType: "application/pdf", fileUri: source.url } };
+    case "text":
+      return { text: part.title === undefined ? source.text : `${part.title}\n${source.text}` };
+  }
 }
 
 function argumentsOf(part: ToolCallPart, param: string): Record<string, unknown> {

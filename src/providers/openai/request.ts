@@ -1,5 +1,6 @@
 import type {
   CanonicalRequest,
+  DocumentPart,
   ImagePart,
   Message,
   OutputFormat,
@@ -11,6 +12,7 @@ import type {
   ToolResultPart,
   ToolSpec,
 } from "../../canonical/conversation.ts";
+import { invalidRequest } from "../../errors.ts";
 import type { JsonObject } from "../wire.ts";
 
 /** How to write a request for one OpenAI-compatible upstream. */
@@ -46,11 +48,12 @@ const OWN_FIELDS = [
  * them; then the modelled fields: the upstream model name, the messages, max tokens always,
  * sampling fields, `reasoning_effort`, `response_format`, tools (with `tool_choice` and
  * `parallel_tool_calls` only beside tools, where OpenAI accepts them), `user`, `metadata`, and
- * for streams always `include_usage`. Left out and reported: extras of other protocols, `top_k`
- * and a tool result's error flag (`is_error`), which OpenAI does not have, and reasoning parts
- * of the history (as `reasoning_content`: OpenAI rejects unknown message fields and DeepSeek
- * rejects it in input). Cache markers are left out silently: OpenAI-style upstreams cache
- * prompts by themselves.
+ * for streams always `include_usage`. Left out and reported: extras of other protocols, `top_k`,
+ * a tool result's error flag (`is_error`) and a document's `context` and `citations`, which
+ * OpenAI does not have, and reasoning parts of the history (as `reasoning_content`: OpenAI
+ * rejects unknown message fields and DeepSeek rejects it in input). Cache markers are left out
+ * silently: OpenAI-style upstreams cache prompts by themselves. Throws a 400 naming the field
+ * for a document given by URL.
  */
 export function toOpenAIRequest(
   req: CanonicalRequest,
@@ -68,6 +71,9 @@ export function toOpenAIRequest(
   const parts = req.messages.flatMap((m) => m.parts);
   if (parts.some((p) => p.type === "reasoning")) dropped.push("reasoning_content");
   if (parts.some((p) => p.type === "tool_result" && p.isError)) dropped.push("is_error");
+  const documents = documentsOf(parts);
+  if (documents.some((d) => d.context !== undefined)) dropped.push("context");
+  if (documents.some((d) => d.citations === true)) dropped.push("citations");
   body[options.maxTokensField] = o.maxTokens;
   if (o.temperature !== undefined) body.temperature = o.temperature;
   if (o.topP !== undefined) body.top_p = o.topP;
@@ -144,50 +150,50 @@ function toOpenAIToolChoice(choice: ToolChoice): unknown {
  * OpenAI messages for canonical ones: `developer` as `system` (which every compatible server
  * knows); system, assistant and tool text as one string (parts joined by newlines: some
  * servers, Groq among them, take only a string there); user content a string when it is one
- * text, else text and `image_url` parts; each tool result its own `tool` message, in order,
- * before the rest of the message it came in; images a tool returned (a tool message holds only
- * text) in a user message after the run of tool messages; assistant refusals as `refusal`;
- * reasoning parts left out.
+ * text, else text, `image_url` and document parts (see {@link documentPart}) in order; each
+ * tool result its own `tool` message, in order, before the rest of the message it came in;
+ * images and documents a tool returned (a tool message holds only text) in a user message
+ * after the run of tool messages; assistant refusals as `refusal`; reasoning parts left out.
  */
 function toOpenAIMessages(messages: readonly Message[]): JsonObject[] {
   const out: JsonObject[] = [];
-  let toolImages: JsonObject[] = [];
-  const flushToolImages = () => {
-    if (toolImages.length > 0) out.push({ role: "user", content: toolImages });
-    toolImages = [];
+  let toolMedia: JsonObject[] = [];
+  const flushToolMedia = () => {
+    if (toolMedia.length > 0) out.push({ role: "user", content: toolMedia });
+    toolMedia = [];
   };
-  for (const message of messages) {
+  messages.forEach((message, i) => {
+    const at = `messages[${i}]`;
     switch (message.role) {
       case "system":
       case "developer":
-        flushToolImages();
+        flushToolMedia();
         out.push(named({ role: "system", content: joinedText(message.parts) }, message.name));
         break;
       case "assistant":
-        flushToolImages();
+        flushToolMedia();
         out.push(named(assistantMessage(message.parts), message.name));
         break;
       case "user":
       case "tool": {
-        const rest: Part[] = [];
         for (const part of message.parts) {
-          if (part.type !== "tool_result") rest.push(part);
-          else {
-            out.push(toolMessage(part));
-            toolImages.push(...part.content.filter(isImage).map(imageUrlPart));
-          }
+          if (part.type !== "tool_result") continue;
+          out.push(toolMessage(part));
+          part.content.forEach((c, k) => {
+            if (c.type !== "text") toolMedia.push(mediaPart(c, `${at}.content[${k}]`));
+          });
         }
-        const content = userContent(rest);
+        const content = userContent(message.parts, at);
         if (content.length === 0) break;
-        const parts = [...toolImages, ...content];
-        toolImages = [];
+        const parts = [...toolMedia, ...content];
+        toolMedia = [];
         const single = parts.length === 1 && parts[0]!.type === "text";
         out.push(named({ role: "user", content: single ? parts[0]!.text : parts }, message.name));
         break;
       }
     }
-  }
-  flushToolImages();
+  });
+  flushToolMedia();
   return out;
 }
 
@@ -226,18 +232,68 @@ function joinedText(parts: readonly Part[]): string {
   return parts.filter((p): p is TextPart => p.type === "text").map((p) => p.text).join("\n");
 }
 
-/** A user message's text and image parts on the wire (other parts left out). */
-function userContent(parts: readonly Part[]): JsonObject[] {
+/** A user message's text, image and document parts on the wire (other parts left out); `at`
+ * names the message in errors. */
+function userContent(parts: readonly Part[], at: string): JsonObject[] {
   const out: JsonObject[] = [];
-  for (const part of parts) {
+  parts.forEach((part, j) => {
     if (part.type === "text") out.push({ type: "text", text: part.text });
-    else if (part.type === "image") out.push(imageUrlPart(part));
-  }
+    else if (part.type === "image" || part.type === "document") {
+      out.push(mediaPart(part, `${at}.content[${j}]`));
+    }
+  });
   return out;
 }
 
-function isImage(part: Part): part is ImagePart {
-  return part.type === "image";
+/** The documents of `parts`, those of tool results included. */
+function documentsOf(parts: readonly Part[]): DocumentPart[] {
+  return parts.flatMap((p) =>
+    p.type === "document" ? [p] : p.type === "tool_result" ? p.content.filter(isDocument) : []
+  );
+}
+
+function isDocument(part: Part): part is DocumentPart {
+  return part.type === "document";
+}
+
+/** An image or document part on the wire; `param` names the part in errors. */
+function mediaPart(part: ImagePart | DocumentPart, param: string): JsonObject {
+  return part.type === "image" ? imageUrlPart(part) : documentPart(part, param);
+}
+
+/**
+ * A document as chat completions take it: a PDF as a `file` part with its data URL and a
+ * filename ({@link pdfFilename}: OpenAI requires one beside `file_data`), a text as
+ * a text part (its title on the first line). A 400 naming the field for a document by URL,
+ * which chat completions cannot take.
+ */
+/** A PDF's file name: its title, ending in `.pdf` (OpenAI tells a file's type by it), else
+ * `document.pdf`. */
+function pdfFilename(title: string | undefined): string {
+  if (!title) return "document.pdf";
+  return /\.pdf$/i.test(title) ? title : `${title}.pdf`;
+}
+
+function documentPart(part: DocumentPart, param: string): JsonObject {
+  const { source } = part;
+  switch (source.kind) {
+    case "data": {
+      const file_data = `data:${source.mediaType};base64,${source.base64}`;
+      return { type: "file", file: { filename: pdfFilename(part.title), file_data } };
+    }
+    case "text":
+      return {
+        type: "text",
+        text: part.title === undefined ? source.text : `${part.title}\n${source.text}`,
+      };
+    case "url": {
+      const field = `${param}.file.file_url`;
+      throw invalidRequest(
+        `${field} must be a base64 PDF or a text document: chat completions take files inline, not by URL.`,
+        field,
+      );
+    }
+  }
 }
 
 function imageUrlPart(part: ImagePart): JsonObject {

@@ -3,7 +3,8 @@
  * results that end the conversation, and a hash that identifies it. Tool results count wherever
  * a front door put them (`tool` messages, or a user message's parts as Anthropic sends them).
  */
-import type { ImagePart, Message, Part } from "../../canonical/conversation.ts";
+import type { DocumentPart, ImagePart, Message, Part } from "../../canonical/conversation.ts";
+import { documentSummary } from "./document_description.ts";
 import { fnv1a } from "./hash.ts";
 
 /** A tool's answer, with the name of the call it answers (`unknown` when none matches). */
@@ -19,6 +20,8 @@ export interface ConversationFacts {
   userText: string;
   /** The images of that message, in order. */
   userImages: ImagePart[];
+  /** The documents of that message, in order. */
+  userDocuments: DocumentPart[];
   /** Whether the last message carries tool results. */
   afterTools: boolean;
   /** The tool results of the messages that end the conversation, in order. */
@@ -36,10 +39,12 @@ export function readConversation(messages: readonly Message[]): ConversationFact
     if (m.role === "user" && m.parts.some((p) => p.type !== "tool_result")) user = m;
   }
   const images = (user?.parts ?? []).filter((p): p is ImagePart => p.type === "image");
+  const documents = (user?.parts ?? []).filter((p): p is DocumentPart => p.type === "document");
   const toolResults = endingToolResults(messages);
   return {
     userText: user ? partsText(user.parts) : "",
     userImages: images,
+    userDocuments: documents,
     afterTools: hasToolResult(messages[messages.length - 1]),
     toolResults,
     key: conversationKey(messages),
@@ -56,6 +61,14 @@ export function partsText(parts: readonly Part[]): string {
     first = false;
   }
   return text;
+}
+
+/** A tool result's text, and its documents in a few words ("the document ..."). */
+function resultText(content: readonly Part[]): string {
+  const documents = content.flatMap((p) =>
+    p.type === "document" ? [`the document ${documentSummary(p)}`] : []
+  );
+  return [partsText(content), ...documents].filter((t) => t !== "").join(" and ");
 }
 
 function hasToolResult(message: Message | undefined): boolean {
@@ -76,7 +89,7 @@ function endingToolResults(messages: readonly Message[]): ToolOutcome[] {
   for (const message of messages.slice(start)) {
     for (const p of message.parts) {
       if (p.type !== "tool_result") continue;
-      out.push({ name: names.get(p.callId) ?? "unknown", content: partsText(p.content) });
+      out.push({ name: names.get(p.callId) ?? "unknown", content: resultText(p.content) });
     }
   }
   return out;
@@ -103,6 +116,9 @@ function conversationKey(messages: readonly Message[]): string {
           if (p.source.kind === "data") add("image", String(p.source.base64.length));
           else add("image", p.source.url);
           break;
+        case "document":
+          add("document", p.title ?? "", documentSize(p));
+          break;
         case "tool_call":
           add(p.id, p.name, p.arguments);
           break;
@@ -113,4 +129,17 @@ function conversationKey(messages: readonly Message[]): string {
     }
   }
   return h.toString(36);
+}
+
+/** A document's size for the key: a PDF's base64 length, a text's length, or its URL. */
+function documentSize(part: DocumentPart): string {
+  const { source } = part;
+  switch (source.kind) {
+    case "data":
+      return String(source.base64.length);
+    case "text":
+      return String(source.text.length);
+    case "url":
+      return source.url;
+  }
 }

@@ -2,11 +2,13 @@
  * What the simulator answers, decided from the request alone (so the same request always gets
  * the same answer): tool calls when asked for or when the last user message names tools, an
  * answer built on the tool results after a tool round trip, else a reply that quotes the last
- * user message and describes its images; in the output format the request asks for.
+ * user message and describes its images and documents; in the output format the request asks
+ * for.
  */
 import type { CanonicalRequest, ToolCallPart } from "../../canonical/conversation.ts";
 import type { ConversationFacts } from "./conversation_facts.ts";
 import { fnv1a, stableId } from "./hash.ts";
+import { describeDocuments } from "./document_description.ts";
 import { describeImages } from "./image_description.ts";
 import { formatReply } from "./output_format.ts";
 import { toolParametersParam } from "./request_params.ts";
@@ -63,6 +65,7 @@ export function planReply(
     text += `I am ${modelId}, a model simulated by Switchyard.`;
     if (userText !== "") text += ` You said: "${userText}".`;
     text += describeImages(facts.userImages);
+    text += describeDocuments(facts.userDocuments);
     text += ` This conversation has ${count} message${count === 1 ? "" : "s"}.`;
   }
   return { kind: "text", text: formatReply(req, text, userText) };

@@ -3,10 +3,12 @@ import { ApiError } from "../../../src/errors.ts";
 import { DEFAULT_IMAGE_CAPS } from "../../../src/config/limits.ts";
 import { parseChatRequest } from "../../../src/api/chat_completions/request.ts";
 import { reasoningExcluded } from "../../../src/api/chat_completions/reasoning.ts";
+import { chatUses } from "../../../src/api/chat_completions/uses.ts";
 import { dataUrl, gifBytes, pngBytes } from "../../support/images.ts";
 
 const PNG = dataUrl("image/png", pngBytes(4, 3));
 const PNG_BASE64 = PNG.slice("data:image/png;base64,".length);
+const PDF_BASE64 = new TextEncoder().encode("%PDF-1.4\n%%EOF\n").toBase64();
 
 function body(extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { model: "m", messages: [{ role: "user", content: "hi" }], ...extra };
@@ -553,7 +555,7 @@ Deno.test("parseChatRequest rejects bad content parts and images, naming the par
   rejects(
     user([{ type: "input_audio" }]),
     "messages[1].content[0].type",
-    /expected "text" or "image_url", but got "input_audio"/,
+    /expected "text", "image_url" or "file", but got "input_audio"/,
     "invalid_value",
   );
   // A caller's type is never used as a key: not a nested array, not an Object.prototype name.
@@ -568,7 +570,7 @@ Deno.test("parseChatRequest rejects bad content parts and images, naming the par
   rejects(
     user([{ type: "constructor" }]),
     "messages[1].content[0].type",
-    /expected "text" or "image_url", but got "constructor"/,
+    /expected "text", "image_url" or "file", but got "constructor"/,
     "invalid_value",
   );
   rejects(
@@ -617,6 +619,76 @@ Deno.test("parseChatRequest rejects bad content parts and images, naming the par
     }),
     "messages[0].content[0].type",
     /only allowed in user messages/,
+  );
+});
+
+Deno.test("parseChatRequest reads file parts as documents, and chatUses records the PDFs", () => {
+  const req = parseChatRequest(body({
+    messages: [{
+      role: "user",
+      content: [
+        { type: "text", text: "Compare these." },
+        {
+          type: "file",
+          file: { file_data: `data:application/pdf;base64,${PDF_BASE64}`, filename: "a.pdf" },
+          cache_control: { type: "ephemeral" },
+        },
+        { type: "file", file: { file_data: `data:text/plain;base64,${btoa("notes")}` } },
+      ],
+    }],
+  }));
+  assert.deepEqual(req.messages[0]!.parts, [
+    { type: "text", text: "Compare these." },
+    {
+      type: "document",
+      source: { kind: "data", mediaType: "application/pdf", base64: PDF_BASE64 },
+      title: "a.pdf",
+      cache: { type: "ephemeral" },
+    },
+    { type: "document", source: { kind: "text", text: "notes" } },
+  ]);
+  const uses = chatUses(req);
+  assert.deepEqual(uses.documents, ["messages[0].content[1]"]);
+  assert.deepEqual(uses.images, []);
+  assert.deepEqual(uses.protocolOnly, []);
+});
+
+Deno.test("parseChatRequest rejects bad file parts, naming the field", () => {
+  const file = (f: unknown, role = "user") =>
+    body({
+      messages: [{ role: "user", content: "x" }, { role, content: [{ type: "file", file: f }] }],
+    });
+  const data = "messages[1].content[0].file.file_data";
+  rejects(
+    file({ file_id: "file-abc" }),
+    "messages[1].content[0].file.file_id",
+    /file ids are not supported.*send the file as file_data/,
+    "invalid_value",
+  );
+  rejects(
+    file({ filename: "a.pdf" }),
+    "messages[1].content[0].file",
+    /neither file_data nor file_id/,
+    "invalid_value",
+  );
+  rejects(file("x"), "messages[1].content[0].file", /expected an object/, "invalid_type");
+  rejects(file({ file_data: "data:application/pdf;base64,%%%%" }), data, /not valid base64/);
+  rejects(
+    file({ file_data: `data:application/pdf;base64,${btoa("no pdf")}` }),
+    data,
+    /%PDF-/,
+    "invalid_value",
+  );
+  rejects(
+    file({ file_data: `data:application/msword;base64,${PDF_BASE64}` }),
+    data,
+    /"application\/msword"/,
+  );
+  rejects(file({ file_data: "https://example.com/a.pdf" }), data, /base64 data URL/);
+  rejects(
+    file({ file_data: `data:application/pdf;base64,${PDF_BASE64}` }, "system"),
+    "messages[1].content[0].type",
+    /file parts are only allowed in user messages, not in system messages/,
   );
 });
 

@@ -1,9 +1,11 @@
 import assert from "node:assert/strict";
 import { parseCountTokensRequest, parseGeminiRequest } from "../../../src/api/gemini/request.ts";
+import { noUses } from "../../../src/canonical/uses.ts";
 import { ApiError } from "../../../src/errors.ts";
 import { dataUrl, pngBytes } from "../../support/images.ts";
 
 const CALL = { model: "gw-model", stream: false };
+const PDF_BASE64 = new TextEncoder().encode("%PDF-1.4\n%%EOF\n").toBase64();
 
 function parse(body: Record<string, unknown>) {
   return parseGeminiRequest(body, CALL);
@@ -65,7 +67,7 @@ Deno.test("gemini request: contents, systemInstruction and generationConfig as c
       generationConfig: { responseModalities: ["TEXT"] },
     },
   });
-  assert.deepEqual(uses, { images: [], toolUses: [], protocolOnly: [], hostedTools: [] });
+  assert.deepEqual(uses, noUses());
 });
 
 Deno.test("gemini request: function calls, their responses and thought signatures", () => {
@@ -178,7 +180,7 @@ Deno.test("gemini request: an inline image is checked and decoded; other data is
     contents: [{
       parts: [
         { inlineData: { mimeType: "image/png", data } },
-        { inlineData: { mimeType: "application/pdf", data: "JVBERi0=" } },
+        { inlineData: { mimeType: "audio/mpeg", data: "SUQz" } },
       ],
     }],
   });
@@ -187,8 +189,55 @@ Deno.test("gemini request: an inline image is checked and decoded; other data is
   ]);
   assert.deepEqual(uses.images, ["contents[0].parts[0]"]);
   assert.deepEqual(uses.protocolOnly, [
-    { path: "contents[0].parts[1].inlineData.mimeType", type: "application/pdf" },
+    { path: "contents[0].parts[1].inlineData.mimeType", type: "audio/mpeg" },
   ]);
+});
+
+Deno.test("gemini request: inline PDFs and text, and PDFs by https:// URL, are documents", () => {
+  const { req, uses } = parse({
+    contents: [{
+      parts: [
+        { text: "Read these." },
+        { inlineData: { mimeType: "application/pdf", data: PDF_BASE64 } },
+        { inlineData: { mimeType: "text/plain", data: btoa("notes") } },
+        { fileData: { mimeType: "application/pdf", fileUri: "https://example.com/a.pdf" } },
+        { fileData: { mimeType: "application/pdf", fileUri: "gs://bucket/a.pdf" } },
+      ],
+    }],
+  });
+  assert.deepEqual(req.messages[0]!.parts, [
+    { type: "text", text: "Read these." },
+    {
+      type: "document",
+      source: { kind: "data", mediaType: "application/pdf", base64: PDF_BASE64 },
+    },
+    { type: "document", source: { kind: "text", text: "notes" } },
+    { type: "document", source: { kind: "url", url: "https://example.com/a.pdf" } },
+  ]);
+  assert.deepEqual(uses.documents, ["contents[0].parts[1]", "contents[0].parts[3]"]);
+  assert.deepEqual(uses.protocolOnly, [{
+    path: "contents[0].parts[4].fileData",
+    type: "fileData",
+  }]);
+});
+
+Deno.test("gemini request: a bad inline document is a 400 naming its data", () => {
+  const inline = (mimeType: string, data: string) =>
+    refusal({ contents: [{ parts: [{ inlineData: { mimeType, data } }] }] });
+  const at = "contents[0].parts[0].inlineData.data";
+  for (
+    const [mimeType, data, words] of [
+      ["application/pdf", "%%%%", /not valid base64/],
+      ["application/pdf", "", /empty string/],
+      ["application/pdf", btoa("no pdf"), /%PDF-/],
+      ["text/plain", "%%%%", /not valid base64/],
+      ["text/plain", new Uint8Array([0xff, 0xfe, 0xfd]).toBase64(), /UTF-8/],
+    ] as const
+  ) {
+    const { param, message } = inline(mimeType, data);
+    assert.equal(param, at, `${mimeType} ${data}`);
+    assert.match(message, words);
+  }
 });
 
 Deno.test("gemini request: each mistake is a 400 naming its field", () => {

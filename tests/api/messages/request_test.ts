@@ -4,6 +4,8 @@ import { ApiError } from "../../../src/errors.ts";
 import { pngBytes } from "../../support/images.ts";
 
 const PNG_1X1_BASE64 = pngBytes(1, 1).toBase64();
+const PDF_BASE64 = new TextEncoder().encode("%PDF-1.4\n%%EOF\n").toBase64();
+const PDF_SOURCE = { type: "base64", media_type: "application/pdf", data: PDF_BASE64 };
 
 const BASE = { model: "m", max_tokens: 100 };
 
@@ -202,6 +204,132 @@ Deno.test("parseMessagesRequest: each mistake is a 400 naming its path", () => {
     assert.throws(
       () => parseMessagesRequest(body),
       (e: unknown) => e instanceof ApiError && e.status === 400 && e.param === param,
+      `${JSON.stringify(body)} → ${param}`,
+    );
+  }
+});
+
+Deno.test("parseMessagesRequest: document blocks are documents, in messages and in tool results", () => {
+  const { req, uses } = parseMessagesRequest({
+    ...BASE,
+    messages: [
+      {
+        role: "user",
+        content: [
+          {
+            type: "document",
+            source: PDF_SOURCE,
+            title: "Report",
+            context: "Q3 figures",
+            citations: { enabled: true },
+            cache_control: { type: "ephemeral" },
+          },
+          {
+            type: "document",
+            source: { type: "text", media_type: "text/plain", data: "plain words" },
+            title: null,
+            context: null,
+          },
+          { type: "document", source: { type: "url", url: "https://example.com/a.pdf" } },
+          { type: "document", source: { type: "file", file_id: "file_1" } },
+          { type: "document", source: { type: "content", content: "x" } },
+          { type: "text", text: "Summarize." },
+        ],
+      },
+      { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "read", input: {} }] },
+      {
+        role: "user",
+        content: [{
+          type: "tool_result",
+          tool_use_id: "t1",
+          content: [
+            { type: "text", text: "The file:" },
+            { type: "document", source: PDF_SOURCE, citations: { enabled: false } },
+          ],
+        }],
+      },
+    ],
+  });
+  const pdf = { kind: "data", mediaType: "application/pdf", base64: PDF_BASE64 };
+  assert.deepEqual(req.messages[0]!.parts, [
+    {
+      type: "document",
+      source: pdf,
+      title: "Report",
+      context: "Q3 figures",
+      citations: true,
+      cache: { type: "ephemeral" },
+    },
+    { type: "document", source: { kind: "text", text: "plain words" } },
+    { type: "document", source: { kind: "url", url: "https://example.com/a.pdf" } },
+    { type: "text", text: "Summarize." },
+  ]);
+  assert.deepEqual(req.messages[2]!.parts, [{
+    type: "tool_result",
+    callId: "t1",
+    isError: false,
+    content: [
+      { type: "text", text: "The file:" },
+      { type: "document", source: pdf, citations: false },
+    ],
+  }]);
+  assert.deepEqual(uses.documents, [
+    "messages[0].content[0]",
+    "messages[0].content[2]",
+    "messages[2].content[0].content[1]",
+  ]);
+  assert.deepEqual(uses.images, []);
+  // Sources only Anthropic takes are named by the source's type.
+  assert.deepEqual(uses.protocolOnly, [
+    { path: "messages[0].content[3].source.type", type: "document (file source)" },
+    { path: "messages[0].content[4].source.type", type: "document (content source)" },
+  ]);
+});
+
+Deno.test("parseMessagesRequest: each bad document is a 400 naming its field", () => {
+  const doc = (block: Record<string, unknown>, role = "user") => ({
+    ...BASE,
+    messages: [{ role, content: [{ type: "document", ...block }] }],
+  });
+  const pdf = (data: string) => doc({ source: { ...PDF_SOURCE, data } });
+  const cases: [Record<string, unknown>, string, RegExp][] = [
+    [pdf("%%%%"), "messages[0].content[0].source.data", /not valid base64/],
+    [pdf(""), "messages[0].content[0].source.data", /empty string/],
+    [pdf(btoa("not a pdf")), "messages[0].content[0].source.data", /%PDF-/],
+    [
+      doc({ source: { ...PDF_SOURCE, media_type: "image/png" } }),
+      "messages[0].content[0].source.media_type",
+      /"application\/pdf"/,
+    ],
+    [
+      doc({ source: { type: "text", media_type: "text/html", data: "<p>" } }),
+      "messages[0].content[0].source.media_type",
+      /"text\/plain"/,
+    ],
+    [
+      doc({ source: { type: "url", url: "http://example.com/a.pdf" } }),
+      "messages[0].content[0].source.url",
+      /plain http:\/\/ URL/,
+    ],
+    [
+      doc({ source: { type: "url", url: "a.pdf" } }),
+      "messages[0].content[0].source.url",
+      /https:\/\/ URL/,
+    ],
+    [doc({ source: { type: "s3" } }), "messages[0].content[0].source.type", /"base64"/],
+    [doc({ source: PDF_SOURCE, title: 3 }), "messages[0].content[0].title", /string/],
+    [
+      doc({ source: PDF_SOURCE, citations: { enabled: "yes" } }),
+      "messages[0].content[0].citations.enabled",
+      /boolean/,
+    ],
+    [doc({ source: PDF_SOURCE }, "assistant"), "messages[0].content[0].type", /user messages/],
+  ];
+  for (const [body, param, words] of cases) {
+    assert.throws(
+      () => parseMessagesRequest(body),
+      (e: unknown) =>
+        e instanceof ApiError && e.status === 400 && e.param === param && words.test(e.message),
       `${JSON.stringify(body)} → ${param}`,
     );
   }

@@ -1,11 +1,15 @@
 import assert from "node:assert/strict";
 import type { Message } from "../../../src/canonical/conversation.ts";
 import { parseHistory, parseInput } from "../../../src/api/responses/input.ts";
+import { parseResponsesRequest } from "../../../src/api/responses/request.ts";
+import { responsesUses } from "../../../src/api/responses/uses.ts";
 import { encodeReasoning } from "../../../src/api/responses/reasoning_envelope.ts";
 import { ToolMap } from "../../../src/api/responses/tool_map.ts";
 import type { PendingImages } from "../../../src/api/shared/images.ts";
 import { ApiError } from "../../../src/errors.ts";
 import { readJson, readRequest } from "../../../src/validation/reader.ts";
+
+const PDF_BASE64 = new TextEncoder().encode("%PDF-1.4\n%%EOF\n").toBase64();
 
 function parse(input: unknown, history: Message[] = []) {
   const pending: PendingImages = { fields: [], parts: [] };
@@ -110,7 +114,7 @@ Deno.test("bad items are named by their path", () => {
     ],
     [
       [{ role: "user", content: [{ type: "input_file", file_id: "f" }] }],
-      "input[0].content[0].type",
+      "input[0].content[0].file_id",
     ],
     [[{ role: "user", content: [] }], "input[0].content"],
     [
@@ -132,6 +136,123 @@ Deno.test("bad items are named by their path", () => {
   for (const [input, param] of cases) {
     assert.throws(() => parse(input), (e) => e instanceof ApiError && e.param === param, param);
   }
+});
+
+Deno.test("input_file parts are documents, in user messages and in function call outputs", () => {
+  const { messages } = parse([
+    {
+      role: "user",
+      content: [
+        {
+          type: "input_file",
+          file_data: `data:application/pdf;base64,${PDF_BASE64}`,
+          filename: "a.pdf",
+        },
+        { type: "input_file", file_url: "https://example.com/b.pdf" },
+        { type: "input_file", file_data: `data:text/plain;base64,${btoa("notes")}` },
+      ],
+    },
+    { type: "function_call", call_id: "c1", name: "f", arguments: "{}" },
+    {
+      type: "function_call_output",
+      call_id: "c1",
+      output: [{ type: "input_file", file_url: "https://example.com/c.pdf", filename: "c" }],
+    },
+  ]);
+  const pdf = { kind: "data", mediaType: "application/pdf", base64: PDF_BASE64 };
+  assert.deepEqual(messages[0]!.parts, [
+    { type: "document", source: pdf, title: "a.pdf" },
+    { type: "document", source: { kind: "url", url: "https://example.com/b.pdf" } },
+    { type: "document", source: { kind: "text", text: "notes" } },
+  ]);
+  assert.deepEqual(messages[2]!.parts, [{
+    type: "tool_result",
+    callId: "c1",
+    isError: false,
+    content: [{
+      type: "document",
+      source: { kind: "url", url: "https://example.com/c.pdf" },
+      title: "c",
+    }],
+  }]);
+});
+
+Deno.test("bad input_file parts are named by their field", () => {
+  const file = (part: Record<string, unknown>, role = "user") => [
+    { role, content: [{ type: "input_file", ...part }] },
+  ];
+  const at = "input[0].content[0]";
+  const cases: [unknown, string, RegExp][] = [
+    [file({ file_id: "file-1" }), `${at}.file_id`, /file ids are not supported/],
+    [file({ filename: "a.pdf" }), at, /file_data or file_url, but got neither/],
+    [file({ file_data: "data:application/pdf;base64,%%%%" }), `${at}.file_data`, /base64/],
+    [
+      file({ file_data: `data:application/pdf;base64,${btoa("no pdf")}` }),
+      `${at}.file_data`,
+      /%PDF-/,
+    ],
+    [
+      file({ file_data: `data:image/png;base64,${PDF_BASE64}` }),
+      `${at}.file_data`,
+      /"image\/png"/,
+    ],
+    [file({ file_url: "http://example.com/a.pdf" }), `${at}.file_url`, /plain http:\/\//],
+    [file({ file_url: "a.pdf" }), `${at}.file_url`, /https:\/\/ URL/],
+    [
+      file({ file_url: "https://example.com/a.pdf" }, "developer"),
+      `${at}.type`,
+      /input_file parts are only allowed in user messages, not in developer messages/,
+    ],
+  ];
+  for (const [input, param, words] of cases) {
+    assert.throws(
+      () => parse(input),
+      (e) => e instanceof ApiError && e.param === param && words.test(e.message),
+      param,
+    );
+  }
+});
+
+Deno.test("responsesUses records input_file parts but those of text as documents", () => {
+  const req = parseResponsesRequest({
+    model: "m",
+    input: [{
+      role: "user",
+      content: [
+        { type: "input_text", text: "read" },
+        { type: "input_file", file_id: "file-1" },
+        { type: "input_file", file_data: `data:text/plain;base64,${btoa("x")}` },
+        { type: "input_image", image_url: "https://example.com/a.png" },
+        { type: "input_file", file_url: "https://example.com/a.pdf" },
+      ],
+    }],
+  });
+  const uses = responsesUses(req);
+  assert.deepEqual(uses.documents, ["input[0].content[1]", "input[0].content[4]"]);
+  assert.deepEqual(uses.images, ["input[0].content[3]"]);
+});
+
+Deno.test("responsesUses records the images and PDFs of a tool output", () => {
+  const req = parseResponsesRequest({
+    model: "m",
+    input: [
+      { type: "function_call", call_id: "c1", name: "read", arguments: "{}" },
+      {
+        type: "function_call_output",
+        call_id: "c1",
+        output: [
+          { type: "input_text", text: "the file:" },
+          { type: "input_file", file_data: "data:application/pdf;base64,JVBERi0xLjQK" },
+          { type: "input_image", image_url: "https://example.com/a.png" },
+        ],
+      },
+      { type: "function_call_output", call_id: "c2", output: "plain text" },
+    ],
+  });
+  const uses = responsesUses(req);
+  assert.deepEqual(uses.documents, ["input[1].output[1]"]);
+  assert.deepEqual(uses.images, ["input[1].output[2]"]);
+  assert.deepEqual(uses.toolUses, ["input[0]", "input[1]", "input[2]"]);
 });
 
 Deno.test("every function call needs an output: in the input, and those of the previous response", () => {

@@ -293,6 +293,77 @@ Deno.test("toAnthropicRequest: tool results with images go as blocks, first in t
   });
 });
 
+const PDF = btoa("%PDF-1.4\n%%EOF\n");
+
+Deno.test("toAnthropicRequest: documents as document blocks (PDF, URL, text) with their fields", () => {
+  const messages: Message[] = [{
+    role: "user",
+    parts: [
+      { type: "text", text: "Read these:" },
+      {
+        type: "document",
+        source: { kind: "data", mediaType: "application/pdf", base64: PDF },
+        title: "report.pdf",
+        context: "Q3 figures",
+        citations: true,
+        cache: { type: "ephemeral", ttl: "1h" },
+      },
+      { type: "document", source: { kind: "url", url: "https://example.com/a.pdf" } },
+      { type: "document", source: { kind: "text", text: "Plain words." }, citations: false },
+    ],
+  }];
+  assert.deepEqual(body({}, messages).messages[0]!.content, [
+    { type: "text", text: "Read these:" },
+    {
+      type: "document",
+      source: { type: "base64", media_type: "application/pdf", data: PDF },
+      title: "report.pdf",
+      context: "Q3 figures",
+      citations: { enabled: true },
+      cache_control: { type: "ephemeral", ttl: "1h" },
+    },
+    { type: "document", source: { type: "url", url: "https://example.com/a.pdf" } },
+    {
+      type: "document",
+      source: { type: "text", media_type: "text/plain", data: "Plain words." },
+      citations: { enabled: false },
+    },
+  ]);
+  assert.deepEqual(droppedBy({}, messages), []);
+});
+
+Deno.test("toAnthropicRequest: a document a tool returned stays in its tool_result", () => {
+  const messages: Message[] = [
+    user("Fetch it"),
+    { role: "assistant", parts: [call("c1", "fetch", "{}")] },
+    {
+      role: "tool",
+      parts: [{
+        type: "tool_result",
+        callId: "c1",
+        content: [{
+          type: "document",
+          source: { kind: "data", mediaType: "application/pdf", base64: PDF },
+          title: "a.pdf",
+        }],
+        isError: false,
+      }],
+    },
+  ];
+  assert.deepEqual(body({}, messages).messages[2], {
+    role: "user",
+    content: [{
+      type: "tool_result",
+      tool_use_id: "c1",
+      content: [{
+        type: "document",
+        source: { type: "base64", media_type: "application/pdf", data: PDF },
+        title: "a.pdf",
+      }],
+    }],
+  });
+});
+
 Deno.test("toAnthropicRequest rejects tool-call arguments that are not a JSON object, naming them", () => {
   for (const args of ["{not json", "[1,2]", "42"]) {
     const messages: Message[] = [

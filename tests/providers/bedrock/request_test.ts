@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import {
   type CanonicalRequest,
   defaultOptions,
+  type DocumentPart,
   type Message,
   type Options,
 } from "../../../src/canonical/conversation.ts";
@@ -207,6 +208,146 @@ Deno.test("bedrock request: images as bytes in their format; a URL is a 400 nami
       e instanceof ApiError && e.status === 400 &&
       e.param === "messages[0].content[1].image_url.url",
   );
+});
+
+const PDF = btoa("%PDF-1.4\n%%EOF\n");
+const pdf = (title?: string): DocumentPart => ({
+  type: "document",
+  source: { kind: "data", mediaType: "application/pdf", base64: PDF },
+  ...(title === undefined ? {} : { title }),
+});
+
+Deno.test("bedrock request: documents as pdf bytes or txt text, with context, citations and a cache point", () => {
+  const { body } = toConverseRequest(
+    request([{
+      role: "user",
+      parts: [
+        { type: "text", text: "Read:" },
+        {
+          type: "document",
+          source: { kind: "data", mediaType: "application/pdf", base64: PDF },
+          title: "Q3 report",
+          context: "The figures",
+          citations: true,
+          cache: { type: "ephemeral" },
+        },
+        { type: "document", source: { kind: "text", text: "Plain words." }, citations: false },
+      ],
+    }]),
+    CLAUDE,
+    new Set(),
+  );
+  assert.deepEqual(body.messages[0]!.content, [
+    { text: "Read:" },
+    {
+      document: {
+        format: "pdf",
+        name: "Q3 report",
+        source: { bytes: PDF },
+        context: "The figures",
+        citations: { enabled: true },
+      },
+    },
+    { cachePoint: { type: "default" } },
+    {
+      document: {
+        format: "txt",
+        name: "document",
+        source: { text: "Plain words." },
+        citations: { enabled: false },
+      },
+    },
+  ]);
+});
+
+Deno.test("bedrock request: document names sanitised, cut to 200, distinct in the request", () => {
+  const long = "x".repeat(250);
+  const { body } = toConverseRequest(
+    request([
+      {
+        role: "user",
+        parts: [
+          pdf("My  report (v2) [final].pdf"),
+          pdf("  \u00e9t\u00e9\t\n_notes/2024!  "),
+          pdf("???"),
+          pdf(),
+          pdf(long),
+          pdf(long),
+          pdf("My report (v2) [final] pdf"),
+        ],
+      },
+    ]),
+    CLAUDE,
+    new Set(),
+  );
+  const names = body.messages[0]!.content.map((b) => "document" in b ? b.document.name : null);
+  assert.deepEqual(names, [
+    "My report (v2) [final] pdf",
+    "ete notes 2024",
+    "document",
+    "document (2)",
+    "x".repeat(200),
+    `${"x".repeat(196)} (2)`,
+    "My report (v2) [final] pdf (2)",
+  ]);
+});
+
+Deno.test("bedrock request: a document URL is a 400 naming the field, in a message or a tool result", () => {
+  const url: DocumentPart = {
+    type: "document",
+    source: { kind: "url", url: "https://example.com/a.pdf" },
+  };
+  const rejects = (messages: Message[], param: string) =>
+    assert.throws(
+      () => toConverseRequest(request(messages), CLAUDE, new Set()),
+      (e) => e instanceof ApiError && e.status === 400 && e.param === param,
+    );
+  rejects(
+    [{ role: "user", parts: [{ type: "text", text: "x" }, url] }],
+    "messages[0].content[1].file.file_url",
+  );
+  rejects(
+    [
+      user("x"),
+      { role: "assistant", parts: [{ type: "tool_call", id: "t1", name: "w", arguments: "{}" }] },
+      {
+        role: "tool",
+        parts: [{ type: "tool_result", callId: "t1", content: [url], isError: false }],
+      },
+    ],
+    "messages[2].content[0].file.file_url",
+  );
+});
+
+Deno.test("bedrock request: a document a tool returned goes in its toolResult, or after its text without tools", () => {
+  const history: Message[] = [
+    user("x"),
+    { role: "assistant", parts: [{ type: "tool_call", id: "t1", name: "w", arguments: "{}" }] },
+    {
+      role: "tool",
+      parts: [{
+        type: "tool_result",
+        callId: "t1",
+        content: [{ type: "text", text: "here" }, pdf("a.pdf")],
+        isError: false,
+      }],
+    },
+  ];
+  const doc = { document: { format: "pdf", name: "a pdf", source: { bytes: PDF } } };
+  const { body } = toConverseRequest(
+    request(history, { tools: [{ name: "w" }] }),
+    CLAUDE,
+    new Set(),
+  );
+  assert.deepEqual(body.messages[2], {
+    role: "user",
+    content: [{ toolResult: { toolUseId: "t1", content: [{ text: "here" }, doc] } }],
+  });
+  const { body: bare } = toConverseRequest(request(history), CLAUDE, new Set());
+  assert.deepEqual(bare.messages[2], {
+    role: "user",
+    content: [{ text: "[tool result for t1]: here" }, doc],
+  });
 });
 
 Deno.test("bedrock request: with no tools offered (or none chosen) the conversation's tool blocks go as text; what Converse lacks is named", () => {

@@ -305,6 +305,68 @@ Deno.test("gemini request: images inline or by an https file URL; others a 400",
   }
 });
 
+const PDF = btoa("%PDF-1.4\n%%EOF\n");
+
+Deno.test("gemini request: documents as inline PDF data, a PDF file URL or text; context and citations dropped", () => {
+  const messages: Message[] = [{
+    role: "user",
+    parts: [
+      { type: "text", text: "Read:" },
+      {
+        type: "document",
+        source: { kind: "data", mediaType: "application/pdf", base64: PDF },
+        title: "q3.pdf",
+        context: "figures",
+      },
+      { type: "document", source: { kind: "url", url: "https://example.com/a.pdf" } },
+      { type: "document", source: { kind: "text", text: "Plain." }, title: "notes.txt" },
+      { type: "document", source: { kind: "text", text: "Untitled." }, citations: true },
+    ],
+  }];
+  assert.deepEqual(body({}, messages).contents, [{
+    role: "user",
+    parts: [
+      { text: "Read:" },
+      { inlineData: { mimeType: "application/pdf", data: PDF } },
+      { fileData: { mimeType: "application/pdf", fileUri: "https://example.com/a.pdf" } },
+      { text: "notes.txt\nPlain." },
+      { text: "Untitled." },
+    ],
+  }]);
+  assert.deepEqual(droppedBy({}, messages), ["citations", "context"]);
+  const quiet: Message[] = [{
+    role: "user",
+    parts: [{ type: "document", source: { kind: "text", text: "x" }, citations: false }],
+  }];
+  assert.deepEqual(droppedBy({}, quiet), []);
+});
+
+Deno.test("gemini request: a document a tool returned follows its function response", () => {
+  const got = body({ tools: [WEATHER] }, [
+    user("Paris"),
+    { role: "assistant", parts: [call("swy_resp1_1", "Paris")] },
+    {
+      role: "tool",
+      parts: [{
+        type: "tool_result",
+        callId: "swy_resp1_1",
+        content: [
+          { type: "text", text: "see the report" },
+          { type: "document", source: { kind: "data", mediaType: "application/pdf", base64: PDF } },
+        ],
+        isError: false,
+      }],
+    },
+  ]);
+  assert.deepEqual(got.contents[2], {
+    role: "user",
+    parts: [
+      { functionResponse: { name: "get_weather", response: { output: "see the report" } } },
+      { inlineData: { mimeType: "application/pdf", data: PDF } },
+    ],
+  });
+});
+
 Deno.test("gemini request: what cannot be sent is a 400 naming the field", async () => {
   const noCall = await gatewayError(() => body({}, [user("hi"), result("call_x", "18C")]));
   assert.equal(noCall.status, 400);

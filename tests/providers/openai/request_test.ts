@@ -1,11 +1,12 @@
 /** Canonical request → chat completions body: every modelled field, the extras, what is left
  * out and reported. */
 import assert from "node:assert/strict";
-import type { ReasoningOptions, ToolSpec } from "../../../src/canonical/conversation.ts";
+import type { Message, ReasoningOptions, ToolSpec } from "../../../src/canonical/conversation.ts";
 import {
   type OpenAIRequestOptions,
   toOpenAIRequest,
 } from "../../../src/providers/openai/request.ts";
+import { ApiError } from "../../../src/errors.ts";
 import { chatRequest } from "../../support/provider_call.ts";
 
 const OPTIONS: OpenAIRequestOptions = {
@@ -208,6 +209,129 @@ Deno.test("toOpenAIRequest: an image from a tool message waits for the run of to
       content: [{ type: "image_url", image_url: { url: "data:image/png;base64,AAAA" } }],
     },
   ]);
+});
+
+const PDF = { kind: "data", mediaType: "application/pdf", base64: "JVBERi0=" } as const;
+
+Deno.test("toOpenAIRequest: documents in place: a PDF as a file part, a text as text; context and citations reported", () => {
+  const { body, dropped } = toOpenAIRequest(
+    chatRequest({
+      messages: [{
+        role: "user",
+        parts: [
+          { type: "text", text: "Read:" },
+          { type: "document", source: PDF, title: "q3.pdf", context: "figures", citations: true },
+          { type: "image", source: { kind: "url", url: "https://example.com/cat.png" } },
+          { type: "document", source: PDF, cache: { type: "ephemeral" } },
+          { type: "document", source: PDF, title: "Q3 report" },
+          { type: "document", source: { kind: "text", text: "Plain." }, title: "notes.txt" },
+          { type: "document", source: { kind: "text", text: "Untitled." }, citations: false },
+        ],
+      }],
+    }),
+    OPTIONS,
+  );
+  assert.deepEqual(body.messages, [{
+    role: "user",
+    content: [
+      { type: "text", text: "Read:" },
+      {
+        type: "file",
+        file: { filename: "q3.pdf", file_data: "data:application/pdf;base64,JVBERi0=" },
+      },
+      { type: "image_url", image_url: { url: "https://example.com/cat.png" } },
+      {
+        type: "file",
+        file: { filename: "document.pdf", file_data: "data:application/pdf;base64,JVBERi0=" },
+      },
+      {
+        type: "file",
+        file: { filename: "Q3 report.pdf", file_data: "data:application/pdf;base64,JVBERi0=" },
+      },
+      { type: "text", text: "notes.txt\nPlain." },
+      { type: "text", text: "Untitled." },
+    ],
+  }]);
+  assert.deepEqual(dropped, ["context", "citations"]);
+  const alone = toOpenAIRequest(
+    chatRequest({
+      messages: [{
+        role: "user",
+        parts: [{ type: "document", source: { kind: "text", text: "x" } }],
+      }],
+    }),
+    OPTIONS,
+  );
+  assert.deepEqual(alone.body.messages, [{ role: "user", content: "x" }]);
+  assert.deepEqual(alone.dropped, []);
+});
+
+Deno.test("toOpenAIRequest: a document a tool returned waits with its images for the run of tool messages to end", () => {
+  const { body, dropped } = toOpenAIRequest(
+    chatRequest({
+      messages: [
+        { role: "user", parts: [{ type: "text", text: "Go" }] },
+        { role: "assistant", parts: [{ type: "tool_call", id: "a", name: "f", arguments: "{}" }] },
+        {
+          role: "user",
+          parts: [
+            {
+              type: "tool_result",
+              callId: "a",
+              content: [
+                { type: "text", text: "here" },
+                { type: "document", source: PDF, title: "a.pdf", context: "c" },
+              ],
+              isError: false,
+            },
+            { type: "text", text: "thanks" },
+          ],
+        },
+      ],
+    }),
+    OPTIONS,
+  );
+  assert.deepEqual((body.messages as unknown[]).slice(2), [
+    { role: "tool", content: "here", tool_call_id: "a" },
+    {
+      role: "user",
+      content: [
+        {
+          type: "file",
+          file: { filename: "a.pdf", file_data: "data:application/pdf;base64,JVBERi0=" },
+        },
+        { type: "text", text: "thanks" },
+      ],
+    },
+  ]);
+  assert.deepEqual(dropped, ["context"]);
+});
+
+Deno.test("toOpenAIRequest: a document by URL is a 400 naming the field (chat completions take files inline)", () => {
+  const url = {
+    type: "document",
+    source: { kind: "url", url: "https://example.com/a.pdf" },
+  } as const;
+  const rejects = (messages: Message[], param: string) =>
+    assert.throws(
+      () => toOpenAIRequest(chatRequest({ messages }), OPTIONS),
+      (e) => e instanceof ApiError && e.status === 400 && e.param === param,
+    );
+  rejects(
+    [{ role: "user", parts: [{ type: "text", text: "x" }, url] }],
+    "messages[0].content[1].file.file_url",
+  );
+  rejects(
+    [
+      { role: "user", parts: [{ type: "text", text: "Go" }] },
+      { role: "assistant", parts: [{ type: "tool_call", id: "a", name: "f", arguments: "{}" }] },
+      {
+        role: "tool",
+        parts: [{ type: "tool_result", callId: "a", content: [url], isError: false }],
+      },
+    ],
+    "messages[2].content[0].file.file_url",
+  );
 });
 
 Deno.test("toOpenAIRequest: reasoning in the history is left out and reported as reasoning_content", () => {

@@ -278,6 +278,42 @@ Deno.test("images: inline ones described from their headers, URLs not fetched", 
   );
 });
 
+Deno.test("documents make the conversation's key: a PDF by its size, a text by its title and length, a URL by itself", async () => {
+  const ask = (document: Part) =>
+    request({
+      messages: [{
+        role: "user",
+        parts: [{ type: "text", text: "Use get_time (zone=UTC)." }, document],
+      }],
+    }, { tools: [TIME_TOOL] });
+  const callId = async (document: Part) =>
+    partOf((await chat(ask(document))).parts[0]!, "tool_call").id;
+  const pdf = (base64: string): Part => ({
+    type: "document",
+    source: { kind: "data", mediaType: "application/pdf", base64 },
+  });
+  const text = (body: string, title?: string): Part => ({
+    type: "document",
+    source: { kind: "text", text: body },
+    ...(title === undefined ? {} : { title }),
+  });
+  const url = (address: string): Part => ({
+    type: "document",
+    source: { kind: "url", url: address },
+  });
+  const ids = await Promise.all([
+    callId(pdf("JVBERi0x")),
+    callId(pdf("JVBERi0xLjQK")),
+    callId(text("abc")),
+    callId(text("abcd")),
+    callId(text("abc", "notes")),
+    callId(url("https://example.com/a.pdf")),
+    callId(url("https://example.com/b.pdf")),
+  ]);
+  assert.equal(new Set(ids).size, ids.length);
+  assert.equal(await callId(pdf("JVBERi0y")), ids[0], "the same size, the same key");
+});
+
 Deno.test("usage counts the prompt, images and tools consistently", async () => {
   const short = await chat(request());
   const long = await chat(request({

@@ -1,0 +1,96 @@
+/**
+ * Document sources as the front doors read them: base64 PDF bytes, base64 UTF-8 text, a
+ * document data URL (`data:application/pdf;base64,...`, OpenAI's `file_data`) and an https://
+ * URL, each checked where it is sent, so that a 400 names the field at fault.
+ */
+import type { DocumentPart } from "../../canonical/conversation.ts";
+import { quote } from "../../quote.ts";
+import type { Reader } from "../../validation/reader.ts";
+
+/** Where a document's content is. */
+export type DocumentSource = DocumentPart["source"];
+
+/** The media type of a PDF document. */
+export const PDF = "application/pdf";
+/** The media type of a text document. */
+export const TEXT = "text/plain";
+
+/** A media type is at most 64 characters a side, so that an error can quote it (as images'). */
+const DATA_URL = /^data:([a-z0-9.+-]{1,64}\/[a-z0-9.+-]{1,64})(?:;[a-z0-9-]+=[^;,]*)*;base64,/i;
+/** Base64's alphabet, padded at most twice at the end. */
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+const WHITESPACE = /\s+/g;
+const HTTPS = /^https:\/\//i;
+const PLAIN_HTTP = /^http:/i;
+/** The bytes a PDF starts with. */
+const PDF_MAGIC = "%PDF-";
+const DATA_URL_FORM =
+  "a base64 data URL of a PDF (data:application/pdf;base64,...) or of text (data:text/plain;base64,...)";
+
+/**
+ * A document data URL in `field` as the source it holds: a PDF (`application/pdf`, checked as
+ * {@link pdfSource}) or text (`text/plain`, decoded as UTF-8). A 400 naming `field` otherwise.
+ */
+export function dataUrlSource(field: Reader): DocumentSource {
+  const url = field.string({ expected: `a string (${DATA_URL_FORM})` });
+  const match = DATA_URL.exec(url);
+  if (!match) {
+    const got = HTTPS.test(url) || PLAIN_HTTP.test(url) ? "a URL" : quote(url);
+    throw field.invalid(`expected ${DATA_URL_FORM}, but got ${got}`);
+  }
+  const mediaType = match[1]!.toLowerCase();
+  const base64 = url.slice(match[0].length);
+  if (mediaType === PDF) return pdfSource(base64, field);
+  if (mediaType === TEXT) return textSource(base64, field);
+  throw field.invalid(
+    `expected a PDF (${PDF}) or text (${TEXT}) document, but got ${quote(mediaType)}`,
+  );
+}
+
+/** Base64 PDF bytes as a data source: valid base64 (whitespace aside) of bytes that start as a
+ * PDF's do. A 400 naming `field` otherwise. */
+export function pdfSource(base64: string, field: Reader): DocumentSource {
+  const data = checkedBase64(base64, field);
+  const head = new TextDecoder().decode(Uint8Array.fromBase64(data.slice(0, 8)));
+  if (!head.startsWith(PDF_MAGIC)) {
+    throw field.invalid(
+      `expected a PDF document, but its bytes do not start with ${PDF_MAGIC} as a PDF's do`,
+    );
+  }
+  return { kind: "data", mediaType: PDF, base64: data };
+}
+
+/** Base64 UTF-8 text as a text source. A 400 naming `field` when it is not. */
+export function textSource(base64: string, field: Reader): DocumentSource {
+  const bytes = Uint8Array.fromBase64(checkedBase64(base64, field));
+  try {
+    return { kind: "text", text: new TextDecoder("utf-8", { fatal: true }).decode(bytes) };
+  } catch {
+    throw field.invalid("expected the base64 of UTF-8 text, but it decodes to other bytes");
+  }
+}
+
+/** An https:// URL in `field` as a url source (the gateway never fetches it). A 400 naming
+ * `field` for a plain http:// URL or anything else. */
+export function urlSource(field: Reader): DocumentSource {
+  const url = field.string({ expected: "a string (an https:// URL)" });
+  if (PLAIN_HTTP.test(url)) {
+    throw field.invalid("expected an https:// URL, but got a plain http:// URL");
+  }
+  if (!HTTPS.test(url) || !URL.canParse(url)) {
+    throw field.invalid(`expected an https:// URL, but got ${quote(url)}`);
+  }
+  return { kind: "url", url };
+}
+
+/** The base64 without whitespace, checked without decoding it: non-empty, of the alphabet, of a
+ * length that whole characters make (a multiple of 4 when padded). */
+function checkedBase64(base64: string, field: Reader): string {
+  const data = base64.replace(WHITESPACE, "");
+  if (data === "") throw field.invalid("expected base64 data, but got an empty string");
+  const rest = data.length % 4;
+  if (rest === 1 || !BASE64.test(data) || (rest !== 0 && data.endsWith("="))) {
+    throw field.invalid("expected base64 data, but it is not valid base64");
+  }
+  return data;
+}
