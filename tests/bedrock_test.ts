@@ -1301,3 +1301,50 @@ Deno.test("bedrock: on EKS with Pod Identity, the container endpoint gets the to
     await Deno.remove(tokenFile);
   }
 });
+
+Deno.test("bedrock: a model with routes counts tokens with Bedrock's CountTokens, falling back to the next route", async () => {
+  await using fake = startFakeBedrock();
+  const env: Record<string, string> = {
+    AWS_ACCESS_KEY_ID: FAKE_AWS_CREDENTIALS.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: FAKE_AWS_CREDENTIALS.secretAccessKey,
+  };
+  await using server = await startServer({
+    config: testConfig((raw) => {
+      (raw.providers as unknown[]).push({
+        id: "brk",
+        style: "bedrock",
+        region: FAKE_REGION,
+        base_url: fake.url,
+        max_retries: 0,
+      });
+      (raw.models as unknown[]).push({
+        id: "claude",
+        chat_completions: true,
+        routes: [
+          { provider: "brk", upstream_model: "anthropic.claude-down-v1:0" },
+          { provider: "brk", upstream_model: CLAUDE },
+        ],
+      });
+    }),
+    env: (name) => env[name],
+  });
+  fake.faults = [{ status: 500 }];
+  const res = await fetch(`${server.url}/v1/messages/count_tokens`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "anthropic-version": "2023-06-01" },
+    body: JSON.stringify({
+      model: "claude",
+      messages: [{ role: "user", content: "Count these words for me, please." }],
+    }),
+  });
+  assert.equal(res.status, 200, await res.clone().text());
+  assert.deepEqual(
+    fake.received.map((r) => r.path),
+    [
+      "/model/anthropic.claude-down-v1%3A0/count-tokens",
+      "/model/anthropic.claude-sonnet-4-5-20250929-v1%3A0/count-tokens",
+    ],
+  );
+  const converse = (fake.last.body as { input: { converse: unknown } }).input.converse;
+  assert.equal((await res.json()).input_tokens, fakeTokenCount(converse));
+});

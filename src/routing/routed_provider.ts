@@ -71,6 +71,8 @@ export class RoutedProvider implements Provider {
   readonly embed?: NonNullable<Provider["embed"]>;
   /** Rerank, with fallback, when every route has it. */
   readonly rerank?: NonNullable<Provider["rerank"]>;
+  /** The back end's own token count, with fallback, when every route has one. */
+  readonly countTokens?: NonNullable<Provider["countTokens"]>;
 
   constructor(model: string, targets: readonly RouteTarget[], deps: RoutingDeps) {
     this.id = `routes:${model}`;
@@ -87,6 +89,10 @@ export class RoutedProvider implements Provider {
     if (targets.every((t) => t.provider.embed)) {
       this.embed = async (req, ctx) =>
         (await this.#first(this.#order(), ctx, (t, c) => t.provider.embed!(req, c))).value;
+    }
+    if (targets.every((t) => t.provider.countTokens)) {
+      this.countTokens = async (req, ctx) =>
+        (await this.#first(this.#order(), ctx, (t, c) => t.provider.countTokens!(req, c))).value;
     }
     if (targets.every((t) => t.provider.rerank)) {
       this.rerank = async (req, ctx) =>
