@@ -140,16 +140,18 @@ function checkTextBlock(block: Obj, at: string, bad: string[]): void {
   }
 }
 
+/** Checks a `{type: "url", url}` source: an https URL and nothing else. */
+function checkUrlSource(src: Obj, bat: string, bad: string[]): void {
+  keysAllowed(src, ["type", "url"], `${bat}.source`, bad);
+  if (typeof src.url !== "string" || !src.url.startsWith("https://")) {
+    bad.push(`${bat}.source.url: Only https URLs are supported`);
+  }
+}
+
 function checkImageBlock(b: Obj, bat: string, bad: string[]): void {
   keysAllowed(b, ["type", "source", "cache_control"], bat, bad);
   const src = b.source;
-  if (isObj(src) && src.type === "url") {
-    keysAllowed(src, ["type", "url"], `${bat}.source`, bad);
-    if (typeof src.url !== "string" || !src.url.startsWith("https://")) {
-      bad.push(`${bat}.source.url: Only https URLs are supported`);
-    }
-    return;
-  }
+  if (isObj(src) && src.type === "url") return checkUrlSource(src, bat, bad);
   if (!isObj(src) || src.type !== "base64" || typeof src.data !== "string") {
     return void bad.push(`${bat}.source: {type: "base64", media_type, data} or {type: "url", url}`);
   }
@@ -176,13 +178,7 @@ function checkDocumentBlock(b: Obj, bat: string, bad: string[]): void {
     bad.push(`${bat}.citations: {enabled: boolean}`);
   }
   const src = b.source;
-  if (isObj(src) && src.type === "url") {
-    keysAllowed(src, ["type", "url"], `${bat}.source`, bad);
-    if (typeof src.url !== "string" || !src.url.startsWith("https://")) {
-      bad.push(`${bat}.source.url: Only https URLs are supported`);
-    }
-    return;
-  }
+  if (isObj(src) && src.type === "url") return checkUrlSource(src, bat, bad);
   if (isObj(src) && src.type === "text") {
     keysAllowed(src, ["type", "media_type", "data"], `${bat}.source`, bad);
     if (src.media_type !== "text/plain" || typeof src.data !== "string") {
