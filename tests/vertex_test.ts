@@ -22,6 +22,8 @@ import {
   makeServiceAccount,
   METADATA_TOKEN_PATH,
   startFakeVertex,
+  STS_PATH,
+  SUBJECT_TOKEN_PATH,
   type TestServiceAccount,
   VERTEX_PROJECT,
   VERTEX_REGION,
@@ -49,6 +51,34 @@ interface VertexGateway {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
+/** The workload identity pool provider the fake trusts, and the account it lets federated
+ * workloads impersonate. */
+const WIF_AUDIENCE =
+  "//iam.googleapis.com/projects/123456/locations/global/workloadIdentityPools/eks/providers/oidc";
+const WIF_ACCOUNT = "vertex-caller@fake-project-1.iam.gserviceaccount.com";
+
+/** An external_account configuration (as gcloud writes it) for the fake's federation, its
+ * subject token from `source`. */
+function externalAccount(
+  vertex: FakeVertex,
+  source: Record<string, unknown>,
+  impersonate = true,
+): string {
+  return JSON.stringify({
+    type: "external_account",
+    audience: WIF_AUDIENCE,
+    subject_token_type: "urn:ietf:params:oauth:token-type:jwt",
+    token_url: `${vertex.url}${STS_PATH}`,
+    ...(impersonate
+      ? {
+        service_account_impersonation_url:
+          `${vertex.url}/v1/projects/-/serviceAccounts/${WIF_ACCOUNT}:generateAccessToken`,
+      }
+      : {}),
+    credential_source: source,
+  });
+}
+
 /** The one message of the calls that only need an answer. */
 const HELLO = { role: "user", content: "Hello" } as const;
 
@@ -58,13 +88,21 @@ interface VertexGatewayOptions {
   provider?: Record<string, unknown>;
   /** The account the gateway signs with (default: the one the fake trusts). */
   signer?: TestServiceAccount;
+  /** `VX_SA` instead of the signer's key (an external_account configuration), for the fake. */
+  credentials?: (vertex: FakeVertex) => string;
 }
 
 async function startVertexGateway(options: VertexGatewayOptions = {}): Promise<VertexGateway> {
   const trusted = await makeServiceAccount();
-  const vertex = startFakeVertex({ accounts: [trusted], sliceBytes: 7 });
+  const clock = new FakeClock();
+  const vertex = startFakeVertex({
+    accounts: [trusted],
+    sliceBytes: 7,
+    federation: { audience: WIF_AUDIENCE, serviceAccount: WIF_ACCOUNT },
+    now: () => clock.now(),
+  });
   const env: Record<string, string> = {
-    VX_SA: (options.signer ?? trusted).json,
+    VX_SA: options.credentials?.(vertex) ?? (options.signer ?? trusted).json,
     SWITCHYARD_ADMIN_TOKEN: ADMIN_TOKEN,
     // The fake is also the metadata server of a provider with `metadata_server`.
     GCE_METADATA_HOST: new URL(vertex.url).host,
@@ -81,7 +119,6 @@ async function startVertexGateway(options: VertexGatewayOptions = {}): Promise<V
     ...more,
     ...options.provider,
   });
-  const clock = new FakeClock();
   let server: TestServer;
   try {
     server = await startServer({
@@ -148,6 +185,116 @@ async function startVertexGateway(options: VertexGatewayOptions = {}): Promise<V
     },
   };
 }
+
+Deno.test("vertex: workload identity federation: the workload's token from a file exchanged at STS, then for its service account's; the file read again at renewal", async () => {
+  const dir = await dataTempDir();
+  const file = `${dir}/token`;
+  try {
+    await using gw = await startVertexGateway({
+      credentials: (vertex) => {
+        Deno.writeTextFileSync(file, `${vertex.subjectToken}\n`);
+        return externalAccount(vertex, { file });
+      },
+    });
+    const openai = gw.openai();
+    for (const model of ["vx-gemini", "vx-claude"]) {
+      const completion = await openai.chat.completions.create({ model, messages: [HELLO] });
+      assert.ok(completion.choices[0]!.message.content, model);
+    }
+    const paths = () =>
+      gw.vertex.received.filter((r) => !r.path.includes("/publishers/")).map((r) => r.path);
+    assert.deepEqual(paths(), [
+      STS_PATH,
+      `/v1/projects/-/serviceAccounts/${WIF_ACCOUNT}:generateAccessToken`,
+    ]);
+    // Vertex refuses the access token: the account's token is asked for again (the federated
+    // token still serves).
+    gw.vertex.revokeTokens();
+    const again = await openai.chat.completions.create({ model: "vx-gemini", messages: [HELLO] });
+    assert.ok(again.choices[0]!.message.content);
+    assert.equal(paths().length, 3);
+    // An hour later both have expired, and Kubernetes has rotated the workload's token: the
+    // new file's token goes to STS (the old one it would refuse).
+    gw.vertex.subjectToken = "eyJ.fake-workload-token-2";
+    await Deno.writeTextFile(file, gw.vertex.subjectToken);
+    gw.clock.advance(3600_000);
+    const later = await openai.chat.completions.create({ model: "vx-gemini", messages: [HELLO] });
+    assert.ok(later.choices[0]!.message.content);
+    assert.deepEqual(paths().slice(3), [
+      STS_PATH,
+      `/v1/projects/-/serviceAccounts/${WIF_ACCOUNT}:generateAccessToken`,
+    ]);
+    assert.deepEqual(gw.vertex.tokenViolations, []);
+    assert.deepEqual(gw.vertex.violations, ["auth: no valid access token"]);
+    assert.ok(!/eyJ\.|ya29\./.test(gw.server.output.err), "no token in the log");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("vertex: workload identity federation from a token URL (JSON), the federated token used directly without impersonation", async () => {
+  await using gw = await startVertexGateway({
+    credentials: (vertex) =>
+      externalAccount(vertex, {
+        url: `${vertex.url}${SUBJECT_TOKEN_PATH}`,
+        headers: { Metadata: "True" },
+        format: { type: "json", subject_token_field_name: "access_token" },
+      }, false),
+  });
+  const message = await gw.anthropic().messages.create({
+    model: "vx-claude",
+    max_tokens: 64,
+    messages: [HELLO],
+  });
+  assert.equal(message.type, "message");
+  assert.deepEqual(
+    gw.vertex.received.filter((r) => !r.path.includes("/publishers/")).map((r) => r.path),
+    [SUBJECT_TOKEN_PATH, STS_PATH],
+  );
+  assert.deepEqual(gw.vertex.violations, []);
+});
+
+Deno.test("vertex: workload identity federation refused: STS's error code in the 502, a config error names the field", async () => {
+  await using gw = await startVertexGateway({
+    credentials: (vertex) =>
+      externalAccount(vertex, {
+        url: `${vertex.url}${SUBJECT_TOKEN_PATH}`,
+        headers: { Metadata: "True" },
+      }),
+  });
+  // Read as text (no format), the URL's JSON answer is not the token STS knows.
+  const error = await chatError(gw.openai(), "vx-gemini", 502);
+  assert.match(
+    error.message,
+    /could not authenticate: the token endpoint refused the workload's token \(workload identity federation\) \(HTTP 400 invalid_grant\)/,
+  );
+  for (
+    const [source, field] of [
+      [{ environment_id: "aws1" }, /AWS's \(environment_id\)/],
+      [{ executable: { command: "x" } }, /an executable/],
+      [{}, /neither a file nor a url/],
+      [{ file: "/t", format: { type: "json" } }, /no subject_token_field_name/],
+    ] as const
+  ) {
+    await assert.rejects(
+      () =>
+        startServer({
+          config: testConfig((raw) => {
+            (raw.providers as unknown[]).push({
+              id: "vw",
+              style: "vertex",
+              project: VERTEX_PROJECT,
+              region: VERTEX_REGION,
+              credentials_env: "VW",
+            });
+          }),
+          env: (name) => name === "VW" ? externalAccount(gw.vertex, source) : undefined,
+        }),
+      (e: Error) => field.test(e.message) && /credentials_env names VW/.test(e.message),
+      JSON.stringify(source),
+    );
+  }
+});
 
 Deno.test("vertex: on Google Cloud without a key, the workload's service account from the metadata server, its token renewed when Vertex refuses it", async () => {
   await using gw = await startVertexGateway({

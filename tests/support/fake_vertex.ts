@@ -17,6 +17,11 @@
  *   says) and `.../models/count-tokens:rawPredict`, passed to a fake Anthropic upstream
  *   (fake_anthropic.ts) as the Messages API call they are.
  *
+ * With `federation`, it is also Google's Security Token Service (`POST /v1/token`, a token
+ * exchange of the workload's token it knows now), the IAM Credentials API's
+ * `generateAccessToken` of the account federated workloads may impersonate (with a federated
+ * token), and a subject token URL (`GET /subject-token`, with `Metadata: True`).
+ *
  * The fake is a {@link FakeUpstream}: faults, received requests and slicing (`sliceBytes`)
  * apply to what the gateway sees; the inner fakes' own violations are in theirs.
  */
@@ -36,6 +41,14 @@ const JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 /** The metadata server's path for the attached service account's access token. */
 export const METADATA_TOKEN_PATH = "/computeMetadata/v1/instance/service-accounts/default/token";
 const SCOPE = "https://www.googleapis.com/auth/cloud-platform";
+/** Workload identity federation: the Security Token Service's path, the path of the IAM
+ * Credentials API's `generateAccessToken` of an account, and a subject token URL's path (as an
+ * Azure managed identity's endpoint would give the workload's token). */
+export const STS_PATH = "/v1/token";
+const IMPERSONATE_PATH = /^\/v1\/projects\/-\/serviceAccounts\/([^/:]+):generateAccessToken$/;
+export const SUBJECT_TOKEN_PATH = "/subject-token";
+const TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange";
+const JWT_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:jwt";
 
 /** A service account made for a test: its key file's JSON, and the public key of its key. */
 export interface TestServiceAccount {
@@ -88,6 +101,11 @@ export interface FakeVertexOptions extends FakeOptions {
   accounts: TestServiceAccount[];
   /** The `expires_in` of the tokens it issues (default 3599). */
   expiresIn?: number;
+  /** Workload identity federation: the pool provider it trusts (`audience`) and the service
+   * account federated workloads may impersonate. */
+  federation?: { audience: string; serviceAccount: string };
+  /** The time its `expireTime`s count from (default the system's), a test's fake clock. */
+  now?: () => number;
 }
 
 /** A running fake Google Cloud. */
@@ -105,6 +123,9 @@ export interface FakeVertex extends FakeUpstream {
   revokeTokens(): void;
   /** The `expires_in` of the next tokens. */
   expiresIn: number;
+  /** The workload's token the Security Token Service takes now (and the subject token URL
+   * gives); a test rotates it. */
+  subjectToken: string;
 }
 
 const decoder = new TextDecoder();
@@ -176,6 +197,8 @@ export function startFakeVertex(options: FakeVertexOptions): FakeVertex {
   const gemini = startFakeGemini();
   const anthropic = startFakeAnthropic();
   const issued = new Set<string>();
+  /** Tokens of the Security Token Service (which impersonation takes). */
+  const federated = new Set<string>();
   let tokens = 0;
 
   /** Passes a call to an inner fake; its answer as the fake's. */
@@ -232,6 +255,105 @@ export function startFakeVertex(options: FakeVertexOptions): FakeVertex {
               kind: "json",
               status: 200,
               body: { access_token: token, expires_in: fake.expiresIn, token_type: "Bearer" },
+            };
+          },
+        };
+      }
+      if (url.pathname === SUBJECT_TOKEN_PATH) {
+        return {
+          method: "GET",
+          check: (headers) =>
+            headers.get("metadata") === "True" ? [] : ["subject token: no Metadata: True"],
+          answer: () => ({
+            kind: "json",
+            status: 200,
+            body: { access_token: fake.subjectToken, token_type: "Bearer" },
+          }),
+        };
+      }
+      if (url.pathname === STS_PATH && options.federation) {
+        const { audience } = options.federation;
+        return {
+          check(headers, body) {
+            const bad: string[] = [];
+            if (headers.get("content-type") !== "application/x-www-form-urlencoded") {
+              bad.push(`sts: content-type ${headers.get("content-type")}`);
+            }
+            if (headers.has("authorization")) bad.push("sts: an Authorization header");
+            const form = new URLSearchParams(String(body));
+            const want: Record<string, string> = {
+              grant_type: TOKEN_EXCHANGE,
+              audience,
+              scope: SCOPE,
+              requested_token_type: "urn:ietf:params:oauth:token-type:access_token",
+              subject_token_type: JWT_TOKEN_TYPE,
+            };
+            for (const [name, value] of Object.entries(want)) {
+              if (form.get(name) !== value) bad.push(`sts: ${name} ${form.get(name)}`);
+            }
+            return bad;
+          },
+          answer: (body) => {
+            tokens++;
+            const form = new URLSearchParams(String(body));
+            if (form.get("subject_token") !== fake.subjectToken) {
+              fake.tokenViolations.push("sts: a subject token it does not know");
+              return {
+                kind: "json",
+                status: 400,
+                body: { error: "invalid_grant", error_description: "The token is expired." },
+              };
+            }
+            const token = `ya29.d.fake-federated-${tokens}-${crypto.randomUUID()}`;
+            issued.add(token);
+            federated.add(token);
+            return {
+              kind: "json",
+              status: 200,
+              body: {
+                access_token: token,
+                issued_token_type: "urn:ietf:params:oauth:token-type:access_token",
+                token_type: "Bearer",
+                expires_in: fake.expiresIn,
+              },
+            };
+          },
+        };
+      }
+      const impersonate = IMPERSONATE_PATH.exec(url.pathname);
+      if (impersonate !== null && options.federation) {
+        const email = decodeURIComponent(impersonate[1]!);
+        return {
+          check(headers, body) {
+            const bad: string[] = [];
+            const auth = headers.get("authorization") ?? "";
+            if (!federated.has(auth.replace(/^Bearer /, ""))) {
+              bad.push("impersonation: no federated token");
+            }
+            if (email !== options.federation!.serviceAccount) {
+              bad.push(`impersonation: account ${email}`);
+            }
+            const b = body as Obj;
+            if (JSON.stringify(b.scope) !== JSON.stringify([SCOPE])) {
+              bad.push(`impersonation: scope ${JSON.stringify(b.scope)}`);
+            }
+            if (typeof b.lifetime !== "string" || !/^\d+s$/.test(b.lifetime)) {
+              bad.push(`impersonation: lifetime ${b.lifetime}`);
+            }
+            return bad;
+          },
+          answer: (body) => {
+            tokens++;
+            const seconds = Number(String(body.lifetime).slice(0, -1));
+            const token = `ya29.c.fake-impersonated-${tokens}-${crypto.randomUUID()}`;
+            issued.add(token);
+            return {
+              kind: "json",
+              status: 200,
+              body: {
+                accessToken: token,
+                expireTime: new Date((options.now ?? Date.now)() + seconds * 1000).toISOString(),
+              },
             };
           },
         };
@@ -384,6 +506,7 @@ export function startFakeVertex(options: FakeVertexOptions): FakeVertex {
     tokenViolations: [] as string[],
     revokeTokens: () => issued.clear(),
     expiresIn: options.expiresIn ?? 3599,
+    subjectToken: "eyJ.fake-workload-token-1",
     async close() {
       await close();
       await gemini.close();

@@ -1,6 +1,7 @@
 /**
- * OAuth 2.0 access tokens for an upstream's calls (Vertex AI's service accounts, Azure's Entra
- * ID client credentials): a grant exchanged at the token endpoint, the token kept until shortly
+ * OAuth 2.0 access tokens for an upstream's calls (Vertex AI's service accounts and workload
+ * identity federation, Azure's Entra ID client credentials): a grant exchanged at the token
+ * endpoint, the token kept until shortly
  * before it expires, and fetched once for all the calls that need it meanwhile (one exchange in
  * flight). A token the upstream refused (401) is dropped, so that the call's retry gets a new
  * one. An exchange the token endpoint throttles (429), fails (5xx) or that cannot connect is
@@ -23,8 +24,13 @@ import type { ProviderDeps } from "../types.ts";
 export class GrantError extends Error {}
 
 /** One token request: a grant's form (`grant_type` and the credentials) POSTed to the token
- * endpoint, or a GET with headers (a cloud's metadata server, which knows the workload). */
-export type TokenRequest = { form: string } | { headers: Record<string, string> };
+ * endpoint, a GET with headers (a cloud's metadata server, which knows the workload), or a JSON
+ * body POSTed with headers (Google's IAM Credentials API, with the token it exchanges for
+ * another). */
+export type TokenRequest =
+  | { form: string }
+  | { headers: Record<string, string> }
+  | { json: string; headers: Record<string, string> };
 
 /** What {@link OAuthTokens} needs. */
 export interface OAuthTokenDeps {
@@ -172,6 +178,14 @@ export class OAuthTokens implements UpstreamCredentials {
             body: request.form,
             signal: deadline,
           }
+          : "json" in request
+          ? {
+            method: "POST",
+            url: tokenUrl,
+            headers: { ...request.headers, "content-type": "application/json" },
+            body: request.json,
+            signal: deadline,
+          }
           : { method: "GET", url: tokenUrl, headers: request.headers, signal: deadline },
       );
       status = response.status;
@@ -209,19 +223,18 @@ export class OAuthTokens implements UpstreamCredentials {
         headers,
       };
     }
-    if (!isObject(answer) || typeof answer.access_token !== "string" || !answer.access_token) {
+    const now = clock.now();
+    const issued = isObject(answer) ? issuedToken(answer, now) : null;
+    if (issued === null) {
       return {
         what: "the token endpoint answered without an access_token",
         retryable: false,
         headers: null,
       };
     }
-    // A number, or (Azure's managed identity endpoints) a number in a string.
-    const given = answer.expires_in;
-    const lifetime = typeof given === "number" || typeof given === "string" ? Number(given) : NaN;
+    const lifetime = issued.seconds;
     const seconds = lifetime > 0 && Number.isFinite(lifetime) ? lifetime : DEFAULT_LIFETIME_SECONDS;
-    const now = clock.now();
-    const token = { value: answer.access_token, expires: now + seconds * 1000 };
+    const token = { value: issued.value, expires: now + seconds * 1000 };
     this.#token = token;
     this.#renewAt = token.expires - Math.min(RENEW_BEFORE_MS, seconds * 500);
     return token;
@@ -235,6 +248,26 @@ export class OAuthTokens implements UpstreamCredentials {
       `The upstream provider "${provider}" could not authenticate: ${what}. The operator must check its configuration.`,
     );
   }
+}
+
+/** The token of an answer and its lifetime in seconds (`NaN` when not given): OAuth's
+ * `access_token` and `expires_in` (a number, or a number in a string as Azure's managed identity
+ * endpoints write it), or Google's IAM Credentials API's `accessToken` and `expireTime` (an
+ * RFC 3339 time); `null` without a token. */
+function issuedToken(
+  answer: Record<string, unknown>,
+  now: number,
+): { value: string; seconds: number } | null {
+  if (typeof answer.access_token === "string" && answer.access_token !== "") {
+    const given = answer.expires_in;
+    const seconds = typeof given === "number" || typeof given === "string" ? Number(given) : NaN;
+    return { value: answer.access_token, seconds };
+  }
+  if (typeof answer.accessToken === "string" && answer.accessToken !== "") {
+    const expires = typeof answer.expireTime === "string" ? Date.parse(answer.expireTime) : NaN;
+    return { value: answer.accessToken, seconds: (expires - now) / 1000 };
+  }
+  return null;
 }
 
 function bearer(token: Token): string {

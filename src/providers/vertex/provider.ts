@@ -1,6 +1,7 @@
 /**
  * The `vertex` style: models on Google Cloud's Vertex AI, called with a service account's
- * access tokens (access_tokens.ts). Google's Gemini models speak the Gemini API's wire format
+ * access tokens (access_tokens.ts), the workload's attached account's (the metadata server) or a
+ * federated workload's (external_account.ts). Google's Gemini models speak the Gemini API's wire format
  * (`:generateContent`, `:streamGenerateContent?alt=sse`) and Anthropic's Claude models the
  * Messages API's (`:rawPredict`, `:streamRawPredict`, the body without `model` and with
  * `anthropic_version: "vertex-2023-10-16"`): each goes through that style's adapter, its
@@ -38,7 +39,8 @@ import { exchangeDeps, OAuthTokens } from "../upstream/oauth_tokens.ts";
 import { toVertexCountTokens } from "./count_tokens.ts";
 import { vertexEmbed } from "./embeddings.ts";
 import { vertexModel, vertexModelPath } from "./model_path.ts";
-import { readServiceAccount } from "./service_account.ts";
+import { externalAccountTokens } from "./external_account.ts";
+import { readGoogleCredentials } from "./service_account.ts";
 
 /** The Messages API version Vertex AI's Claude models take, in the body. */
 export const VERTEX_ANTHROPIC_VERSION = "vertex-2023-10-16";
@@ -50,6 +52,10 @@ const SERVICE_ACCOUNT =
 const ATTACHED_ACCOUNT =
   "the service account attached to the workload (metadata_server): that it has the Vertex AI User role on the project";
 
+/** The same, for a workload identity federation configuration. */
+const FEDERATED_ACCOUNT =
+  "its workload identity federation (credentials_env): that the pool's principal, or the service account it impersonates, has the Vertex AI User role on the project";
+
 /** The header the metadata server requires of every request (and the proof it comes from
  * inside the workload, not through a redirect). */
 const METADATA_HEADERS = { "metadata-flavor": "Google" };
@@ -59,6 +65,37 @@ const METADATA_HEADERS = { "metadata-flavor": "Google" };
 function metadataTokenUrl(env: (name: string) => string | undefined): string {
   const host = env("GCE_METADATA_HOST") || "metadata.google.internal";
   return `http://${host}/computeMetadata/v1/instance/service-accounts/default/token`;
+}
+
+/** A provider's tokens, and what an operator checks when Vertex refuses them: the attached
+ * account's from the metadata server, else those of the credentials in `credentials_env`. */
+function vertexCredentials(
+  deps: ProviderDeps,
+  vertex: VertexConfig,
+  exchange: ReturnType<typeof exchangeDeps>,
+): { credentials: OAuthTokens; check: string } {
+  if (vertex.metadata_server) {
+    const credentials = new OAuthTokens({
+      ...exchange,
+      tokenUrl: metadataTokenUrl(deps.env ?? (() => undefined)),
+      request: () => Promise.resolve({ headers: METADATA_HEADERS }),
+      credentials: { what: "the workload's service account", check: "metadata_server" },
+    });
+    return { credentials, check: ATTACHED_ACCOUNT };
+  }
+  const read = readGoogleCredentials(deps.config.id, vertex.credentials_env!, deps.apiKey ?? "");
+  if (read.kind === "external_account") {
+    return {
+      credentials: externalAccountTokens({ ...exchange, account: read.account }),
+      check: FEDERATED_ACCOUNT,
+    };
+  }
+  const credentials = new AccessTokens({
+    ...exchange,
+    account: read.account,
+    tokenUrl: vertex.token_url,
+  });
+  return { credentials, check: SERVICE_ACCOUNT };
 }
 
 /** Reads a Vertex AI error body: Anthropic's shape from a Claude model, Google's otherwise. */
@@ -102,29 +139,13 @@ class VertexProvider implements Provider {
     if (vertex === undefined) throw new Error(`provider ${id} is not a vertex provider`);
     this.id = id;
     this.#vertex = vertex;
-    const exchange = exchangeDeps(deps, timing);
-    const credentials = vertex.metadata_server
-      ? new OAuthTokens({
-        ...exchange,
-        tokenUrl: metadataTokenUrl(deps.env ?? (() => undefined)),
-        request: () => Promise.resolve({ headers: METADATA_HEADERS }),
-        credentials: { what: "the workload's service account", check: "metadata_server" },
-      })
-      : new AccessTokens({
-        ...exchange,
-        account: readServiceAccount(id, vertex.credentials_env!, deps.apiKey ?? ""),
-        tokenUrl: vertex.token_url,
-      });
+    const { credentials, check } = vertexCredentials(deps, vertex, exchangeDeps(deps, timing));
     const style: UpstreamStyle = {
       headers: {},
       parseError: parseVertexError,
       mapError: (status, detail) =>
         status === 401 || status === 403
-          ? credentialsRefused(
-            id,
-            status,
-            vertex.metadata_server ? ATTACHED_ACCOUNT : SERVICE_ACCOUNT,
-          )
+          ? credentialsRefused(id, status, check)
           : mapGeminiError(id, status, detail),
       credentials,
     };
