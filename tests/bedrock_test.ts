@@ -1322,7 +1322,7 @@ Deno.test("bedrock: a model with routes counts tokens with Bedrock's CountTokens
         chat_completions: true,
         routes: [
           { provider: "brk", upstream_model: "anthropic.claude-down-v1:0" },
-          { provider: "brk", upstream_model: CLAUDE },
+          { provider: "brk", upstream_model: CLAUDE, priority: 1 },
         ],
       });
     }),
