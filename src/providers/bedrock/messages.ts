@@ -159,7 +159,7 @@ function userBlocks(
       const param = `${at}.content[${j}].file.file_url`;
       blocks.push(...withCache([document(part, param, names)], part.cache));
     } else if (part.type === "tool_result") {
-      const result = toolResult(part, `${at}.content`, dropped, names);
+      const result = toolResult(part, `${at}.content[${j}].content`, dropped, names);
       blocks.push(...withCache([result], part.cache));
     }
   });

@@ -176,13 +176,14 @@ function toOpenAIMessages(messages: readonly Message[]): JsonObject[] {
         break;
       case "user":
       case "tool": {
-        for (const part of message.parts) {
-          if (part.type !== "tool_result") continue;
+        message.parts.forEach((part, j) => {
+          if (part.type !== "tool_result") return;
           out.push(toolMessage(part));
           part.content.forEach((c, k) => {
-            if (c.type !== "text") toolMedia.push(mediaPart(c, `${at}.content[${k}]`));
+            const param = `${at}.content[${j}].content[${k}]`;
+            if (c.type !== "text") toolMedia.push(mediaPart(c, param));
           });
-        }
+        });
         const content = userContent(message.parts, at);
         if (content.length === 0) break;
         const parts = [...toolMedia, ...content];
@@ -261,12 +262,6 @@ function mediaPart(part: ImagePart | DocumentPart, param: string): JsonObject {
   return part.type === "image" ? imageUrlPart(part) : documentPart(part, param);
 }
 
-/**
- * A document as chat completions take it: a PDF as a `file` part with its data URL and a
- * filename ({@link pdfFilename}: OpenAI requires one beside `file_data`), a text as
- * a text part (its title on the first line). A 400 naming the field for a document by URL,
- * which chat completions cannot take.
- */
 /** A PDF's file name: its title, ending in `.pdf` (OpenAI tells a file's type by it), else
  * `document.pdf`. */
 function pdfFilename(title: string | undefined): string {
@@ -274,6 +269,12 @@ function pdfFilename(title: string | undefined): string {
   return /\.pdf$/i.test(title) ? title : `${title}.pdf`;
 }
 
+/**
+ * A document as chat completions take it: a PDF as a `file` part with its data URL and a
+ * filename ({@link pdfFilename}: OpenAI requires one beside `file_data`), a text as
+ * a text part (its title on the first line). A 400 naming the field for a document by URL,
+ * which chat completions cannot take.
+ */
 function documentPart(part: DocumentPart, param: string): JsonObject {
   const { source } = part;
   switch (source.kind) {

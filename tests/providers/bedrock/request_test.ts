@@ -312,10 +312,15 @@ Deno.test("bedrock request: a document URL is a 400 naming the field, in a messa
       { role: "assistant", parts: [{ type: "tool_call", id: "t1", name: "w", arguments: "{}" }] },
       {
         role: "tool",
-        parts: [{ type: "tool_result", callId: "t1", content: [url], isError: false }],
+        parts: [{
+          type: "tool_result",
+          callId: "t1",
+          content: [{ type: "text", text: "read:" }, url],
+          isError: false,
+        }],
       },
     ],
-    "messages[2].content[0].file.file_url",
+    "messages[2].content[0].content[1].file.file_url",
   );
 });
 

@@ -327,10 +327,15 @@ Deno.test("toOpenAIRequest: a document by URL is a 400 naming the field (chat co
       { role: "assistant", parts: [{ type: "tool_call", id: "a", name: "f", arguments: "{}" }] },
       {
         role: "tool",
-        parts: [{ type: "tool_result", callId: "a", content: [url], isError: false }],
+        parts: [{
+          type: "tool_result",
+          callId: "a",
+          content: [{ type: "text", text: "read:" }, url],
+          isError: false,
+        }],
       },
     ],
-    "messages[2].content[0].file.file_url",
+    "messages[2].content[0].content[1].file.file_url",
   );
 });
 
