@@ -33,6 +33,7 @@ import { fakeVector } from "./support/fake_openai_embeddings.ts";
 import { startGatewayProcess } from "./support/gateway_process.ts";
 import { dataTempDir, MAIN, ROOT, startFlagsSync, tempConfig } from "./support/process.ts";
 import { CALL_TIMEOUT_MS, chatError, createKey } from "./support/sdk_gateway.ts";
+import { pdfBase64 } from "./support/pdf.ts";
 import { FakeClock, startServer, testConfig, type TestServer } from "./support/server.ts";
 
 const GENEROUS = { per_minute: 100_000, per_day: 1_000_000 };
@@ -896,4 +897,40 @@ Deno.test("vertex process: a key file outside data/ stops the start with an erro
   } finally {
     await Deno.remove(outside);
   }
+});
+
+Deno.test("vertex: Claude takes a PDF inline; one by URL, which Vertex refuses, is a 400 naming the field", async () => {
+  await using gw = await startVertexGateway();
+  const pdf = pdfBase64(1);
+  const post = (source: Record<string, unknown>) =>
+    fetch(`${gw.server.url}/v1/messages`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "anthropic-version": "2023-06-01",
+        "x-api-key": gw.apiKey,
+      },
+      body: JSON.stringify({
+        model: "vx-claude",
+        max_tokens: 64,
+        messages: [{
+          role: "user",
+          content: [{ type: "text", text: "Read it." }, { type: "document", source }],
+        }],
+      }),
+    });
+  const inline = await post({ type: "base64", media_type: "application/pdf", data: pdf });
+  assert.equal(inline.status, 200, await inline.clone().text());
+  await inline.body?.cancel();
+  const sent = gw.vertex.anthropic.last.body as { messages: { content: unknown[] }[] };
+  assert.deepEqual(sent.messages[0]!.content[1], {
+    type: "document",
+    source: { type: "base64", media_type: "application/pdf", data: pdf },
+  });
+  const calls = gw.vertex.received.length;
+  const byUrl = await post({ type: "url", url: "https://files.example.test/a.pdf" });
+  assert.equal(byUrl.status, 400);
+  const error = (await byUrl.json()).error;
+  assert.match(error.message, /^messages\.0\.content\.1\.file\.file_url: .*not by URL/);
+  assert.equal(gw.vertex.received.length, calls, "refused before any call");
 });

@@ -32,7 +32,7 @@ import { credentialsRefused } from "../upstream/error_mapping.ts";
 import type { RetryTiming } from "../upstream/retry.ts";
 import { Upstream, type UpstreamStyle } from "../upstream/upstream.ts";
 import { isObject } from "../wire.ts";
-import { unsupportedCapability } from "../../errors.ts";
+import { type ApiError, invalidRequest, unsupportedCapability } from "../../errors.ts";
 import type { EmbeddingRequest, EmbeddingResult } from "../../types/openai.ts";
 import { AccessTokens } from "./access_tokens.ts";
 import { exchangeDeps, OAuthTokens } from "../upstream/oauth_tokens.ts";
@@ -166,11 +166,18 @@ class VertexProvider implements Provider {
 
   chat(req: CanonicalRequest, ctx: CallContext): Promise<CanonicalResult> {
     const [provider, call] = this.#route(ctx);
-    return provider.chat(req, call);
+    const refused = provider === this.#claude ? documentUrlRefusal(req) : null;
+    return refused ? Promise.reject(refused) : provider.chat(req, call);
   }
 
   chatStream(req: CanonicalRequest, ctx: CallContext): AsyncIterable<CanonicalEvent[]> {
     const [provider, call] = this.#route(ctx);
+    const refused = provider === this.#claude ? documentUrlRefusal(req) : null;
+    if (refused) {
+      return (async function* (): AsyncGenerator<CanonicalEvent[]> {
+        throw refused;
+      })();
+    }
     return provider.chatStream(req, call);
   }
 
@@ -211,4 +218,24 @@ class VertexProvider implements Provider {
     const call = name === ctx.upstreamModel ? ctx : { ...ctx, upstreamModel: name };
     return [publisher === "anthropic" ? this.#claude : this.#gemini, call];
   }
+}
+
+/** The 400 of the first document given by URL, which Vertex AI's Claude models refuse (they
+ * take documents inline only); `null` when there is none. */
+function documentUrlRefusal(req: CanonicalRequest): ApiError | null {
+  for (const [i, message] of req.messages.entries()) {
+    for (const [j, part] of message.parts.entries()) {
+      const inner = part.type === "tool_result" ? part.content : [part];
+      for (const [k, p] of inner.entries()) {
+        if (p.type !== "document" || p.source.kind !== "url") continue;
+        const at = part.type === "tool_result" ? `.content[${k}]` : "";
+        const field = `messages[${i}].content[${j}]${at}.file.file_url`;
+        return invalidRequest(
+          `${field} must be a base64 PDF or a text document: Claude on Vertex AI takes documents inline, not by URL.`,
+          field,
+        );
+      }
+    }
+  }
+  return null;
 }
