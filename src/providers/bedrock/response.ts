@@ -8,7 +8,8 @@ import { fromConverseUsage } from "./usage.ts";
 
 /**
  * The result of a Converse answer (`{output: {message: {content}}, stopReason, usage}`): text
- * blocks as text, `toolUse` as tool calls (their `input` as JSON text), `reasoningContent` as
+ * blocks as text (and a `citationsContent` block's text, its citations left), `toolUse` as tool
+ * calls (their `input` as JSON text), `reasoningContent` as
  * reasoning of Claude's style (text with signature, or the redacted payload); the forced JSON
  * tool `jsonTool`'s call as a text part holding its input; blocks with no canonical form
  * skipped. A body without the message is a 502.
@@ -37,6 +38,14 @@ export function fromConverseResponse(data: unknown, jsonTool: string | null): Ca
 
 function partOf(block: JsonObject, jsonTool: string | null): Part | null {
   if (typeof block.text === "string") return { type: "text", text: block.text };
+  if (isObject(block.citationsContent)) {
+    // A document's citations on: the text it wrote, its citations left (no canonical form).
+    const content = block.citationsContent.content;
+    const texts = Array.isArray(content)
+      ? content.flatMap((c) => isObject(c) && typeof c.text === "string" ? [c.text] : [])
+      : [];
+    return texts.length > 0 ? { type: "text", text: texts.join("") } : null;
+  }
   if (isObject(block.toolUse)) {
     const id = stringField(block.toolUse, "toolUseId");
     const name = stringField(block.toolUse, "name");

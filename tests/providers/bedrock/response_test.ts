@@ -87,3 +87,30 @@ Deno.test("bedrock response: the forced JSON tool's call is the answer's text", 
   assert.deepEqual(result.parts, [{ type: "text", text: '{"name":"Ada"}' }]);
   assert.equal(result.finish, "stop");
 });
+
+Deno.test("bedrock response: with a document's citations on, the cited text is kept as text", () => {
+  const result = fromConverseResponse({
+    output: {
+      message: {
+        role: "assistant",
+        content: [
+          { text: "The report says " },
+          {
+            citationsContent: {
+              content: [{ text: "revenue grew 12%" }],
+              citations: [{ title: "q3", sourceContent: [{ text: "Revenue grew 12%." }] }],
+            },
+          },
+          { text: "." },
+        ],
+      },
+    },
+    stopReason: "end_turn",
+    usage: { inputTokens: 10, outputTokens: 5, totalTokens: 15 },
+  }, null);
+  assert.deepEqual(result.parts, [
+    { type: "text", text: "The report says " },
+    { type: "text", text: "revenue grew 12%" },
+    { type: "text", text: "." },
+  ]);
+});
