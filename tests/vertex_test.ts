@@ -902,7 +902,7 @@ Deno.test("vertex process: a key file outside data/ stops the start with an erro
 Deno.test("vertex: Claude takes a PDF inline; one by URL, which Vertex refuses, is a 400 naming the field", async () => {
   await using gw = await startVertexGateway();
   const pdf = pdfBase64(1);
-  const post = (source: Record<string, unknown>) =>
+  const post = (source: Record<string, unknown>, stream = false) =>
     fetch(`${gw.server.url}/v1/messages`, {
       method: "POST",
       headers: {
@@ -913,6 +913,7 @@ Deno.test("vertex: Claude takes a PDF inline; one by URL, which Vertex refuses, 
       body: JSON.stringify({
         model: "vx-claude",
         max_tokens: 64,
+        stream,
         messages: [{
           role: "user",
           content: [{ type: "text", text: "Read it." }, { type: "document", source }],
@@ -928,9 +929,11 @@ Deno.test("vertex: Claude takes a PDF inline; one by URL, which Vertex refuses, 
     source: { type: "base64", media_type: "application/pdf", data: pdf },
   });
   const calls = gw.vertex.received.length;
-  const byUrl = await post({ type: "url", url: "https://files.example.test/a.pdf" });
-  assert.equal(byUrl.status, 400);
-  const error = (await byUrl.json()).error;
-  assert.match(error.message, /^messages\.0\.content\.1\.file\.file_url: .*not by URL/);
+  for (const stream of [false, true]) {
+    const byUrl = await post({ type: "url", url: "https://files.example.test/a.pdf" }, stream);
+    assert.equal(byUrl.status, 400);
+    const error = (await byUrl.json()).error;
+    assert.match(error.message, /^messages\.0\.content\.1\.file\.file_url: .*not by URL/);
+  }
   assert.equal(gw.vertex.received.length, calls, "refused before any call");
 });

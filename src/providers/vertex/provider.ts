@@ -174,9 +174,7 @@ class VertexProvider implements Provider {
     const [provider, call] = this.#route(ctx);
     const refused = provider === this.#claude ? documentUrlRefusal(req) : null;
     if (refused) {
-      return (async function* (): AsyncGenerator<CanonicalEvent[]> {
-        throw refused;
-      })();
+      return { [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(refused) }) };
     }
     return provider.chatStream(req, call);
   }
