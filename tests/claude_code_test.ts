@@ -16,6 +16,7 @@ import { type Conversation, defaultScript, type Reply } from "./support/fake_mod
 import { startFakeOpenAI } from "./support/fake_openai.ts";
 import type { FakeUpstream } from "./support/fake_upstream.ts";
 import { startGatewayProcess } from "./support/gateway_process.ts";
+import { textPdf } from "./support/pdf.ts";
 
 const SECRET = "pelican";
 const CHAT = { chat_completions: true, function_calling: true, image_input: true };
@@ -121,6 +122,59 @@ Deno.test({
             assert.ok(received.length >= 2, "the upstream was called for each turn");
             for (const r of received) assert.deepEqual(r.violations, [], r.path);
           }
+        });
+      }
+    } finally {
+      await gateway.stop();
+      await Deno.remove(work, { recursive: true });
+      for (const fake of Object.values(fakes)) await fake.close();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "claude-code: a PDF its Read tool opens reaches OpenAI-style and Gemini back ends in their own form",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn(t) {
+    const fakes = { oa: startFakeOpenAI(), an: startFakeAnthropic(), ge: startFakeGemini() };
+    for (const fake of Object.values(fakes)) fake.script = hintScript;
+    const gateway = await startGateway(fakes);
+    const work = await Deno.makeTempDir({ prefix: "claude-work-" });
+    const file = `${work}/report.pdf`;
+    const pdf = textPdf(`The secret word is ${SECRET}.`);
+    await Deno.writeFile(file, pdf);
+    const dataUrl = `data:application/pdf;base64,${pdf.toBase64()}`;
+    try {
+      const backEnds: [string, FakeUpstream, (body: string) => boolean][] = [
+        ["cc-openai", fakes.oa, (body) => body.includes(`"file_data":"${dataUrl}"`)],
+        [
+          "cc-gemini",
+          fakes.ge,
+          (body) => body.includes(`"mimeType":"application/pdf","data":"${pdf.toBase64()}"`),
+        ],
+      ];
+      for (const [model, fake, carries] of backEnds) {
+        await t.step(model, async () => {
+          const seen = fake.received.length;
+          const run = await runClaude({
+            baseUrl: gateway.url,
+            apiKey: gateway.key,
+            model,
+            prompt: `Use Read with file_path=${file} and tell me the secret word.`,
+            cwd: work,
+            allowedTools: ["Read"],
+          });
+          const shown = `stdout: ${run.stdout}\nstderr: ${run.stderr}`;
+          assert.equal(run.code, 0, shown);
+          assert.equal(run.result?.is_error, false, shown);
+          const received = fake.received.slice(seen);
+          for (const r of received) assert.deepEqual(r.violations, [], r.path);
+          assert.ok(
+            received.some((r) => carries(r.text)),
+            `no request carried the PDF: ${received.map((r) => r.text.slice(0, 300)).join("\n")}`,
+          );
         });
       }
     } finally {
