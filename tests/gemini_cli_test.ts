@@ -5,7 +5,8 @@
  * a gateway key: it must complete a turn that needs a tool round trip (it reads a file of the
  * work directory through its `read_file` tool and answers with what the file holds), exit 0,
  * and every request it made must be a 2xx in the gateway's request log. Run on the simulator
- * and on models behind the fake OpenAI-style, Anthropic-style and Gemini-style upstreams.
+ * and on models behind the fake OpenAI-style, Anthropic-style and Gemini-style upstreams; and a
+ * PDF read the same way must reach the OpenAI- and Anthropic-style upstreams in their own form.
  *
  * Headless setup: `--yolo` approves the tool call; the user settings turn usage statistics,
  * telemetry and update checks off and select the API-key auth (no login prompt);
@@ -19,6 +20,7 @@ import { startFakeOpenAI } from "./support/fake_openai.ts";
 import type { Script } from "./support/fake_model.ts";
 import type { FakeUpstream } from "./support/fake_upstream.ts";
 import { ADMIN_TOKEN } from "./support/admin.ts";
+import { textPdf } from "./support/pdf.ts";
 import { ROOT, spawnSwitchyard, tempConfig } from "./support/process.ts";
 
 /** The CLI as a user installs it, pinned. */
@@ -113,6 +115,57 @@ for (const backend of BACKENDS) {
         for (const r of records) assert.ok(r.status < 300, `${r.method} ${r.path}: ${r.status}`);
         assert.match(run.stdout, new RegExp(SECRET));
         if (fake) assert.deepEqual(fake.value.violations, []);
+      } finally {
+        await Deno.remove(home, { recursive: true });
+        await Deno.remove(work, { recursive: true });
+      }
+    },
+  });
+}
+
+for (const backend of BACKENDS.filter((b) => b.name === "openai" || b.name === "anthropic")) {
+  Deno.test({
+    name: `gemini-cli/${backend.name}: a PDF read_file opens reaches the back end in its own form`,
+    sanitizeResources: false,
+    sanitizeOps: false,
+    async fn() {
+      await using fake = disposable(backend.fake!());
+      const entry = backend.provider!(fake.value.url);
+      await using config = await tempConfig({
+        server: { hostname: "127.0.0.1", port: 0, shutdown_grace_seconds: 0 },
+        kv: { path: ":memory:" },
+        providers: [{ ...entry, max_retries: 0 }],
+        models: [{ id: backend.model, provider: entry.id, upstream_model: "up-model", ...CHAT }],
+      });
+      await using gateway = spawnSwitchyard({
+        args: ["--config", config.path],
+        env: { SWITCHYARD_ADMIN_TOKEN: ADMIN_TOKEN, UP_KEY: fake.value.apiKey },
+      });
+      const url = await gateway.url();
+      const key = await createKey(url);
+      const home = await Deno.makeTempDir({ prefix: "gemini-home-" });
+      const work = await Deno.makeTempDir({ prefix: "gemini-work-" });
+      try {
+        const pdf = textPdf(`The secret word is ${SECRET}.`);
+        await Deno.writeFile(`${work}/report.pdf`, pdf);
+        await writeSettings(home);
+        fake.value.script = readThenAnswer(`${work}/report.pdf`);
+        const prompt = `Use read_file with file_path=${work}/report.pdf and tell me what it says.`;
+        const run = await runCli(backend.model, prompt, { home, work, url, key });
+        assert.equal(run.code, 0, `the CLI failed:\n${run.stderr}\n${run.stdout}`);
+        for (const r of requestRecords(gateway.stdout)) {
+          assert.ok(r.status < 300, `${r.method} ${r.path}: ${r.status}`);
+        }
+        const base64 = pdf.toBase64();
+        const carried = fake.value.received.some((r) =>
+          r.text.includes(`"file_data":"data:application/pdf;base64,${base64}"`) ||
+          r.text.includes(`"media_type":"application/pdf","data":"${base64}"`)
+        );
+        assert.ok(
+          carried,
+          `no request carried the PDF: ${fake.value.received.map((r) => r.text.slice(-600))}`,
+        );
+        assert.deepEqual(fake.value.violations, []);
       } finally {
         await Deno.remove(home, { recursive: true });
         await Deno.remove(work, { recursive: true });

@@ -22,6 +22,7 @@ import type {
   Message,
   Part,
   ReasoningPart,
+  TextPart,
   ToolResultPart,
 } from "../../canonical/conversation.ts";
 import type { Uses } from "../../canonical/uses.ts";
@@ -47,6 +48,9 @@ const GEMINI_ONLY = ["executableCode", "codeExecutionResult", "videoMetadata"] a
 export interface ContentsContext {
   pending: PendingImages;
   uses: Uses;
+  /** Only counted (`countTokens`): a `functionResponse` that answers no call of the turn before
+   * is counted as its text, as Gemini counts one (the Gemini CLI counts a tool's output alone). */
+  counting?: boolean;
 }
 
 /** A call of the model turn before, as its results find it. */
@@ -122,7 +126,7 @@ function userPart(p: Fields, parts: Part[], calls: Call[], ctx: ContentsContext)
   const response = p.object("functionResponse", OPTIONAL);
   if (response !== undefined) {
     ctx.uses.toolUses.push(p.reader.path);
-    parts.push(toolResult(response, calls));
+    parts.push(toolResult(response, calls, ctx.counting === true));
     return;
   }
   const text = p.string("text", OPTIONAL);
@@ -186,12 +190,17 @@ function otherPart(p: Fields, parts: Part[], ctx: ContentsContext) {
   }
 }
 
-/** A `functionResponse` as the result of the call it answers. */
-function toolResult(f: Fields, calls: Call[]): ToolResultPart {
+/** A `functionResponse` as the result of the call it answers; when `counting`, one that answers
+ * none as a text of its name and response. */
+function toolResult(f: Fields, calls: Call[], counting: boolean): ToolResultPart | TextPart {
   const name = f.string("name", FUNCTION_NAME);
   const id = f.string("id", OPTIONAL);
   const call = calls.find((c) => !c.answered && (id ? c.id === id : c.name === name)) ??
     (id ? calls.find((c) => !c.answered && c.name === name) : undefined);
+  if (call === undefined && counting) {
+    const response = f.object("response", OPTIONAL)?.value ?? {};
+    return { type: "text", text: JSON.stringify({ name, response }) };
+  }
   if (call === undefined) {
     throw f.reader.invalid(
       `expected the response to a functionCall of the model turn before, but it has no unanswered call ${

@@ -50,17 +50,22 @@ export function parseCountTokensRequest(
   const whole = f.object("generateContentRequest", OPTIONAL);
   if (whole !== undefined) {
     whole.string("model", OPTIONAL);
-    return parseFields(whole, { model, stream: false }, caps);
+    return parseFields(whole, { model, stream: false }, caps, true);
   }
-  return parseFields(f, { model, stream: false }, caps);
+  return parseFields(f, { model, stream: false }, caps, true);
 }
 
-function parseFields(f: Fields, call: GeminiCall, caps: Readonly<ImageCaps>): ParsedGemini {
+function parseFields(
+  f: Fields,
+  call: GeminiCall,
+  caps: Readonly<ImageCaps>,
+  counting = false,
+): ParsedGemini {
   const uses = noUses();
   const pending: PendingImages = { fields: [], parts: [] };
   const messages = [
     ...parseSystemInstruction(f),
-    ...parseContents(f.get("contents"), { pending, uses }),
+    ...parseContents(f.get("contents"), { pending, uses, counting }),
   ];
   decodeImages(pending, caps);
   const tools = parseTools(f, uses);

@@ -288,3 +288,40 @@ Deno.test("gemini countTokens: contents, or a whole generateContentRequest", () 
   }, "m");
   assert.equal(whole.req.messages.length, 2);
 });
+
+Deno.test("countTokens counts a functionResponse alone (the Gemini CLI counts a tool's output); generateContent refuses it", () => {
+  const contents = [{
+    role: "user",
+    parts: [
+      {
+        functionResponse: {
+          id: "read_file__call_1",
+          name: "read_file",
+          response: { output: "Binary content provided (1 item(s))." },
+        },
+      },
+      { inlineData: { mimeType: "application/pdf", data: "JVBERi0xLjQK" } },
+    ],
+  }];
+  const { req } = parseCountTokensRequest({ contents }, "m");
+  assert.deepEqual(req.messages, [{
+    role: "user",
+    parts: [
+      {
+        type: "text",
+        text: JSON.stringify({
+          name: "read_file",
+          response: { output: "Binary content provided (1 item(s))." },
+        }),
+      },
+      {
+        type: "document",
+        source: { kind: "data", mediaType: "application/pdf", base64: "JVBERi0xLjQK" },
+      },
+    ],
+  }]);
+  assert.throws(
+    () => parseGeminiRequest({ contents }, { model: "m", stream: false }),
+    (e) => e instanceof ApiError && e.param === "contents[0].parts[0].functionResponse",
+  );
+});
