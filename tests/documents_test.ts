@@ -294,3 +294,42 @@ Deno.test("documents: the simulator describes the documents it was sent, and a P
     new RegExp(`The Read tool returned the document a PDF of 2 pages \\(${bytes} bytes\\)\\.`),
   );
 });
+
+Deno.test("documents: a Gemini 3 function response's PDF part reaches an OpenAI-style model after the tool message", async () => {
+  await using gw = await startGateway();
+  const res = await fetch(`${gw.server.url}/v1beta/models/oa-chat:generateContent`, {
+    method: "POST",
+    headers: JSON_HEADERS,
+    body: JSON.stringify({
+      contents: [
+        { role: "user", parts: [{ text: "Read the report." }] },
+        { role: "model", parts: [{ functionCall: { id: "c1", name: "read", args: {} } }] },
+        {
+          role: "user",
+          parts: [{
+            functionResponse: {
+              id: "c1",
+              name: "read",
+              response: { output: "the report" },
+              parts: [{
+                inlineData: { mimeType: "application/pdf", data: PDF, displayName: "q3.pdf" },
+              }],
+            },
+          }],
+        },
+      ],
+      tools: [{ functionDeclarations: [{ name: "read", parameters: { type: "OBJECT" } }] }],
+    }),
+  });
+  assert.equal(res.status, 200, await res.clone().text());
+  await res.body?.cancel();
+  const messages = (gw.openai.last.body as Json).messages as Json[];
+  assert.deepEqual(messages.slice(-2), [
+    { role: "tool", tool_call_id: "c1", content: "the report" },
+    {
+      role: "user",
+      content: [{ type: "file", file: { filename: "q3.pdf", file_data: DATA_URL } }],
+    },
+  ]);
+  assert.deepEqual(gw.openai.violations, []);
+});

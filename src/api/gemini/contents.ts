@@ -13,11 +13,13 @@
  *   place), `functionResponse` -> the result of the call it answers (by `id`, else the first
  *   unanswered call of that name in the model turn before): its `response` as text (`output`
  *   or `error` as written when it is the only field, else the object's JSON), an error when
- *   it holds only `error`.
+ *   it holds only `error`, and the images and documents of its `parts` (Gemini 3's multimodal
+ *   function responses) after the text.
  * Other data (other documents, audio, video, files, executable code and its results) is
  * recorded in `uses`: only a Gemini back end takes it. Roles are `user` (the default) and `model`.
  */
 import type {
+  DocumentPart,
   ImagePart,
   Message,
   Part,
@@ -126,7 +128,7 @@ function userPart(p: Fields, parts: Part[], calls: Call[], ctx: ContentsContext)
   const response = p.object("functionResponse", OPTIONAL);
   if (response !== undefined) {
     ctx.uses.toolUses.push(p.reader.path);
-    parts.push(toolResult(response, calls, ctx.counting === true));
+    parts.push(toolResult(response, calls, ctx));
     return;
   }
   const text = p.string("text", OPTIONAL);
@@ -192,12 +194,16 @@ function otherPart(p: Fields, parts: Part[], ctx: ContentsContext) {
 
 /** A `functionResponse` as the result of the call it answers; when `counting`, one that answers
  * none as a text of its name and response. */
-function toolResult(f: Fields, calls: Call[], counting: boolean): ToolResultPart | TextPart {
+function toolResult(
+  f: Fields,
+  calls: Call[],
+  ctx: ContentsContext,
+): ToolResultPart | TextPart {
   const name = f.string("name", FUNCTION_NAME);
   const id = f.string("id", OPTIONAL);
   const call = calls.find((c) => !c.answered && (id ? c.id === id : c.name === name)) ??
     (id ? calls.find((c) => !c.answered && c.name === name) : undefined);
-  if (call === undefined && counting) {
+  if (call === undefined && ctx.counting) {
     const response = f.object("response", OPTIONAL)?.value ?? {};
     return { type: "text", text: JSON.stringify({ name, response }) };
   }
@@ -216,10 +222,26 @@ function toolResult(f: Fields, calls: Call[], counting: boolean): ToolResultPart
   const text = typeof only === "string" && (keys[0] === "output" || isError)
     ? only
     : JSON.stringify(response);
-  return {
-    type: "tool_result",
-    callId: call.id,
-    content: text === "" ? [] : [{ type: "text", text }],
-    isError,
-  };
+  const content: ToolResultPart["content"] = text === "" ? [] : [{ type: "text", text }];
+  content.push(...responseMedia(f, ctx));
+  return { type: "tool_result", callId: call.id, content, isError };
+}
+
+/** A `functionResponse`'s `parts` (Gemini 3's multimodal function responses): its images and
+ * documents, each read as a part of a user turn is (`displayName` a document's title); other
+ * data recorded as only Gemini's. */
+function responseMedia(f: Fields, ctx: ContentsContext): (ImagePart | DocumentPart)[] {
+  const media: (ImagePart | DocumentPart)[] = [];
+  for (const item of f.array("parts", OPTIONAL) ?? []) {
+    const p = item.object();
+    const read: Part[] = [];
+    otherPart(p, read, ctx);
+    const name = (p.object("inlineData", OPTIONAL) ?? p.object("fileData", OPTIONAL))
+      ?.string("displayName", OPTIONAL);
+    for (const part of read) {
+      if (part.type === "document" && name) part.title = name;
+      if (part.type === "image" || part.type === "document") media.push(part);
+    }
+  }
+  return media;
 }

@@ -325,3 +325,49 @@ Deno.test("countTokens counts a functionResponse alone (the Gemini CLI counts a 
     (e) => e instanceof ApiError && e.param === "contents[0].parts[0].functionResponse",
   );
 });
+
+Deno.test("a functionResponse's parts (Gemini 3's multimodal responses) are its result's images and documents", () => {
+  const png = dataUrl("image/png", pngBytes(2, 2)).split(",")[1]!;
+  const { req, uses } = parseGeminiRequest({
+    contents: [
+      { role: "user", parts: [{ text: "Read it." }] },
+      { role: "model", parts: [{ functionCall: { id: "c1", name: "read", args: {} } }] },
+      {
+        role: "user",
+        parts: [{
+          functionResponse: {
+            id: "c1",
+            name: "read",
+            response: { output: "two files" },
+            parts: [
+              {
+                inlineData: {
+                  mimeType: "application/pdf",
+                  data: "JVBERi0xLjQK",
+                  displayName: "q3.pdf",
+                },
+              },
+              { inlineData: { mimeType: "image/png", data: png } },
+              { inlineData: { mimeType: "audio/mpeg", data: "AAAA" } },
+            ],
+          },
+        }],
+      },
+    ],
+  }, { model: "m", stream: false });
+  const result = req.messages[2]!.parts[0]!;
+  assert.equal(result.type, "tool_result");
+  if (result.type !== "tool_result") return;
+  assert.deepEqual(result.content.map((p) => p.type), ["text", "document", "image"]);
+  assert.deepEqual(result.content[1], {
+    type: "document",
+    source: { kind: "data", mediaType: "application/pdf", base64: "JVBERi0xLjQK" },
+    title: "q3.pdf",
+  });
+  assert.deepEqual(uses.documents, ["contents[2].parts[0].functionResponse.parts[0]"]);
+  assert.deepEqual(uses.images, ["contents[2].parts[0].functionResponse.parts[1]"]);
+  assert.deepEqual(uses.protocolOnly, [{
+    path: "contents[2].parts[0].functionResponse.parts[2].inlineData.mimeType",
+    type: "audio/mpeg",
+  }]);
+});
