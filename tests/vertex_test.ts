@@ -33,6 +33,7 @@ import { fakeVector } from "./support/fake_openai_embeddings.ts";
 import { startGatewayProcess } from "./support/gateway_process.ts";
 import { dataTempDir, MAIN, ROOT, startFlagsSync, tempConfig } from "./support/process.ts";
 import { CALL_TIMEOUT_MS, chatError, createKey } from "./support/sdk_gateway.ts";
+import { FAKE_AWS_CREDENTIALS } from "./support/fake_bedrock.ts";
 import { pdfBase64 } from "./support/pdf.ts";
 import { FakeClock, startServer, testConfig, type TestServer } from "./support/server.ts";
 
@@ -91,6 +92,8 @@ interface VertexGatewayOptions {
   signer?: TestServiceAccount;
   /** `VX_SA` instead of the signer's key (an external_account configuration), for the fake. */
   credentials?: (vertex: FakeVertex) => string;
+  /** More environment variables. */
+  env?: Record<string, string>;
 }
 
 async function startVertexGateway(options: VertexGatewayOptions = {}): Promise<VertexGateway> {
@@ -107,6 +110,7 @@ async function startVertexGateway(options: VertexGatewayOptions = {}): Promise<V
     SWITCHYARD_ADMIN_TOKEN: ADMIN_TOKEN,
     // The fake is also the metadata server of a provider with `metadata_server`.
     GCE_METADATA_HOST: new URL(vertex.url).host,
+    ...options.env,
   };
   const provider = (id: string, more: Record<string, unknown> = {}) => ({
     id,
@@ -255,6 +259,93 @@ Deno.test("vertex: workload identity federation from a token URL (JSON), the fed
   assert.deepEqual(gw.vertex.violations, []);
 });
 
+/** The AWS source of an external_account configuration; its metadata URLs on `imds`. */
+function awsSource(imds?: string): Record<string, unknown> {
+  return {
+    environment_id: "aws1",
+    regional_cred_verification_url:
+      "https://sts.{region}.amazonaws.com?Action=GetCallerIdentity&Version=2011-06-15",
+    ...(imds
+      ? {
+        region_url: `${imds}/latest/meta-data/placement/availability-zone`,
+        url: `${imds}/latest/meta-data/iam/security-credentials`,
+        imdsv2_session_token_url: `${imds}/latest/api/token`,
+      }
+      : {}),
+  };
+}
+
+/** An EC2 instance metadata service for the fake AWS keys, IMDSv2 only; what it was asked. */
+function startImds() {
+  const asked: string[] = [];
+  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, (request) => {
+    const path = new URL(request.url).pathname;
+    asked.push(`${request.method} ${path}`);
+    if (request.method === "PUT" && path === "/latest/api/token") {
+      return new Response("imds-session-1");
+    }
+    if (request.headers.get("x-aws-ec2-metadata-token") !== "imds-session-1") {
+      return new Response("", { status: 401 });
+    }
+    if (path === "/latest/meta-data/placement/availability-zone") return new Response("us-east-1c");
+    if (path === "/latest/meta-data/iam/security-credentials") return new Response("caller\n");
+    if (path === "/latest/meta-data/iam/security-credentials/caller") {
+      return Response.json({
+        AccessKeyId: FAKE_AWS_CREDENTIALS.accessKeyId,
+        SecretAccessKey: FAKE_AWS_CREDENTIALS.secretAccessKey,
+        Token: "imds-role-session-token",
+      });
+    }
+    return new Response("", { status: 404 });
+  });
+  return {
+    url: `http://127.0.0.1:${server.addr.port}`,
+    asked,
+    [Symbol.asyncDispose]: () => server.shutdown(),
+  };
+}
+
+Deno.test("vertex: workload identity federation from AWS: a GetCallerIdentity signed with the environment's keys, then from the instance metadata service", async () => {
+  const aws = (vertex: FakeVertex, imds?: string) =>
+    JSON.stringify({
+      ...JSON.parse(externalAccount(vertex, awsSource(imds))),
+      subject_token_type: "urn:ietf:params:aws:token-type:aws4_request",
+    });
+  {
+    await using gw = await startVertexGateway({
+      credentials: (vertex) => aws(vertex),
+      env: {
+        AWS_REGION: "us-east-1",
+        AWS_ACCESS_KEY_ID: FAKE_AWS_CREDENTIALS.accessKeyId,
+        AWS_SECRET_ACCESS_KEY: FAKE_AWS_CREDENTIALS.secretAccessKey,
+        AWS_SESSION_TOKEN: "env-session-token",
+      },
+    });
+    const completion = await gw.openai().chat.completions.create({
+      model: "vx-gemini",
+      messages: [HELLO],
+    });
+    assert.ok(completion.choices[0]!.message.content);
+    assert.deepEqual(gw.vertex.tokenViolations, []);
+    assert.equal(gw.vertex.received.filter((r) => r.path === STS_PATH).length, 1);
+    assert.ok(!gw.server.output.err.includes("Signature="), "no signature in the log");
+  }
+  await using imds = startImds();
+  await using gw = await startVertexGateway({ credentials: (vertex) => aws(vertex, imds.url) });
+  const completion = await gw.openai().chat.completions.create({
+    model: "vx-claude",
+    messages: [HELLO],
+  });
+  assert.ok(completion.choices[0]!.message.content);
+  assert.deepEqual(gw.vertex.tokenViolations, []);
+  assert.deepEqual(imds.asked, [
+    "PUT /latest/api/token",
+    "GET /latest/meta-data/placement/availability-zone",
+    "GET /latest/meta-data/iam/security-credentials",
+    "GET /latest/meta-data/iam/security-credentials/caller",
+  ]);
+});
+
 Deno.test("vertex: workload identity federation refused: STS's error code in the 502, a config error names the field", async () => {
   await using gw = await startVertexGateway({
     credentials: (vertex) =>
@@ -271,7 +362,8 @@ Deno.test("vertex: workload identity federation refused: STS's error code in the
   );
   for (
     const [source, field] of [
-      [{ environment_id: "aws1" }, /AWS's \(environment_id\)/],
+      [{ environment_id: "aws1" }, /regional_cred_verification_url is not a URL/],
+      [{ environment_id: "aws2" }, /environment_id is not "aws1"/],
       [{ executable: { command: "x" } }, /an executable/],
       [{}, /neither a file nor a url/],
       [{ file: "/t", format: { type: "json" } }, /no subject_token_field_name/],

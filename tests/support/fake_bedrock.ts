@@ -52,6 +52,7 @@ export async function awsSignature(
   credentials: FakeAwsCredentials,
   region: string,
   signingDate: Date,
+  service = "bedrock",
 ): Promise<string> {
   const url = new URL(request.url);
   const headers: Record<string, string> = {};
@@ -61,7 +62,7 @@ export async function awsSignature(
     const had = query[name];
     query[name] = had === undefined ? value : [...(Array.isArray(had) ? had : [had]), value];
   }
-  const signer = new SignatureV4({ credentials, region, service: "bedrock", sha256: Sha256 });
+  const signer = new SignatureV4({ credentials, region, service, sha256: Sha256 });
   const signed = await signer.sign({
     method: request.method,
     protocol: url.protocol,

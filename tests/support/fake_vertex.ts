@@ -26,6 +26,7 @@
  * apply to what the gateway sees; the inner fakes' own violations are in theirs.
  */
 import { type FakeAnthropic, startFakeAnthropic } from "./fake_anthropic.ts";
+import { awsSignature, FAKE_AWS_CREDENTIALS } from "./fake_bedrock.ts";
 import { type FakeGemini, startFakeGemini } from "./fake_gemini.ts";
 import { fakeVector } from "./fake_openai_embeddings.ts";
 import { type Answer, type FakeOptions, type FakeStyle, FakeUpstream } from "./fake_upstream.ts";
@@ -49,6 +50,8 @@ const IMPERSONATE_PATH = /^\/v1\/projects\/-\/serviceAccounts\/([^/:]+):generate
 export const SUBJECT_TOKEN_PATH = "/subject-token";
 const TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange";
 const JWT_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:jwt";
+/** An AWS workload's subject token type: a signed GetCallerIdentity request. */
+export const AWS_TOKEN_TYPE = "urn:ietf:params:aws:token-type:aws4_request";
 
 /** A service account made for a test: its key file's JSON, and the public key of its key. */
 export interface TestServiceAccount {
@@ -286,18 +289,26 @@ export function startFakeVertex(options: FakeVertexOptions): FakeVertex {
               audience,
               scope: SCOPE,
               requested_token_type: "urn:ietf:params:oauth:token-type:access_token",
-              subject_token_type: JWT_TOKEN_TYPE,
             };
             for (const [name, value] of Object.entries(want)) {
               if (form.get(name) !== value) bad.push(`sts: ${name} ${form.get(name)}`);
             }
+            const type = form.get("subject_token_type");
+            if (type !== JWT_TOKEN_TYPE && type !== AWS_TOKEN_TYPE) {
+              bad.push(`sts: subject_token_type ${type}`);
+            }
             return bad;
           },
-          answer: (body) => {
+          answer: async (body) => {
             tokens++;
             const form = new URLSearchParams(String(body));
-            if (form.get("subject_token") !== fake.subjectToken) {
-              fake.tokenViolations.push("sts: a subject token it does not know");
+            const known = form.get("subject_token_type") === AWS_TOKEN_TYPE
+              ? await checkAwsIdentity(form.get("subject_token") ?? "", audience)
+              : form.get("subject_token") === fake.subjectToken
+              ? []
+              : ["sts: a subject token it does not know"];
+            fake.tokenViolations.push(...known);
+            if (known.length > 0) {
               return {
                 kind: "json",
                 status: 400,
@@ -662,4 +673,47 @@ function vertexChunk(data: Obj): Obj {
 function withCreateTime(event: string): string {
   const json = event.replace(/^data: /, "").replace(/\r\n\r\n$/, "");
   return `data: ${JSON.stringify(vertexChunk(JSON.parse(json)))}\r\n\r\n`;
+}
+
+/** What is wrong with an AWS workload's subject token (empty when right): the URL-encoded JSON
+ * of STS's GetCallerIdentity request in us-east-1 for `audience`, signed with the fake AWS keys
+ * (a session token of IMDS's own when it has one). */
+async function checkAwsIdentity(token: string, audience: string): Promise<string[]> {
+  let request: { url?: string; method?: string; headers?: { key: string; value: string }[] };
+  try {
+    request = JSON.parse(decodeURIComponent(token));
+  } catch {
+    return ["sts: the AWS subject token is not URL-encoded JSON"];
+  }
+  const want = "https://sts.us-east-1.amazonaws.com?Action=GetCallerIdentity&Version=2011-06-15";
+  const bad: string[] = [];
+  if (request.url !== want) bad.push(`sts: AWS url ${request.url}`);
+  if (request.method !== "POST") bad.push(`sts: AWS method ${request.method}`);
+  const headers = new Headers(
+    (request.headers ?? []).map((h): [string, string] => [h.key, h.value]),
+  );
+  if (headers.get("x-goog-cloud-target-resource") !== audience) {
+    bad.push("sts: x-goog-cloud-target-resource is not the audience");
+  }
+  if (headers.get("host") !== "sts.us-east-1.amazonaws.com") bad.push("sts: AWS host");
+  const authorization = headers.get("authorization") ?? "";
+  const signed = /SignedHeaders=([a-z0-9;-]+)/.exec(authorization)?.[1]?.split(";") ?? [];
+  const date = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(
+    headers.get("x-amz-date") ?? "",
+  );
+  if (date === null) return [...bad, "sts: no x-amz-date"];
+  const session = headers.get("x-amz-security-token");
+  const credentials = session === null
+    ? FAKE_AWS_CREDENTIALS
+    : { ...FAKE_AWS_CREDENTIALS, sessionToken: session };
+  const expected = await awsSignature(
+    { method: "POST", url: want, headers, body: "" },
+    signed,
+    credentials,
+    "us-east-1",
+    new Date(Date.UTC(+date[1]!, +date[2]! - 1, +date[3]!, +date[4]!, +date[5]!, +date[6]!)),
+    "sts",
+  );
+  if (expected !== authorization) bad.push("sts: the AWS signature does not verify");
+  return bad;
 }

@@ -2,12 +2,12 @@
  * Google Cloud workload identity federation: an `external_account` credential configuration (as
  * `gcloud iam workload-identity-pools create-cred-config` writes it) in `credentials_env`. A token
  * the workload has from elsewhere (a Kubernetes service account token in a file on EKS or AKS, an
- * Azure managed identity's token from a URL...) is exchanged at Google's Security Token Service
+ * Azure managed identity's token from a URL, an AWS identity proven by a signed
+ * `GetCallerIdentity`...) is exchanged at Google's Security Token Service
  * for a federated access token and, when the configuration names a service account to
  * impersonate, that token for the account's own at the IAM Credentials API. No key is kept
  * anywhere. Tokens are kept and renewed as every OAuth token is (`upstream/oauth_tokens.ts`).
  */
-import type { HttpClient } from "../../http/client/types.ts";
 import {
   GrantError,
   type OAuthTokenDeps,
@@ -16,6 +16,7 @@ import {
 } from "../upstream/oauth_tokens.ts";
 import { readTokenFile, TokenFileError } from "../upstream/token_file.ts";
 import { isObject } from "../wire.ts";
+import { type AwsCredentials, signRequest } from "../bedrock/sigv4.ts";
 import { CLOUD_PLATFORM_SCOPE } from "./assertion.ts";
 
 /** Google's Security Token Service, where a configuration gives no `token_url`. */
@@ -27,10 +28,26 @@ const DEFAULT_LIFETIME_SECONDS = 3600;
 /** Bytes of a subject token URL's answer that are read. */
 const SUBJECT_BYTES = 64 * 1024;
 
-/** Where the workload's own token is read, and how (the whole text, or a field of its JSON). */
+/** Where the workload's own token is read, and how (the whole text, or a field of its JSON);
+ * or, on AWS, where the identity it proves by a signed `GetCallerIdentity` comes from. */
 export type SubjectSource =
   | { kind: "file"; path: string; field: string | null }
-  | { kind: "url"; url: string; headers: Record<string, string>; field: string | null };
+  | { kind: "url"; url: string; headers: Record<string, string>; field: string | null }
+  | AwsSource;
+
+/** AWS's source (`environment_id: "aws1"`): the region and credentials from the environment
+ * (`AWS_REGION`, `AWS_ACCESS_KEY_ID`...), else from the instance metadata service's URLs. */
+export interface AwsSource {
+  kind: "aws";
+  /** STS's `GetCallerIdentity` URL, `{region}` in it. */
+  verificationUrl: string;
+  /** The instance's availability zone (`region_url`), if given. */
+  regionUrl: string | null;
+  /** The instance role's credentials (`url`), if given. */
+  credentialsUrl: string | null;
+  /** IMDSv2's session token (`imdsv2_session_token_url`), if given. */
+  sessionTokenUrl: string | null;
+}
 
 /** What an `external_account` configuration says. */
 export interface ExternalAccount {
@@ -100,12 +117,7 @@ function subjectSource(
   source: Record<string, unknown>,
   problem: (what: string) => Error,
 ): SubjectSource {
-  if (source.environment_id !== undefined) {
-    throw problem(
-      "whose credential_source is AWS's (environment_id), which the gateway does not read; on " +
-        "EKS, federate the service account token's file instead (an OIDC provider)",
-    );
-  }
+  if (source.environment_id !== undefined) return awsSource(source, problem);
   if (source.executable !== undefined) {
     throw problem("whose credential_source is an executable, which the gateway does not run");
   }
@@ -136,9 +148,34 @@ function subjectSource(
   throw problem("whose credential_source has neither a file nor a url");
 }
 
+/** AWS's `credential_source`: `environment_id` `aws1`, its `regional_cred_verification_url`,
+ * and the metadata service's URLs it may give. */
+function awsSource(source: Record<string, unknown>, problem: (what: string) => Error): AwsSource {
+  if (source.environment_id !== "aws1") {
+    throw problem('whose credential_source.environment_id is not "aws1"');
+  }
+  const url = (name: string, required = false): string | null => {
+    const value = source[name];
+    if (value === undefined && !required) return null;
+    if (typeof value !== "string" || !URL.canParse(value.replace("{region}", "r"))) {
+      throw problem(`whose credential_source.${name} is not a URL`);
+    }
+    return value;
+  };
+  return {
+    kind: "aws",
+    verificationUrl: url("regional_cred_verification_url", true)!,
+    regionUrl: url("region_url"),
+    credentialsUrl: url("url"),
+    sessionTokenUrl: url("imdsv2_session_token_url"),
+  };
+}
+
 /** What {@link externalAccountTokens} needs: an external account instead of a grant. */
 export type ExternalAccountDeps = Omit<OAuthTokenDeps, "tokenUrl" | "request" | "credentials"> & {
   account: ExternalAccount;
+  /** The process's environment (AWS's region and credentials). */
+  env: (name: string) => string | undefined;
 };
 
 /** The access tokens of a federated workload: the STS exchange's, or the impersonated
@@ -148,9 +185,7 @@ export function externalAccountTokens(deps: ExternalAccountDeps): OAuthTokens {
   const federated = new OAuthTokens({
     ...deps,
     tokenUrl: account.tokenUrl,
-    request: async () => ({
-      form: exchangeForm(account, await subjectToken(account, deps.http, deps.timeoutMs)),
-    }),
+    request: async () => ({ form: exchangeForm(account, await subjectToken(deps)) }),
     credentials: {
       what: "the workload's token (workload identity federation)",
       check: "credentials_env's audience and the pool provider's attribute conditions",
@@ -192,12 +227,10 @@ function exchangeForm(account: ExternalAccount, subjectToken: string): string {
 
 /** The workload's own token, read again for every exchange (files rotate); a
  * {@link GrantError} naming the file or URL (never a token) when there is none. */
-async function subjectToken(
-  account: ExternalAccount,
-  http: HttpClient,
-  timeoutMs: number,
-): Promise<string> {
+async function subjectToken(deps: ExternalAccountDeps): Promise<string> {
+  const { account, http, timeoutMs } = deps;
   const { source } = account;
+  if (source.kind === "aws") return await awsSubjectToken(source, deps);
   let text: string;
   if (source.kind === "file") {
     try {
@@ -240,4 +273,138 @@ async function subjectToken(
     );
   }
   return value;
+}
+
+/** The workload's AWS identity as STS's `GetCallerIdentity` request, signed with its
+ * credentials for its region and serialized as Google's STS takes it (URL-encoded JSON of the
+ * URL, the method and the headers, `x-goog-cloud-target-resource` the audience among them). */
+async function awsSubjectToken(source: AwsSource, deps: ExternalAccountDeps): Promise<string> {
+  const metadata = new AwsMetadata(source, deps);
+  const region = deps.env("AWS_REGION") || deps.env("AWS_DEFAULT_REGION") ||
+    (await metadata.region());
+  const credentials = awsEnvironmentCredentials(deps.env) ?? (await metadata.credentials());
+  const url = source.verificationUrl.replace("{region}", region);
+  const headers = await signRequest({
+    credentials,
+    now: deps.clock.now(),
+    region,
+    service: "sts",
+    method: "POST",
+    url,
+    headers: { "x-goog-cloud-target-resource": deps.account.audience },
+    body: "",
+  });
+  const listed = { host: new URL(url).host, ...headers };
+  return encodeURIComponent(JSON.stringify({
+    url,
+    method: "POST",
+    headers: Object.entries(listed).map(([key, value]) => ({ key, value })),
+  }));
+}
+
+/** AWS's keys from `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` (and `AWS_SESSION_TOKEN`). */
+function awsEnvironmentCredentials(
+  env: (name: string) => string | undefined,
+): AwsCredentials | null {
+  const accessKeyId = env("AWS_ACCESS_KEY_ID");
+  const secretAccessKey = env("AWS_SECRET_ACCESS_KEY");
+  if (!accessKeyId || !secretAccessKey) return null;
+  const sessionToken = env("AWS_SESSION_TOKEN");
+  return sessionToken
+    ? { accessKeyId, secretAccessKey, sessionToken }
+    : { accessKeyId, secretAccessKey };
+}
+
+/** What the EC2 instance metadata service tells: the region and the role's credentials. */
+class AwsMetadata {
+  readonly #source: AwsSource;
+  readonly #deps: ExternalAccountDeps;
+  #session: Promise<Record<string, string>> | null = null;
+
+  constructor(source: AwsSource, deps: ExternalAccountDeps) {
+    this.#source = source;
+    this.#deps = deps;
+  }
+
+  /** The region: the availability zone (`region_url`) without its letter. */
+  async region(): Promise<string> {
+    const url = this.#source.regionUrl;
+    if (url === null) {
+      throw new GrantError("no AWS region: set AWS_REGION, or give credential_source.region_url");
+    }
+    const zone = await this.#get(url);
+    return zone.slice(0, -1);
+  }
+
+  /** The instance role's credentials: its name from `url`, then its keys. */
+  async credentials(): Promise<AwsCredentials> {
+    const url = this.#source.credentialsUrl;
+    if (url === null) {
+      throw new GrantError(
+        "no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or give credential_source.url",
+      );
+    }
+    const role = (await this.#get(url)).split("\n")[0]!.trim();
+    let keys: unknown;
+    try {
+      keys = JSON.parse(await this.#get(`${url.replace(/\/+$/, "")}/${role}`));
+    } catch (e) {
+      if (e instanceof GrantError) throw e;
+      keys = null;
+    }
+    if (
+      !isObject(keys) || typeof keys.AccessKeyId !== "string" ||
+      typeof keys.SecretAccessKey !== "string"
+    ) {
+      throw new GrantError("the instance metadata service answered no role credentials");
+    }
+    return typeof keys.Token === "string"
+      ? {
+        accessKeyId: keys.AccessKeyId,
+        secretAccessKey: keys.SecretAccessKey,
+        sessionToken: keys.Token,
+      }
+      : { accessKeyId: keys.AccessKeyId, secretAccessKey: keys.SecretAccessKey };
+  }
+
+  /** A GET of the metadata service (with IMDSv2's session token when the source gives its
+   * URL); its text. */
+  async #get(url: string): Promise<string> {
+    const where = `the instance metadata service (${new URL(url).origin})`;
+    try {
+      const headers = await this.#sessionHeaders();
+      const response = await this.#deps.http.request({
+        method: "GET",
+        url,
+        headers,
+        signal: AbortSignal.timeout(this.#deps.timeoutMs),
+      });
+      const text = (await response.text(SUBJECT_BYTES)).text.trim();
+      if (response.status < 200 || response.status >= 300) {
+        throw new GrantError(`${where} answered HTTP ${response.status}`);
+      }
+      return text;
+    } catch (e) {
+      if (e instanceof GrantError) throw e;
+      throw new GrantError(`${where} could not be reached`);
+    }
+  }
+
+  #sessionHeaders(): Promise<Record<string, string>> {
+    const url = this.#source.sessionTokenUrl;
+    if (url === null) return Promise.resolve({});
+    return this.#session ??= (async () => {
+      const response = await this.#deps.http.request({
+        method: "PUT",
+        url,
+        headers: { "x-aws-ec2-metadata-token-ttl-seconds": "300" },
+        signal: AbortSignal.timeout(this.#deps.timeoutMs),
+      });
+      const token = (await response.text(SUBJECT_BYTES)).text.trim();
+      if (response.status < 200 || response.status >= 300 || token === "") {
+        throw new GrantError(`IMDSv2 gave no session token (HTTP ${response.status})`);
+      }
+      return { "x-aws-ec2-metadata-token": token };
+    })();
+  }
 }

@@ -86,7 +86,11 @@ function vertexCredentials(
   const read = readGoogleCredentials(deps.config.id, vertex.credentials_env!, deps.apiKey ?? "");
   if (read.kind === "external_account") {
     return {
-      credentials: externalAccountTokens({ ...exchange, account: read.account }),
+      credentials: externalAccountTokens({
+        ...exchange,
+        account: read.account,
+        env: deps.env ?? (() => undefined),
+      }),
       check: FEDERATED_ACCOUNT,
     };
   }

@@ -82,6 +82,27 @@ Deno.test("external_account: gcloud's configuration read, with Google's defaults
     headers: { Metadata: "True" },
     field: "access_token",
   });
+  const aws = readGoogleCredentials(
+    "vx",
+    "VX",
+    external({
+      credential_source: {
+        environment_id: "aws1",
+        region_url: "http://169.254.169.254/latest/meta-data/placement/availability-zone",
+        url: "http://169.254.169.254/latest/meta-data/iam/security-credentials",
+        regional_cred_verification_url:
+          "https://sts.{region}.amazonaws.com?Action=GetCallerIdentity&Version=2011-06-15",
+      },
+    }),
+  );
+  assert.deepEqual(aws.kind === "external_account" && aws.account.source, {
+    kind: "aws",
+    verificationUrl:
+      "https://sts.{region}.amazonaws.com?Action=GetCallerIdentity&Version=2011-06-15",
+    regionUrl: "http://169.254.169.254/latest/meta-data/placement/availability-zone",
+    credentialsUrl: "http://169.254.169.254/latest/meta-data/iam/security-credentials",
+    sessionTokenUrl: null,
+  });
   assert.throws(
     () => readServiceAccount("vx", "VX", external()),
     /credentials_env names VX, which holds an external_account configuration, not a service account key/,
@@ -99,7 +120,8 @@ Deno.test("external_account: what is wrong is named, never a value", () => {
       /token_lifetime_seconds is not from 600 to 43200/,
     ],
     [{ credential_source: "file" }, /whose credential_source is not an object/],
-    [{ credential_source: { environment_id: "aws1" } }, /AWS's \(environment_id\)/],
+    [{ credential_source: { environment_id: "aws1" } }, /regional_cred_verification_url is not/],
+    [{ credential_source: { environment_id: "aws2" } }, /environment_id is not "aws1"/],
     [{ credential_source: { url: "http://x", headers: { a: 1 } } }, /headers is not an object/],
     [{ credential_source: { file: "/t", format: { type: "xml" } } }, /format\.type is not/],
   ];
