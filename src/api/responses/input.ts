@@ -297,21 +297,25 @@ class InputReader {
 }
 
 /** An `input_file` part as a document: its `file_data` a base64 data URL of a PDF or of text,
- * else its `file_url` an https:// URL (passed on, never fetched); its `filename` the title. */
+ * else its `file_url` an https:// URL (passed on, never fetched); its `filename` the title. A
+ * field that is `null` is absent (OpenAI's schema allows it for each). */
 function inputFile(p: Fields): DocumentPart {
-  if (p.has("file_id")) {
-    throw p.get("file_id").invalid(
-      "file ids are not supported by this gateway; send file_data or file_url",
-    );
+  const given = (name: string) => {
+    const field = p.optional(name);
+    return field === undefined || field.value === null ? undefined : field;
+  };
+  const id = given("file_id");
+  if (id !== undefined) {
+    throw id.invalid("file ids are not supported by this gateway; send file_data or file_url");
   }
-  const data = p.optional("file_data");
-  const url = p.optional("file_url");
+  const data = given("file_data");
+  const url = given("file_url");
   if (data === undefined && url === undefined) {
     throw p.reader.invalid("expected file_data or file_url, but got neither");
   }
   const source = data !== undefined ? dataUrlSource(data) : urlSource(url!);
   const part: DocumentPart = { type: "document", source };
-  const title = p.string("filename", OPTIONAL);
+  const title = given("filename")?.string();
   if (title !== undefined) part.title = title;
   return part;
 }

@@ -364,3 +364,20 @@ Deno.test("a custom tool call must be answered too", () => {
   ]);
   assert.equal(unanswered?.param, "input[1].call_id");
 });
+
+Deno.test("input_file: a null field is an absent one, as OpenAI's schema allows", () => {
+  const { messages } = parse([{
+    role: "user",
+    content: [{
+      type: "input_file",
+      file_id: null,
+      filename: null,
+      file_url: null,
+      file_data: "data:application/pdf;base64,JVBERi0xLjQK",
+    }],
+  }]);
+  assert.deepEqual(messages[0]!.parts, [{
+    type: "document",
+    source: { kind: "data", mediaType: "application/pdf", base64: "JVBERi0xLjQK" },
+  }]);
+});
