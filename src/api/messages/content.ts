@@ -32,6 +32,7 @@ import type { Uses } from "../../canonical/uses.ts";
 
 const ROLES = ["user", "assistant", "system"] as const;
 const NON_EMPTY = { nonEmpty: true } as const;
+const OPTIONAL_OR_NULL = { optional: true, nullable: true } as const;
 const AT_LEAST_ONE = { minItems: 1 } as const;
 const MEDIA_TYPES = ["image/jpeg", "image/png", "image/gif", "image/webp"] as const;
 const SOURCE_TYPES = ["base64", "url"] as const;
@@ -242,11 +243,12 @@ function documentBlock(b: Fields, ctx: Context): DocumentPart | null {
   }
   const part: DocumentPart = { type: "document", source: documentSource(source, kind) };
   if (kind !== "text") ctx.uses.documents.push(b.reader.path);
-  const title = b.string("title", OPTIONAL);
-  if (title !== undefined) part.title = title;
-  const context = b.string("context", OPTIONAL);
-  if (context !== undefined) part.context = context;
-  const citations = b.object("citations", OPTIONAL)?.boolean("enabled", OPTIONAL);
+  // Anthropic's title, context and citations may each be null: the same as left out.
+  const title = b.string("title", OPTIONAL_OR_NULL);
+  if (typeof title === "string") part.title = title;
+  const context = b.string("context", OPTIONAL_OR_NULL);
+  if (typeof context === "string") part.context = context;
+  const citations = b.object("citations", OPTIONAL_OR_NULL)?.boolean("enabled", OPTIONAL);
   if (citations !== undefined) part.citations = citations;
   return cached(b, part);
 }

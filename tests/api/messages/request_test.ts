@@ -454,3 +454,24 @@ Deno.test("parseMessagesRequest: the request Claude Code 2.1.332 sent (captured)
   assert.deepEqual(uses.protocolOnly, []);
   assert.deepEqual([...dropped], ["defer_loading"]);
 });
+
+Deno.test("a document's title, context and citations may be null, as Anthropic allows", () => {
+  const { req } = parseMessagesRequest({
+    model: "m",
+    max_tokens: 10,
+    messages: [{
+      role: "user",
+      content: [{
+        type: "document",
+        source: { type: "text", media_type: "text/plain", data: "notes" },
+        title: null,
+        context: null,
+        citations: null,
+      }],
+    }],
+  });
+  assert.deepEqual(req.messages[0]!.parts, [{
+    type: "document",
+    source: { kind: "text", text: "notes" },
+  }]);
+});
