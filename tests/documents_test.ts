@@ -6,7 +6,9 @@
  * a 400 naming the field.
  */
 import assert from "node:assert/strict";
+import OpenAI from "npm:openai@7.55.0";
 import { startGateway } from "./support/gateway.ts";
+import { startSdkGateway } from "./support/sdk_gateway.ts";
 import { pdfBase64 } from "./support/pdf.ts";
 
 const PDF = pdfBase64(2);
@@ -332,4 +334,40 @@ Deno.test("documents: a Gemini 3 function response's PDF part reaches an OpenAI-
     },
   ]);
   assert.deepEqual(gw.openai.violations, []);
+});
+
+Deno.test("documents: the OpenAI SDK's file part and Responses input_file reach an Anthropic back end as document blocks", async () => {
+  await using gw = await startSdkGateway();
+  const client = new OpenAI({ baseURL: gw.baseURL, apiKey: gw.apiKey, maxRetries: 0 });
+  const completion = await client.chat.completions.create({
+    model: "an-chat",
+    messages: [{
+      role: "user",
+      content: [
+        { type: "text", text: "Summarise." },
+        { type: "file", file: { filename: "q3.pdf", file_data: DATA_URL } },
+      ],
+    }],
+  });
+  assert.ok(completion.choices[0]!.message.content);
+  const block = {
+    type: "document",
+    source: { type: "base64", media_type: "application/pdf", data: PDF },
+    title: "q3.pdf",
+  };
+  const sent = () => (gw.anthropic.last.body as { messages: { content: Json[] }[] }).messages;
+  assert.deepEqual(sent().at(-1)!.content.at(-1), block);
+  const response = await client.responses.create({
+    model: "an-chat",
+    input: [{
+      role: "user",
+      content: [
+        { type: "input_text", text: "Summarise." },
+        { type: "input_file", filename: "q3.pdf", file_data: DATA_URL },
+      ],
+    }],
+  });
+  assert.equal(response.status, "completed");
+  assert.deepEqual(sent().at(-1)!.content.at(-1), block);
+  assert.deepEqual(gw.anthropic.violations, []);
 });
