@@ -72,6 +72,7 @@ interface KnownCall {
 export function toGeminiContents(
   conversation: readonly Message[],
   dropped: Set<string>,
+  mediaInResponses = false,
 ): GeminiConversation {
   const system: { text: string }[] = [];
   const contents: GeminiContent[] = [];
@@ -106,7 +107,12 @@ export function toGeminiContents(
         break;
       case "user":
       case "tool":
-        addTurn(contents, "user", userParts(message.parts, at, calls, order, dropped), order);
+        addTurn(
+          contents,
+          "user",
+          userParts(message.parts, at, { calls, order, dropped, mediaInResponses }),
+          order,
+        );
     }
   });
   if (contents.length === 0) {
@@ -196,13 +202,17 @@ function functionCall(part: ToolCallPart, param: string): GeminiPart {
   return out;
 }
 
-function userParts(
-  parts: readonly Part[],
-  at: string,
-  calls: Map<string, KnownCall>,
-  order: Map<GeminiPart, number>,
-  dropped: Set<string>,
-): GeminiPart[] {
+/** What writing a user turn's parts shares with the rest of the conversation. */
+interface UserTurn {
+  calls: Map<string, KnownCall>;
+  order: Map<GeminiPart, number>;
+  dropped: Set<string>;
+  /** Whether a tool result's inline media go inside its `functionResponse` (Gemini 3). */
+  mediaInResponses: boolean;
+}
+
+function userParts(parts: readonly Part[], at: string, turn: UserTurn): GeminiPart[] {
+  const { calls, order, dropped, mediaInResponses } = turn;
   const out: GeminiPart[] = [];
   parts.forEach((part, j) => {
     const param = `${at}.content[${j}]`;
@@ -227,11 +237,19 @@ function userParts(
         const response = functionResponse(part, call);
         order.set(response, call.order);
         out.push(response);
+        const media: GeminiPart[] = [];
         part.content.forEach((c, k) => {
           if (c.type === "image") {
-            out.push(image(c, `${param}.content[${k}].image_url.url`, dropped));
-          } else if (c.type === "document") out.push(document(c, dropped));
+            media.push(image(c, `${param}.content[${k}].image_url.url`, dropped));
+          } else if (c.type === "document") media.push(document(c, dropped));
         });
+        // Gemini 3 takes a tool's inline media inside its response (as the Gemini CLI sends
+        // them to gemini-3 models); the rest, and every older model's, follow it.
+        const inline = mediaInResponses ? media.filter((m) => m.inlineData !== undefined) : [];
+        if (inline.length > 0) {
+          response.functionResponse!.parts = inline.map((m) => ({ inlineData: m.inlineData! }));
+        }
+        out.push(...media.filter((m) => !inline.includes(m)));
         break;
       }
     }

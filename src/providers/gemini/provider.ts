@@ -129,7 +129,7 @@ export class GeminiProvider implements Provider {
   }
 
   async chat(req: CanonicalRequest, ctx: CallContext): Promise<CanonicalResult> {
-    const body = toGeminiRequest(req, ctx.dropped);
+    const body = toGeminiRequest(req, ctx.dropped, ctx.upstreamModel);
     const path = this.#path(ctx.upstreamModel, "generateContent");
     const data = await this.#upstream.json(chatPost(ctx, path, body, false));
     return fromGeminiResponse(data, ctx.requestId);
@@ -148,7 +148,7 @@ export class GeminiProvider implements Provider {
   chatStream(req: CanonicalRequest, ctx: CallContext): AsyncIterable<CanonicalEvent[]> {
     const translator = new GeminiStreamTranslator(ctx.requestId);
     return new EventBatches<SseEvent>(() => {
-      const body = toGeminiRequest(req, ctx.dropped);
+      const body = toGeminiRequest(req, ctx.dropped, ctx.upstreamModel);
       const path = this.#path(ctx.upstreamModel, "streamGenerateContent?alt=sse");
       return this.#upstream.call(chatPost(ctx, path, body, true));
     }, this.#translation(translator));

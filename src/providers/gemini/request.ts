@@ -12,15 +12,19 @@ import type { GenerateContentRequest, GenerationConfig } from "./types.ts";
  * `maxOutputTokens` when the caller gave a limit (raised by the thinking budget, which Gemini
  * counts in it), `temperature`, `topP`, `topK`, `stopSequences`, `seed`, the penalties,
  * `responseMimeType` and `responseJsonSchema` for a JSON answer, and `thinkingConfig`;
- * function declarations and `toolConfig`. What Gemini has no field for goes to `dropped` by
+ * function declarations and `toolConfig`; a tool result's inline media inside its function
+ * response for a `gemini-3-` `upstreamModel`. What Gemini has no field for goes to `dropped` by
  * its wire name: `user`, `metadata`, and every extra field of another protocol.
  */
 export function toGeminiRequest(
   req: CanonicalRequest,
   dropped: Set<string>,
+  upstreamModel = "",
 ): GenerateContentRequest {
   const options = req.options;
-  const { system, contents } = toGeminiContents(req.messages, dropped);
+  // Gemini 3 takes a tool's inline media inside its function response (the Gemini CLI's rule).
+  const mediaInResponses = upstreamModel.startsWith("gemini-3-");
+  const { system, contents } = toGeminiContents(req.messages, dropped, mediaInResponses);
   const body: GenerateContentRequest = { contents };
   if (system.length > 0) body.systemInstruction = { parts: system };
   if (options.tools.length > 0) {

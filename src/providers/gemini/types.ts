@@ -9,7 +9,13 @@ export interface GeminiPart {
   inlineData?: { mimeType: string; data: string };
   fileData?: { mimeType: string; fileUri: string };
   functionCall?: { id?: string; name: string; args: Record<string, unknown> };
-  functionResponse?: { id?: string; name: string; response: Record<string, unknown> };
+  functionResponse?: {
+    id?: string;
+    name: string;
+    response: Record<string, unknown>;
+    /** Gemini 3's multimodal function responses: the tool's inline media. */
+    parts?: { inlineData: { mimeType: string; data: string } }[];
+  };
   /** A thought summary rather than answer text. */
   thought?: boolean;
   /** Opaque (base64); must come back on the same part in the next turn. */

@@ -367,6 +367,43 @@ Deno.test("gemini request: a document a tool returned follows its function respo
   });
 });
 
+Deno.test("gemini request: for a gemini-3 model a tool's inline media go inside its function response, URLs after it", () => {
+  const messages: Message[] = [
+    user("Paris"),
+    { role: "assistant", parts: [call("swy_resp1_1", "Paris")] },
+    {
+      role: "tool",
+      parts: [{
+        type: "tool_result",
+        callId: "swy_resp1_1",
+        content: [
+          { type: "text", text: "see the report" },
+          { type: "document", source: { kind: "data", mediaType: "application/pdf", base64: PDF } },
+          { type: "document", source: { kind: "url", url: "https://example.com/a.pdf" } },
+        ],
+        isError: false,
+      }],
+    },
+  ];
+  const req = chatRequest({ messages }, { tools: [WEATHER] });
+  const gemini3 = toGeminiRequest(req, new Set(), "gemini-3-pro-preview");
+  assert.deepEqual(gemini3.contents[2], {
+    role: "user",
+    parts: [
+      {
+        functionResponse: {
+          name: "get_weather",
+          response: { output: "see the report" },
+          parts: [{ inlineData: { mimeType: "application/pdf", data: PDF } }],
+        },
+      },
+      { fileData: { mimeType: "application/pdf", fileUri: "https://example.com/a.pdf" } },
+    ],
+  });
+  const older = toGeminiRequest(req, new Set(), "gemini-2.5-flash");
+  assert.equal(older.contents[2]!.parts.length, 3, "siblings for models before Gemini 3");
+});
+
 Deno.test("gemini request: what cannot be sent is a 400 naming the field", async () => {
   const noCall = await gatewayError(() => body({}, [user("hi"), result("call_x", "18C")]));
   assert.equal(noCall.status, 400);
