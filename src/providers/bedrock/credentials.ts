@@ -31,7 +31,8 @@ const ANSWER_BYTES = 64 * 1024;
 export type RoleSource =
   | {
     kind: "web_identity";
-    /** STS's address (`AWS_ENDPOINT_URL_STS`, else the provider's region's). */
+    /** STS's address (`AWS_ENDPOINT_URL_STS`, else the provider's region's, or the global one
+     * with `AWS_STS_REGIONAL_ENDPOINTS=legacy`). */
     sts: string;
     /** `AWS_ROLE_ARN`. */
     roleArn: string;
@@ -78,7 +79,9 @@ export function awsCredentials(
   const tokenFile = env("AWS_WEB_IDENTITY_TOKEN_FILE");
   const roleArn = env("AWS_ROLE_ARN");
   if (!accessKeyId && !secretAccessKey && tokenFile && roleArn) {
-    const sts = (env("AWS_ENDPOINT_URL_STS") || stsEndpoint(config.region)).replace(/\/+$/, "");
+    const legacy = env("AWS_STS_REGIONAL_ENDPOINTS")?.toLowerCase() === "legacy";
+    const sts = (env("AWS_ENDPOINT_URL_STS") || stsEndpoint(config.region, legacy))
+      .replace(/\/+$/, "");
     if (URL.canParse(sts)) {
       const sessionName = env("AWS_ROLE_SESSION_NAME") || null;
       return { role: { kind: "web_identity", sts, roleArn, sessionName, tokenFile } };
@@ -108,8 +111,31 @@ export function awsCredentials(
   return { missing: `${unset.join(" and ")} ${unset.length > 1 ? "are" : "is"} not set` };
 }
 
-/** STS's regional endpoint (the AWS SDKs' default since 2022). */
-function stsEndpoint(region: string): string {
+/** The regions whose STS calls `AWS_STS_REGIONAL_ENDPOINTS=legacy` sends to the global
+ * endpoint (the AWS SDKs' list). */
+const LEGACY_GLOBAL_REGIONS = new Set([
+  "ap-northeast-1",
+  "ap-south-1",
+  "ap-southeast-1",
+  "ap-southeast-2",
+  "aws-global",
+  "ca-central-1",
+  "eu-central-1",
+  "eu-north-1",
+  "eu-west-1",
+  "eu-west-2",
+  "eu-west-3",
+  "sa-east-1",
+  "us-east-1",
+  "us-east-2",
+  "us-west-1",
+  "us-west-2",
+]);
+
+/** STS's regional endpoint (the AWS SDKs' default since 2022), or with `legacy` the global one
+ * for the regions that used it. */
+export function stsEndpoint(region: string, legacy = false): string {
+  if (legacy && LEGACY_GLOBAL_REGIONS.has(region)) return "https://sts.amazonaws.com";
   return `https://sts.${region}.${region.startsWith("cn-") ? "amazonaws.com.cn" : "amazonaws.com"}`;
 }
 
