@@ -234,6 +234,8 @@ export interface AppDeps {
   /** Returns freed memory to the system, called once the process has gone quiet after a busy
    * spell (main.ts passes glibc's `malloc_trim` when FFI to libc is granted). */
   trimMemory?: () => void;
+  /** Milliseconds of no request before memory kept for speed is let go (default 5 s). */
+  trimIntervalMs?: number;
 }
 
 /** A built app: the request handler and the services behind it. */
@@ -392,13 +394,17 @@ export async function createApp(deps: AppDeps): Promise<App> {
     releaseSlot(leases, logger),
     ...(metrics ? [metrics.hook()] : []),
   ], logger);
-  const trimmer = deps.trimMemory
-    ? new IdleTrimmer({
-      trim: deps.trimMemory,
-      activity: () => settler.activity,
-      intervalMs: TRIM_INTERVAL_MS,
-    })
-    : null;
+  const trimMemory = deps.trimMemory;
+  const trimmer = new IdleTrimmer({
+    // The upstream client's kept buffers (up to 32 MB after a burst), and with FFI glibc's
+    // free memory, once a whole interval passed without a request.
+    trim: () => {
+      providerOptions.http.trim?.();
+      trimMemory?.();
+    },
+    activity: () => settler.activity,
+    intervalMs: deps.trimIntervalMs ?? TRIM_INTERVAL_MS,
+  });
   const policy = new Cors(config.server.cors_origins);
   // The request pipeline (DESIGN §3), outermost step first: a new cross-cutting step is one
   // module and one line here; the endpoint's handler answers last.
@@ -471,7 +477,7 @@ export async function createApp(deps: AppDeps): Promise<App> {
       // otherwise a key stays at its concurrency limit until the leases expire, and its
       // budget keeps the worst case of each stream the shutdown cut.
       await Promise.all([ledgers.tokens.idle(), ledgers.spend.idle(), leases.idle()]);
-      trimmer?.close();
+      trimmer.close();
       kvHealth.close();
       leases.close();
       discovery.close();

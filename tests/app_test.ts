@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { NativeHttpClient } from "../src/http/client/native.ts";
 import { startServer, testConfig } from "./support/server.ts";
 
 async function errorBody(res: Response) {
@@ -156,4 +157,22 @@ Deno.test("the client IP is the connection's unless trust_proxy is on and enough
     await server.app.services.logger.flush();
     assert.equal(server.output.records().at(-1)!.ip, ip, `trust_proxy ${trust}`);
   }
+});
+
+Deno.test("app: once requests stop for a whole interval, the upstream client lets go of its kept buffers, once per quiet spell", async () => {
+  const http = new NativeHttpClient();
+  let trims = 0;
+  const trim = http.trim.bind(http);
+  http.trim = () => {
+    trims++;
+    trim();
+  };
+  await using server = await startServer({ http, trimIntervalMs: 30 });
+  const res = await fetch(`${server.url}/v1/models`);
+  await res.body?.cancel();
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.equal(trims, 1, "trimmed once the requests stopped");
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  assert.equal(trims, 1, "not again while it stays quiet");
+  http.close();
 });

@@ -38,6 +38,13 @@ export class BytePool {
     return new Uint8Array(buffer, 0, length);
   }
 
+  /** Lets go of every buffer kept (the process went quiet: the next busy spell can grow them
+   * again). */
+  trim(): void {
+    this.#free.clear();
+    this.#kept = 0;
+  }
+
   /** Takes back a view {@link take} returned, once nothing reads it any more. */
   give(bytes: Uint8Array): void {
     const buffer = bytes.buffer as ArrayBuffer;

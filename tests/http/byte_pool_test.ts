@@ -38,3 +38,13 @@ Deno.test("BytePool does not keep small buffers, nor more than its limit", () =>
   for (const loan of loans) pool.give(loan);
   assert.equal(pool.kept, 131_072, "a second 128 KiB buffer would pass 200,000 bytes");
 });
+
+Deno.test("BytePool.trim lets go of every kept buffer: the next loan is a new one", () => {
+  const pool = new BytePool();
+  const lent = pool.take(40_000);
+  pool.give(lent);
+  assert.equal(pool.kept, 65_536);
+  pool.trim();
+  assert.equal(pool.kept, 0);
+  assert.notEqual(pool.take(40_000).buffer, lent.buffer);
+});

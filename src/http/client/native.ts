@@ -159,6 +159,10 @@ export class NativeHttpClient implements HttpClient {
     this.#pool.close();
   }
 
+  trim(): void {
+    this.#buffers.trim();
+  }
+
   #target(text: string): { origin: Origin; target: string } {
     let known = this.#targets.get(text);
     if (known === undefined) {

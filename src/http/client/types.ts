@@ -43,4 +43,6 @@ export interface HttpClient {
   request(request: ClientRequest): Promise<ClientResponse>;
   /** Closes the idle connections it keeps. */
   close(): void;
+  /** Lets go of what it keeps only to be faster (buffers), once the process went quiet. */
+  trim?(): void;
 }
