@@ -36,7 +36,13 @@ export interface ImagePart {
 export interface DocumentPart {
   type: "document";
   source:
-    | { kind: "data"; mediaType: "application/pdf"; base64: string }
+    | {
+      kind: "data";
+      mediaType: "application/pdf";
+      base64: string;
+      /** Its pages, when the door counted them as it read the bytes (prompt_tokens.ts). */
+      pages?: number;
+    }
     | { kind: "url"; url: string }
     | { kind: "text"; text: string };
   /** Its title or file name (Anthropic's `title`, OpenAI's `filename`), when given. */

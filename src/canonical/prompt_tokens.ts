@@ -11,8 +11,6 @@ const IMAGE_TOKENS = 85;
 const PDF_PAGE_TOKENS = 1_500;
 /** Bytes a PDF page is taken to hold when its page objects cannot be counted (compressed). */
 const PDF_PAGE_BYTES = 50_000;
-/** A page object (`/Type /Page`, not the `/Pages` tree) in a PDF read as Latin-1. */
-const PDF_PAGE = /\/Type\s*\/Page(?![a-zA-Z])/g;
 
 /** The input tokens of a request: the text of every message part and tool definition, images
  * at a fixed price, PDFs by their pages, plus fixed overheads. */
@@ -53,7 +51,7 @@ function documentTokens(part: DocumentPart): number {
   const { source } = part;
   if (source.kind === "text") return title + countTokens(source.text);
   if (source.kind === "url") return title + PDF_PAGE_TOKENS;
-  return title + PDF_PAGE_TOKENS * pdfPages(source.base64);
+  return title + PDF_PAGE_TOKENS * (source.pages ?? pdfPages(source.base64));
 }
 
 /** The pages of a base64 PDF: its page objects, else one per {@link PDF_PAGE_BYTES}. */
@@ -64,8 +62,44 @@ export function pdfPages(base64: string): number {
   } catch {
     return 1;
   }
-  // Latin-1 keeps one character per byte; page objects are plain ASCII unless compressed.
-  const text = new TextDecoder("latin1").decode(bytes);
-  const objects = text.match(PDF_PAGE)?.length ?? 0;
+  return pdfPageCount(bytes);
+}
+
+/** The pages of a PDF's bytes: its page objects, else one per {@link PDF_PAGE_BYTES}. */
+export function pdfPageCount(bytes: Uint8Array): number {
+  const objects = pageObjects(bytes);
   return Math.max(1, objects > 0 ? objects : Math.ceil(bytes.length / PDF_PAGE_BYTES));
+}
+
+const SLASH = 0x2f;
+const TYPE = [0x54, 0x79, 0x70, 0x65]; // "Type"
+const PAGE = [0x50, 0x61, 0x67, 0x65]; // "Page"
+
+/** How many `/Type /Page` names (not `/Pages`) the bytes hold: page objects, in a PDF whose
+ * objects are not compressed. Found from each `/` with the native `indexOf` (a 15 MB PDF: ~10 ms,
+ * against ~60-120 ms for a Latin-1 string and a regular expression). */
+function pageObjects(bytes: Uint8Array): number {
+  let count = 0;
+  for (let i = bytes.indexOf(SLASH); i >= 0; i = bytes.indexOf(SLASH, i + 1)) {
+    if (!follows(bytes, i + 1, TYPE)) continue;
+    let j = i + 5;
+    while (j < bytes.length && isSpace(bytes[j]!)) j++;
+    if (bytes[j] !== SLASH || !follows(bytes, j + 1, PAGE)) continue;
+    if (!isLetter(bytes[j + 5] ?? 0)) count++;
+  }
+  return count;
+}
+
+function follows(bytes: Uint8Array, at: number, word: readonly number[]): boolean {
+  for (let k = 0; k < word.length; k++) if (bytes[at + k] !== word[k]) return false;
+  return true;
+}
+
+function isSpace(byte: number): boolean {
+  return byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09 || byte === 0x0c ||
+    byte === 0x00;
+}
+
+function isLetter(byte: number): boolean {
+  return (byte >= 0x41 && byte <= 0x5a) || (byte >= 0x61 && byte <= 0x7a);
 }

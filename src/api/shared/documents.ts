@@ -5,6 +5,7 @@
  */
 import type { DocumentPart } from "../../canonical/conversation.ts";
 import { quote } from "../../quote.ts";
+import { pdfPageCount } from "../../canonical/prompt_tokens.ts";
 import type { Reader } from "../../validation/reader.ts";
 
 /** Where a document's content is. */
@@ -17,9 +18,6 @@ export const TEXT = "text/plain";
 
 /** A media type is at most 64 characters a side, so that an error can quote it (as images'). */
 const DATA_URL = /^data:([a-z0-9.+-]{1,64}\/[a-z0-9.+-]{1,64})(?:;[a-z0-9-]+=[^;,]*)*;base64,/i;
-/** Base64's alphabet, padded at most twice at the end. */
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
-const WHITESPACE = /\s+/g;
 const HTTPS = /^https:\/\//i;
 const PLAIN_HTTP = /^http:/i;
 /** The bytes a PDF starts with. */
@@ -47,22 +45,27 @@ export function dataUrlSource(field: Reader): DocumentSource {
   );
 }
 
-/** Base64 PDF bytes as a data source: valid base64 (whitespace aside) of bytes that start as a
- * PDF's do. A 400 naming `field` otherwise. */
+/** Base64 PDF bytes as a data source, with their pages counted: valid base64 (whitespace
+ * aside) of bytes that start as a PDF's do. A 400 naming `field` otherwise. */
 export function pdfSource(base64: string, field: Reader): DocumentSource {
-  const data = checkedBase64(base64, field);
-  const head = new TextDecoder().decode(Uint8Array.fromBase64(data.slice(0, 8)));
-  if (!head.startsWith(PDF_MAGIC)) {
+  const data = decodedBase64(base64, field);
+  const head = new TextDecoder().decode(data.bytes.subarray(0, PDF_MAGIC.length));
+  if (head !== PDF_MAGIC) {
     throw field.invalid(
       `expected a PDF document, but its bytes do not start with ${PDF_MAGIC} as a PDF's do`,
     );
   }
-  return { kind: "data", mediaType: PDF, base64: data };
+  return {
+    kind: "data",
+    mediaType: PDF,
+    base64: data.base64,
+    pages: pdfPageCount(data.bytes),
+  };
 }
 
 /** Base64 UTF-8 text as a text source. A 400 naming `field` when it is not. */
 export function textSource(base64: string, field: Reader): DocumentSource {
-  const bytes = Uint8Array.fromBase64(checkedBase64(base64, field));
+  const { bytes } = decodedBase64(base64, field);
   try {
     return { kind: "text", text: new TextDecoder("utf-8", { fatal: true }).decode(bytes) };
   } catch {
@@ -83,14 +86,21 @@ export function urlSource(field: Reader): DocumentSource {
   return { kind: "url", url };
 }
 
-/** The base64 without whitespace, checked without decoding it: non-empty, of the alphabet, of a
- * length that whole characters make (a multiple of 4 when padded). */
-function checkedBase64(base64: string, field: Reader): string {
-  const data = base64.replace(WHITESPACE, "");
-  if (data === "") throw field.invalid("expected base64 data, but got an empty string");
-  const rest = data.length % 4;
-  if (rest === 1 || !BASE64.test(data) || (rest !== 0 && data.endsWith("="))) {
+/** The bytes of `base64` (ASCII whitespace allowed, as the decoder skips it) and the base64 to
+ * pass on (padded, without whitespace); a 400 naming `field` when it is empty or not base64. One
+ * native decode checks it (15 MB: ~20 ms, against ~70 ms for a whitespace pass and a regular
+ * expression over the text). */
+function decodedBase64(
+  base64: string,
+  field: Reader,
+): { bytes: Uint8Array<ArrayBuffer>; base64: string } {
+  let bytes: Uint8Array<ArrayBuffer>;
+  try {
+    bytes = Uint8Array.fromBase64(base64);
+  } catch {
     throw field.invalid("expected base64 data, but it is not valid base64");
   }
-  return data;
+  if (bytes.length === 0) throw field.invalid("expected base64 data, but got an empty string");
+  const plain = base64.length === Math.ceil(bytes.length / 3) * 4 ? base64 : bytes.toBase64();
+  return { bytes, base64: plain };
 }

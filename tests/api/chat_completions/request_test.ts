@@ -641,7 +641,7 @@ Deno.test("parseChatRequest reads file parts as documents, and chatUses records 
     { type: "text", text: "Compare these." },
     {
       type: "document",
-      source: { kind: "data", mediaType: "application/pdf", base64: PDF_BASE64 },
+      source: { kind: "data", mediaType: "application/pdf", base64: PDF_BASE64, pages: 1 },
       title: "a.pdf",
       cache: { type: "ephemeral" },
     },

@@ -209,7 +209,7 @@ Deno.test("gemini request: inline PDFs and text, and PDFs by https:// URL, are d
     { type: "text", text: "Read these." },
     {
       type: "document",
-      source: { kind: "data", mediaType: "application/pdf", base64: PDF_BASE64 },
+      source: { kind: "data", mediaType: "application/pdf", base64: PDF_BASE64, pages: 1 },
     },
     { type: "document", source: { kind: "text", text: "notes" } },
     { type: "document", source: { kind: "url", url: "https://example.com/a.pdf" } },
@@ -316,7 +316,7 @@ Deno.test("countTokens counts a functionResponse alone (the Gemini CLI counts a 
       },
       {
         type: "document",
-        source: { kind: "data", mediaType: "application/pdf", base64: "JVBERi0xLjQK" },
+        source: { kind: "data", mediaType: "application/pdf", base64: "JVBERi0xLjQK", pages: 1 },
       },
     ],
   }]);
@@ -361,7 +361,7 @@ Deno.test("a functionResponse's parts (Gemini 3's multimodal responses) are its 
   assert.deepEqual(result.content.map((p) => p.type), ["text", "document", "image"]);
   assert.deepEqual(result.content[1], {
     type: "document",
-    source: { kind: "data", mediaType: "application/pdf", base64: "JVBERi0xLjQK" },
+    source: { kind: "data", mediaType: "application/pdf", base64: "JVBERi0xLjQK", pages: 1 },
     title: "q3.pdf",
   });
   assert.deepEqual(uses.documents, ["contents[2].parts[0].functionResponse.parts[0]"]);

@@ -250,7 +250,7 @@ Deno.test("parseMessagesRequest: document blocks are documents, in messages and 
       },
     ],
   });
-  const pdf = { kind: "data", mediaType: "application/pdf", base64: PDF_BASE64 };
+  const pdf = { kind: "data", mediaType: "application/pdf", base64: PDF_BASE64, pages: 1 };
   assert.deepEqual(req.messages[0]!.parts, [
     {
       type: "document",

@@ -159,7 +159,7 @@ Deno.test("input_file parts are documents, in user messages and in function call
       output: [{ type: "input_file", file_url: "https://example.com/c.pdf", filename: "c" }],
     },
   ]);
-  const pdf = { kind: "data", mediaType: "application/pdf", base64: PDF_BASE64 };
+  const pdf = { kind: "data", mediaType: "application/pdf", base64: PDF_BASE64, pages: 1 };
   assert.deepEqual(messages[0]!.parts, [
     { type: "document", source: pdf, title: "a.pdf" },
     { type: "document", source: { kind: "url", url: "https://example.com/b.pdf" } },
@@ -378,6 +378,6 @@ Deno.test("input_file: a null field is an absent one, as OpenAI's schema allows"
   }]);
   assert.deepEqual(messages[0]!.parts, [{
     type: "document",
-    source: { kind: "data", mediaType: "application/pdf", base64: "JVBERi0xLjQK" },
+    source: { kind: "data", mediaType: "application/pdf", base64: "JVBERi0xLjQK", pages: 1 },
   }]);
 });

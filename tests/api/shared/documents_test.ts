@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { pdfBase64 } from "../../support/pdf.ts";
 import {
   dataUrlSource,
   pdfSource,
@@ -32,9 +33,18 @@ Deno.test("pdfSource: base64 PDF bytes, whitespace aside", () => {
     kind: "data",
     mediaType: "application/pdf",
     base64: PDF_BASE64,
+    pages: 1,
   });
   const wrapped = `${PDF_BASE64.slice(0, 8)}\n${PDF_BASE64.slice(8)}`;
-  assert.deepEqual(pdfSource(wrapped, field(wrapped)).kind, "data");
+  assert.deepEqual(pdfSource(wrapped, field(wrapped)), pdfSource(PDF_BASE64, field(PDF_BASE64)));
+  // Its pages are counted as it is read (the prompt's token count needs them).
+  const three = pdfBase64(3);
+  assert.deepEqual(pdfSource(three, field(three)), {
+    kind: "data",
+    mediaType: "application/pdf",
+    base64: three,
+    pages: 3,
+  });
   // Unpadded base64 is base64 too.
   const unpadded = new TextEncoder().encode("%PDF-1.7").toBase64().replace(/=+$/, "");
   assert.equal(pdfSource(unpadded, field(unpadded)).kind, "data");
@@ -61,6 +71,7 @@ Deno.test("dataUrlSource: a PDF or a text data URL, any case, with parameters", 
     kind: "data",
     mediaType: "application/pdf",
     base64: PDF_BASE64,
+    pages: 1,
   });
   const text = `data:text/plain;charset=utf-8;base64,${btoa("hello")}`;
   assert.deepEqual(dataUrlSource(field(text)), { kind: "text", text: "hello" });
