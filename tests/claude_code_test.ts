@@ -68,66 +68,77 @@ async function startGateway(fakes: { oa: FakeUpstream; an: FakeUpstream; ge: Fak
   return { ...gateway, key: key as string };
 }
 
+/** The three fakes (scripted by hints), a gateway process over them with a key, and a work
+ * directory; disposing of it stops and removes them all. */
+async function startRun() {
+  const fakes = { oa: startFakeOpenAI(), an: startFakeAnthropic(), ge: startFakeGemini() };
+  for (const fake of Object.values(fakes)) fake.script = hintScript;
+  const gateway = await startGateway(fakes);
+  const work = await Deno.makeTempDir({ prefix: "claude-work-" });
+  return {
+    fakes,
+    gateway,
+    work,
+    async [Symbol.asyncDispose]() {
+      await gateway.stop();
+      await Deno.remove(work, { recursive: true });
+      for (const fake of Object.values(fakes)) await fake.close();
+    },
+  };
+}
+
 Deno.test({
   name: "claude-code: a headless turn with a Read round trip on every back end, all 2xx",
   // The fakes and the gateway process outlive single steps; each is closed at the end.
   sanitizeOps: false,
   sanitizeResources: false,
   async fn(t) {
-    const fakes = { oa: startFakeOpenAI(), an: startFakeAnthropic(), ge: startFakeGemini() };
-    for (const fake of Object.values(fakes)) fake.script = hintScript;
-    const gateway = await startGateway(fakes);
-    const work = await Deno.makeTempDir({ prefix: "claude-work-" });
+    await using run = await startRun();
+    const { fakes, gateway, work } = run;
     const file = `${work}/hello.txt`;
     await Deno.writeTextFile(file, `The secret word is ${SECRET}.\n`);
-    try {
-      const backEnds: [string, FakeUpstream | null][] = [
-        ["cc-sim", null],
-        ["cc-anthropic", fakes.an],
-        ["cc-openai", fakes.oa],
-        ["cc-gemini", fakes.ge],
-      ];
-      for (const [model, fake] of backEnds) {
-        await t.step(model, async () => {
-          const before = gateway.records.length;
-          const seen = fake?.received.length ?? 0;
-          const run = await runClaude({
-            baseUrl: gateway.url,
-            apiKey: gateway.key,
-            model,
-            // `pages=1`: the simulator fills optional properties, and Read refuses its sample.
-            prompt: `Use Read with file_path=${file} pages=1 and tell me the secret word.`,
-            cwd: work,
-            allowedTools: ["Read"],
-          });
-          const shown = `stdout: ${run.stdout}\nstderr: ${run.stderr}`;
-          assert.equal(run.code, 0, shown);
-          assert.ok(run.result !== null, shown);
-          assert.equal(run.result.is_error, false, shown);
-          assert.equal(run.result.subtype, "success", shown);
-          assert.ok((run.result.num_turns as number) >= 2, `no tool round trip: ${shown}`);
-          assert.match(String(run.result.result), new RegExp(SECRET), shown);
-          // The request log is flushed every 20 ms.
-          await new Promise((r) => setTimeout(r, 200));
-          const calls = gateway.records.slice(before).filter((r) =>
-            String(r.path).startsWith("/v1/messages")
-          );
-          assert.ok(calls.length >= 2, `requests: ${JSON.stringify(calls)}`);
-          for (const call of calls) {
-            assert.ok((call.status as number) < 300, `not 2xx: ${JSON.stringify(call)}`);
-            assert.equal(call.model, model);
-          }
-          if (fake) {
-            const received = fake.received.slice(seen);
-            assert.ok(received.length >= 2, "the upstream was called for each turn");
-            for (const r of received) assert.deepEqual(r.violations, [], r.path);
-          }
+    const backEnds: [string, FakeUpstream | null][] = [
+      ["cc-sim", null],
+      ["cc-anthropic", fakes.an],
+      ["cc-openai", fakes.oa],
+      ["cc-gemini", fakes.ge],
+    ];
+    for (const [model, fake] of backEnds) {
+      await t.step(model, async () => {
+        const before = gateway.records.length;
+        const seen = fake?.received.length ?? 0;
+        const run = await runClaude({
+          baseUrl: gateway.url,
+          apiKey: gateway.key,
+          model,
+          // `pages=1`: the simulator fills optional properties, and Read refuses its sample.
+          prompt: `Use Read with file_path=${file} pages=1 and tell me the secret word.`,
+          cwd: work,
+          allowedTools: ["Read"],
         });
-      }
-    } finally {
-      await gateway.stop();
-      await Deno.remove(work, { recursive: true });
-      for (const fake of Object.values(fakes)) await fake.close();
+        const shown = `stdout: ${run.stdout}\nstderr: ${run.stderr}`;
+        assert.equal(run.code, 0, shown);
+        assert.ok(run.result !== null, shown);
+        assert.equal(run.result.is_error, false, shown);
+        assert.equal(run.result.subtype, "success", shown);
+        assert.ok((run.result.num_turns as number) >= 2, `no tool round trip: ${shown}`);
+        assert.match(String(run.result.result), new RegExp(SECRET), shown);
+        // The request log is flushed every 20 ms.
+        await new Promise((r) => setTimeout(r, 200));
+        const calls = gateway.records.slice(before).filter((r) =>
+          String(r.path).startsWith("/v1/messages")
+        );
+        assert.ok(calls.length >= 2, `requests: ${JSON.stringify(calls)}`);
+        for (const call of calls) {
+          assert.ok((call.status as number) < 300, `not 2xx: ${JSON.stringify(call)}`);
+          assert.equal(call.model, model);
+        }
+        if (fake) {
+          const received = fake.received.slice(seen);
+          assert.ok(received.length >= 2, "the upstream was called for each turn");
+          for (const r of received) assert.deepEqual(r.violations, [], r.path);
+        }
+      });
     }
   },
 });
@@ -138,49 +149,41 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn(t) {
-    const fakes = { oa: startFakeOpenAI(), an: startFakeAnthropic(), ge: startFakeGemini() };
-    for (const fake of Object.values(fakes)) fake.script = hintScript;
-    const gateway = await startGateway(fakes);
-    const work = await Deno.makeTempDir({ prefix: "claude-work-" });
+    await using run = await startRun();
+    const { fakes, gateway, work } = run;
     const file = `${work}/report.pdf`;
     const pdf = textPdf(`The secret word is ${SECRET}.`);
     await Deno.writeFile(file, pdf);
     const dataUrl = `data:application/pdf;base64,${pdf.toBase64()}`;
-    try {
-      const backEnds: [string, FakeUpstream, (body: string) => boolean][] = [
-        ["cc-openai", fakes.oa, (body) => body.includes(`"file_data":"${dataUrl}"`)],
-        [
-          "cc-gemini",
-          fakes.ge,
-          (body) => body.includes(`"mimeType":"application/pdf","data":"${pdf.toBase64()}"`),
-        ],
-      ];
-      for (const [model, fake, carries] of backEnds) {
-        await t.step(model, async () => {
-          const seen = fake.received.length;
-          const run = await runClaude({
-            baseUrl: gateway.url,
-            apiKey: gateway.key,
-            model,
-            prompt: `Use Read with file_path=${file} and tell me the secret word.`,
-            cwd: work,
-            allowedTools: ["Read"],
-          });
-          const shown = `stdout: ${run.stdout}\nstderr: ${run.stderr}`;
-          assert.equal(run.code, 0, shown);
-          assert.equal(run.result?.is_error, false, shown);
-          const received = fake.received.slice(seen);
-          for (const r of received) assert.deepEqual(r.violations, [], r.path);
-          assert.ok(
-            received.some((r) => carries(r.text)),
-            `no request carried the PDF: ${received.map((r) => r.text.slice(0, 300)).join("\n")}`,
-          );
+    const backEnds: [string, FakeUpstream, (body: string) => boolean][] = [
+      ["cc-openai", fakes.oa, (body) => body.includes(`"file_data":"${dataUrl}"`)],
+      [
+        "cc-gemini",
+        fakes.ge,
+        (body) => body.includes(`"mimeType":"application/pdf","data":"${pdf.toBase64()}"`),
+      ],
+    ];
+    for (const [model, fake, carries] of backEnds) {
+      await t.step(model, async () => {
+        const seen = fake.received.length;
+        const run = await runClaude({
+          baseUrl: gateway.url,
+          apiKey: gateway.key,
+          model,
+          prompt: `Use Read with file_path=${file} and tell me the secret word.`,
+          cwd: work,
+          allowedTools: ["Read"],
         });
-      }
-    } finally {
-      await gateway.stop();
-      await Deno.remove(work, { recursive: true });
-      for (const fake of Object.values(fakes)) await fake.close();
+        const shown = `stdout: ${run.stdout}\nstderr: ${run.stderr}`;
+        assert.equal(run.code, 0, shown);
+        assert.equal(run.result?.is_error, false, shown);
+        const received = fake.received.slice(seen);
+        for (const r of received) assert.deepEqual(r.violations, [], r.path);
+        assert.ok(
+          received.some((r) => carries(r.text)),
+          `no request carried the PDF: ${received.map((r) => r.text.slice(0, 300)).join("\n")}`,
+        );
+      });
     }
   },
 });

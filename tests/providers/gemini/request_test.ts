@@ -1,5 +1,10 @@
 import assert from "node:assert/strict";
-import type { Message, Options, ToolSpec } from "../../../src/canonical/conversation.ts";
+import type {
+  Message,
+  Options,
+  ToolResultPart,
+  ToolSpec,
+} from "../../../src/canonical/conversation.ts";
 import { canonicalCallId } from "../../../src/providers/gemini/call_ids.ts";
 import { SKIP_SIGNATURE } from "../../../src/providers/gemini/contents.ts";
 import { toGeminiRequest } from "../../../src/providers/gemini/request.ts";
@@ -341,8 +346,9 @@ Deno.test("gemini request: documents as inline PDF data, a PDF file URL or text;
   assert.deepEqual(droppedBy({}, quiet), []);
 });
 
-Deno.test("gemini request: a document a tool returned follows its function response", () => {
-  const got = body({ tools: [WEATHER] }, [
+/** A weather call in Paris answered with `content` (the tool's text, then documents). */
+function answeredWith(...documents: ToolResultPart["content"]): Message[] {
+  return [
     user("Paris"),
     { role: "assistant", parts: [call("swy_resp1_1", "Paris")] },
     {
@@ -350,14 +356,20 @@ Deno.test("gemini request: a document a tool returned follows its function respo
       parts: [{
         type: "tool_result",
         callId: "swy_resp1_1",
-        content: [
-          { type: "text", text: "see the report" },
-          { type: "document", source: { kind: "data", mediaType: "application/pdf", base64: PDF } },
-        ],
+        content: [{ type: "text", text: "see the report" }, ...documents],
         isError: false,
       }],
     },
-  ]);
+  ];
+}
+
+const PDF_DOCUMENT = {
+  type: "document",
+  source: { kind: "data", mediaType: "application/pdf", base64: PDF },
+} as const;
+
+Deno.test("gemini request: a document a tool returned follows its function response", () => {
+  const got = body({ tools: [WEATHER] }, answeredWith(PDF_DOCUMENT));
   assert.deepEqual(got.contents[2], {
     role: "user",
     parts: [
@@ -368,23 +380,10 @@ Deno.test("gemini request: a document a tool returned follows its function respo
 });
 
 Deno.test("gemini request: for a gemini-3 model a tool's inline media go inside its function response, URLs after it", () => {
-  const messages: Message[] = [
-    user("Paris"),
-    { role: "assistant", parts: [call("swy_resp1_1", "Paris")] },
-    {
-      role: "tool",
-      parts: [{
-        type: "tool_result",
-        callId: "swy_resp1_1",
-        content: [
-          { type: "text", text: "see the report" },
-          { type: "document", source: { kind: "data", mediaType: "application/pdf", base64: PDF } },
-          { type: "document", source: { kind: "url", url: "https://example.com/a.pdf" } },
-        ],
-        isError: false,
-      }],
-    },
-  ];
+  const messages = answeredWith(PDF_DOCUMENT, {
+    type: "document",
+    source: { kind: "url", url: "https://example.com/a.pdf" },
+  });
   const req = chatRequest({ messages }, { tools: [WEATHER] });
   const gemini3 = toGeminiRequest(req, new Set(), "gemini-3-pro-preview");
   assert.deepEqual(gemini3.contents[2], {
