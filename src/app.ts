@@ -394,13 +394,12 @@ export async function createApp(deps: AppDeps): Promise<App> {
     releaseSlot(leases, logger),
     ...(metrics ? [metrics.hook()] : []),
   ], logger);
-  const trimMemory = deps.trimMemory;
   const trimmer = new IdleTrimmer({
     // The upstream client's kept buffers (up to 32 MB after a burst), and with FFI glibc's
     // free memory, once a whole interval passed without a request.
     trim: () => {
       providerOptions.http.trim?.();
-      trimMemory?.();
+      deps.trimMemory?.();
     },
     activity: () => settler.activity,
     intervalMs: deps.trimIntervalMs ?? TRIM_INTERVAL_MS,
