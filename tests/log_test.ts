@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { LOG_PREFIX, logBucket, type LogRow, rowRecords } from "../src/log/kv_sink.ts";
+import { LOG_PREFIX, logBucket, logRows } from "../src/log/kv_sink.ts";
 import { readUsage } from "../src/log/usage.ts";
 import { startServer } from "./support/server.ts";
 
@@ -69,7 +69,7 @@ Deno.test("a key's id is logged, never its value nor any Authorization header", 
   assert.equal(records[0]!.key_id, record.id);
   assert.equal(records[1]!.error, "invalid_api_key");
   const everything = server.output.out + server.output.err +
-    JSON.stringify(await Array.fromAsync(server.kv.list({ prefix: [...LOG_PREFIX] })));
+    JSON.stringify(await Array.fromAsync(logRows(server.kv.list({ prefix: [...LOG_PREFIX] }))));
   for (const secret of [key, wrong, "dXNlcjpzZWNyZXQtcGFzc3dvcmQ=", "Bearer"]) {
     assert.ok(!everything.includes(secret), `a log contains ${secret}`);
   }
@@ -82,9 +82,9 @@ Deno.test("the same records are kept in KV, in rows per arrival second, written 
     await res.body?.cancel();
   }
   await server.app.services.logger.flush();
-  const rows = await Array.fromAsync(server.kv.list<LogRow>({ prefix: [...LOG_PREFIX] }));
+  const rows = await Array.fromAsync(logRows(server.kv.list({ prefix: [...LOG_PREFIX] })));
   assert.equal(rows.length, 1, "one flush of one second's records is one row");
-  const records = rows.flatMap((row) => rowRecords(row.value));
+  const records = rows.flatMap((row) => row.records);
   const byId = (a: Record<string, unknown>, b: Record<string, unknown>) =>
     String(a.request_id).localeCompare(String(b.request_id));
   assert.deepEqual(
@@ -92,8 +92,8 @@ Deno.test("the same records are kept in KV, in rows per arrival second, written 
     server.output.records().sort(byId),
   );
   for (const row of rows) {
-    for (const record of rowRecords(row.value)) {
-      assert.equal(row.key[1], logBucket(Date.parse(record.ts)));
+    for (const record of row.records) {
+      assert.equal(row.bucket, logBucket(Date.parse(record.ts)));
     }
   }
 });
@@ -117,8 +117,8 @@ Deno.test("a 2,100-character model and a 60 KB path are logged bounded, and the 
   assert.equal(responses[0]!.status, 404);
   assert.equal(responses[1]!.status, 404);
   await server.app.services.logger.flush();
-  const rows = await Array.fromAsync(server.kv.list<LogRow>({ prefix: [...LOG_PREFIX] }));
-  const records = rows.flatMap((row) => rowRecords(row.value));
+  const rows = await Array.fromAsync(logRows(server.kv.list({ prefix: [...LOG_PREFIX] })));
+  const records = rows.flatMap((row) => row.records);
   assert.equal(records.length, 60);
   const longModel = records.find((r) => r.model?.startsWith("xxx"))!;
   assert.equal(longModel.model!.length, 128);

@@ -4,7 +4,7 @@
  * saw and reads their rows.
  */
 import type { Clock } from "../clock.ts";
-import { LOG_PREFIX, type LogRow, rowRecords, TAIL_PREFIX } from "./kv_sink.ts";
+import { LOG_PREFIX, logRows, TAIL_PREFIX } from "./kv_sink.ts";
 import type { LogRecord } from "./record.ts";
 
 /** How far before the newest entry seen a follower looks again: a commit whose time was taken
@@ -47,8 +47,15 @@ export class LogTail {
       if (before || this.#seen.has(id)) continue;
       this.#seen.set(id, committed);
       if (committed > this.#mark) this.#mark = committed;
-      const row = await this.#kv.get<LogRow>([...LOG_PREFIX, entry.value, id]);
-      if (row.value) records.push(...rowRecords(row.value));
+      const key = [...LOG_PREFIX, entry.value, id];
+      for await (const row of logRows(this.#kv.list({ prefix: key }))) records.push(...row.records);
+      // A row a process of the version before wrote, in one value.
+      const legacy = await this.#kv.get(key);
+      if (legacy.value !== null) {
+        for await (const row of logRows([legacy as Deno.KvEntry<unknown>])) {
+          records.push(...row.records);
+        }
+      }
     }
     for (const [id, committed] of this.#seen) {
       if (committed < this.#mark - LOOK_BACK_MS) this.#seen.delete(id);

@@ -1,11 +1,5 @@
 import assert from "node:assert/strict";
-import {
-  KvLogSink,
-  LOG_PREFIX,
-  type LogRow,
-  ROW_RECORDS,
-  rowRecords,
-} from "../../src/log/kv_sink.ts";
+import { KvLogSink, LOG_PREFIX, logRows, PART_BYTES, ROW_RECORDS } from "../../src/log/kv_sink.ts";
 import { Logger } from "../../src/log/logger.ts";
 import type { LogRecord } from "../../src/log/record.ts";
 import { readChecks } from "../../src/log/checks.ts";
@@ -25,7 +19,7 @@ function add(sink: KvLogSink, r: LogRecord): void {
 }
 
 async function rows(kv: Deno.Kv) {
-  return await Array.fromAsync(kv.list<LogRow>({ prefix: [...LOG_PREFIX] }));
+  return await Array.fromAsync(logRows(kv.list({ prefix: [...LOG_PREFIX] })));
 }
 
 Deno.test("KvLogSink packs a flush into rows per arrival second, at most ROW_RECORDS each", async () => {
@@ -37,7 +31,7 @@ Deno.test("KvLogSink packs a flush into rows per arrival second, at most ROW_REC
   add(sink, record(n + 1, T0 - 60_000));
   await sink.flush();
   const all = await rows(kv);
-  const sizes = all.map((r) => [r.key[1], rowRecords(r.value).length]);
+  const sizes = all.map((r) => [r.bucket, r.records.length]);
   sizes.sort((a, b) => Number(a[0]) - Number(b[0]) || Number(b[1]) - Number(a[1]));
   assert.deepEqual(sizes, [
     [T0 - 60_000, 1],
@@ -46,7 +40,7 @@ Deno.test("KvLogSink packs a flush into rows per arrival second, at most ROW_REC
     [T0, 5],
     [T0 + 1000, 1],
   ]);
-  const ids = all.flatMap((r) => rowRecords(r.value).map((x) => x.request_id)).sort();
+  const ids = all.flatMap((r) => r.records.map((x) => x.request_id)).sort();
   assert.equal(ids.length, n + 2);
   assert.equal(new Set(ids).size, n + 2);
   const usage = await readUsage(kv, "2026-01-15");
@@ -62,7 +56,7 @@ Deno.test("KvLogSink keeps a size note instead of content too large for a KV val
   add(sink, record(1, T0, { content: { messages: [{ role: "user", content: big }] } }));
   add(sink, record(2, T0, { content: { messages: [{ role: "user", content: "small" }] } }));
   await sink.flush();
-  const records = (await rows(kv)).flatMap((r) => rowRecords(r.value));
+  const records = (await rows(kv)).flatMap((r) => r.records);
   const first = records.find((r) => r.request_id === "req_0001")!;
   const second = records.find((r) => r.request_id === "req_0002")!;
   assert.deepEqual(first.content, { truncated: true, bytes: 100_043 });
@@ -71,7 +65,7 @@ Deno.test("KvLogSink keeps a size note instead of content too large for a KV val
 
 /** All records kept in KV. */
 async function stored(kv: Deno.Kv): Promise<LogRecord[]> {
-  return (await rows(kv)).flatMap((r) => rowRecords(r.value));
+  return (await rows(kv)).flatMap((r) => r.records);
 }
 
 /** A KV store whose atomic operations fail on commit (as KV fails one with a key or value it
@@ -87,7 +81,10 @@ function refusingKv(kv: Deno.Kv, marker: string): { kv: Deno.Kv; commits: () => 
           const commit = op.commit.bind(op);
           let refuse = false;
           op.set = (key, value, options) => {
-            refuse ||= JSON.stringify(value).includes(marker);
+            const text = value instanceof Uint8Array
+              ? new TextDecoder().decode(value)
+              : JSON.stringify(value);
+            refuse ||= text.includes(marker);
             return set(key, value, options);
           };
           op.commit = () => {
@@ -274,7 +271,7 @@ Deno.test("a flush of 800 records of 800 keys keeps every commit within KV's 1,0
   }
   await sink.flush();
   assert.deepEqual(errors, []);
-  const ids = (await rows(kv)).flatMap((r) => rowRecords(r.value).map((x) => x.request_id));
+  const ids = (await rows(kv)).flatMap((r) => r.records.map((x) => x.request_id));
   assert.equal(new Set(ids).size, n);
   const usage = await readUsage(kv, "2026-01-15");
   assert.equal(usage.length, n);
@@ -318,4 +315,52 @@ Deno.test("usage and check counters older than usage_retention_days are deleted 
   add(sink, record(10, T0 + 4 * DAY));
   await sink.flush();
   assert.deepEqual(await days(), [day(T0 + 2 * DAY), day(T0 + 3 * DAY), day(T0 + 4 * DAY)]);
+});
+
+Deno.test("a row is kept in parts of at most PART_BYTES that read back whole, multi-byte characters split across parts included", async () => {
+  using kv = await Deno.openKv(":memory:");
+  const sink = new KvLogSink({ kv, retentionDays: 7, intervalMs: 10_000 });
+  const written: LogRecord[] = [];
+  for (let i = 0; i < 40; i++) {
+    const r = record(i, T0, { model: `模型-😀-${i}`, path: `/v1/${"é".repeat(i * 7)}` });
+    written.push(r);
+    add(sink, r);
+  }
+  await sink.flush();
+  const entries = await Array.fromAsync(kv.list({ prefix: [...LOG_PREFIX] }));
+  assert.ok(entries.length > 10, `${entries.length} entries`);
+  for (const { value } of entries) {
+    assert.ok(value instanceof Uint8Array && value.length <= PART_BYTES && value.length > 0);
+  }
+  // Some part ends inside a character: the parts decoded alone would not give the text.
+  const alone = entries.map((e) => new TextDecoder().decode(e.value as Uint8Array)).join("");
+  assert.ok(alone.includes("\ufffd"), "no character was split between two parts");
+  const read = (await rows(kv)).flatMap((r) => r.records);
+  assert.deepEqual(read.map((r) => ({ ...r })), written.map((r) => JSON.parse(JSON.stringify(r))));
+});
+
+Deno.test("logRows reads rows of one value (as the version before wrote them) beside parts, forwards and in reverse, and leaves out a row missing a part", async () => {
+  using kv = await Deno.openKv(":memory:");
+  const legacy = record(1, T0);
+  await kv.set([...LOG_PREFIX, T0, "old-row"], { lines: JSON.stringify(legacy) });
+  const sink = new KvLogSink({ kv, retentionDays: 7, intervalMs: 10_000 });
+  add(sink, record(2, T0 + 1000, { path: "/v1/" + "a".repeat(3000) }));
+  add(sink, record(3, T0 + 2000));
+  await sink.flush();
+  const ids = async (options?: Deno.KvListOptions) => {
+    const list = kv.list({ prefix: [...LOG_PREFIX] }, options);
+    return (await Array.fromAsync(logRows(list))).flatMap((r) =>
+      r.records.map((x) => x.request_id)
+    );
+  };
+  assert.deepEqual(await ids(), ["req_0001", "req_0002", "req_0003"]);
+  assert.deepEqual(await ids({ reverse: true }), ["req_0003", "req_0002", "req_0001"]);
+  assert.deepEqual(await ids({ batchSize: 1 }), ["req_0001", "req_0002", "req_0003"]);
+  // The second row has several parts; without its middle one it is not read (it expired while
+  // listed), the rows beside it are.
+  const parts = await Array.fromAsync(kv.list({ prefix: [...LOG_PREFIX, T0 + 1000] }));
+  assert.ok(parts.length >= 3, `${parts.length} parts`);
+  await kv.delete(parts[1]!.key);
+  assert.deepEqual(await ids(), ["req_0001", "req_0003"]);
+  assert.deepEqual(await ids({ reverse: true }), ["req_0003", "req_0001"]);
 });

@@ -1,6 +1,6 @@
 import type { RequestContext } from "../../pipeline/context.ts";
 import { json } from "../../http/response.ts";
-import { LOG_PREFIX, logBucket, type LogRow, rowRecords } from "../../log/kv_sink.ts";
+import { LOG_PREFIX, logBucket, logRows } from "../../log/kv_sink.ts";
 import type { LogRecord } from "../../log/record.ts";
 import { readTime } from "./input.ts";
 import { followLogs } from "./logs_follow.ts";
@@ -92,8 +92,8 @@ export async function listLogs(ctx: RequestContext): Promise<Response> {
     return true;
   };
   let full = false;
-  for await (const { key, value } of ctx.services.kv.list<LogRow>(selector, { reverse: true })) {
-    const rowBucket = key[1] as number;
+  const entries = ctx.services.kv.list(selector, { reverse: true });
+  for await (const { bucket: rowBucket, records } of logRows(entries)) {
     if (rowBucket !== bucket) {
       if (!takeSecond()) {
         full = true;
@@ -102,7 +102,7 @@ export async function listLogs(ctx: RequestContext): Promise<Response> {
       bucket = rowBucket;
       pending = [];
     }
-    pending.push(...rowRecords(value));
+    pending.push(...records);
   }
   if (!full) full = !takeSecond();
   const last = data.at(-1);
