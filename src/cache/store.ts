@@ -3,18 +3,20 @@
  * manifest: when the entry expires (clock ms, checked on read, besides KV's `expireIn`, which
  * only real time moves), and the entry itself when it fits one value, else where its chunks
  * are, how many, how long, and their SHA-256. Chunks (under `["cache", scope, key, gen, n]`,
- * `gen` new for each write, so two writers never mix chunks) stay below KV's 64 KiB value
- * limit; an entry whose chunks fit one atomic commit is written with its manifest in it, a
+ * `gen` new for each write, so two writers never mix chunks) are small (`kv/parts.ts`: a large
+ * value makes every search of KV near it dearer); an entry whose chunks fit one atomic commit
+ * is written with its manifest in it, a
  * larger one in several commits with the manifest last, so a reader finds a manifest only
  * once its chunks are all there, and checks them against it.
  */
 import { createHash } from "node:crypto";
 import { RecentEntries } from "./recent.ts";
+import { cutParts, PART_BYTES } from "../kv/parts.ts";
 
-/** Bytes of one chunk, and of an entry kept in its manifest (KV takes 64 KiB per value). */
-export const CHUNK_BYTES = 60 * 1024;
-/** Chunks per atomic commit: KV takes 800 KiB of keys and values per commit. */
-export const CHUNKS_PER_COMMIT = 10;
+/** Bytes of one chunk, and of an entry kept in its manifest. */
+export const CHUNK_BYTES = PART_BYTES;
+/** Chunks per atomic commit: KV takes 80 KiB of keys per commit (a chunk's key: ~170 bytes). */
+export const CHUNKS_PER_COMMIT = 320;
 /** Chunks are kept this much longer than their manifest, which is written after them. */
 const CHUNK_GRACE_MS = 60_000;
 const PREFIX = "cache";
@@ -63,19 +65,18 @@ export class CacheStore {
   async #chunks(scope: string, key: string, manifest: Manifest): Promise<Uint8Array | null> {
     const { gen, chunks, bytes, digest } = manifest;
     if (gen === undefined || chunks === undefined || bytes === undefined) return null;
-    const keys = Array.from({ length: chunks }, (_, n) => [PREFIX, scope, key, gen, n]);
     const all = new Uint8Array(bytes);
     let at = 0;
-    // KV's getMany reads 10 keys at most.
-    for (let i = 0; i < keys.length; i += 10) {
-      for (const chunk of await this.kv.getMany<Uint8Array[]>(keys.slice(i, i + 10))) {
-        const value = chunk.value;
-        if (!(value instanceof Uint8Array) || at + value.length > bytes) return null;
-        all.set(value, at);
-        at += value.length;
+    let n = 0;
+    const list = this.kv.list({ prefix: [PREFIX, scope, key, gen] }, { batchSize: 1000 });
+    for await (const { key: chunkKey, value } of list) {
+      if (chunkKey[4] !== n++ || !(value instanceof Uint8Array) || at + value.length > bytes) {
+        return null;
       }
+      all.set(value, at);
+      at += value.length;
     }
-    if (at !== bytes || sha256(all) !== digest) return null;
+    if (n !== chunks || at !== bytes || sha256(all) !== digest) return null;
     return all;
   }
 
@@ -96,16 +97,14 @@ export class CacheStore {
       return;
     }
     const gen = crypto.randomUUID();
-    const chunks = Math.ceil(data.length / CHUNK_BYTES);
+    const parts = cutParts(data);
+    const chunks = parts.length;
     const manifest: Manifest = { expires, gen, chunks, bytes: data.length, digest: sha256(data) };
     const chunkOptions = { expireIn: ttlMs + CHUNK_GRACE_MS };
     for (let first = 0; first < chunks; first += CHUNKS_PER_COMMIT) {
       const op = this.kv.atomic();
       const end = Math.min(chunks, first + CHUNKS_PER_COMMIT);
-      for (let n = first; n < end; n++) {
-        const chunk = data.slice(n * CHUNK_BYTES, (n + 1) * CHUNK_BYTES);
-        op.set([...head, gen, n], chunk, chunkOptions);
-      }
+      for (let n = first; n < end; n++) op.set([...head, gen, n], parts[n]!, chunkOptions);
       // The last chunks and the manifest go together: one commit for an entry that fits one.
       if (end === chunks) op.set(head, manifest, { expireIn: ttlMs });
       await this.#commit(op);

@@ -6,22 +6,17 @@ import { type LogRecord, truncateText } from "./record.ts";
 import { type CounterSums, mergeSums, usageSums, utcDay } from "./usage.ts";
 import { checkSums } from "./checks.ts";
 import { sweepCounters } from "./usage_sweep.ts";
+import { cutParts, joinParts } from "../kv/parts.ts";
 
 /**
  * Key prefix of the log in KV. Records are stored in rows of up to {@link ROW_RECORDS}, every
  * record of a row having arrived in the same second: the records' JSON lines as written to
- * stdout, joined by newlines, as UTF-8 in parts of at most {@link PART_BYTES}:
+ * stdout, joined by newlines, as UTF-8 in parts (`kv/parts.ts`):
  * `["logs", <second, ms>, <row id>, <parts>, <n>] -> bytes`. One row per second and flush,
  * holding text already serialised for stdout, rather than one structured KV value per request,
  * keeps the log's share of a request's CPU small.
  */
 export const LOG_PREFIX = ["logs"] as const;
-
-/** Bytes of a row's text in one KV entry at most. A larger entry overflows SQLite's page, and
- * every search of KV that compares a key with it reads all of it: 2,400 rows of 30 KB in one
- * value each made a commit of 20 rate-limit counters cost twice the CPU (1.6-1.8 against 0.73
- * ms). A part with its key stays under SQLite's ~1,000 bytes kept in the page. */
-export const PART_BYTES = 800;
 
 /** Key prefix of the index of recently committed rows, for followers of the log (`tail.ts`):
  * `["logtail", <commit ms>, <row id>] -> <the row's bucket>`, kept {@link TAIL_KEEP_MS}. */
@@ -52,7 +47,7 @@ export async function* logRows(
     const row = open;
     open = null;
     if (row === null || row.got !== row.parts.length) return null;
-    const text = decoder.decode(concat(row.parts));
+    const text = decoder.decode(joinParts(row.parts));
     return { bucket: row.bucket, id: row.id, records: textRecords(text) };
   };
   for await (const { key, value } of entries) {
@@ -88,17 +83,6 @@ function textRecords(text: string): LogRecord[] {
 
 const decoder = new TextDecoder();
 const encoder = new TextEncoder();
-
-function concat(parts: readonly Uint8Array[]): Uint8Array {
-  if (parts.length === 1) return parts[0]!;
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
 
 /** The width of a row's time bucket. */
 export const BUCKET_MS = 1000;
@@ -254,7 +238,7 @@ export class KvLogSink implements LogSink {
       let added = 0;
       for (const id of own.keys()) if (!sums.has(id)) added++;
       // Each part of a row is one set, and each row one more for its tail entry.
-      const more = partCount(row.text);
+      const more = cutParts(row.text).length;
       const mutations = parts + more + group.length + 1 + sums.size + added;
       if (
         group.length > 0 &&
@@ -333,11 +317,12 @@ export class KvLogSink implements LogSink {
       const committed = this.#clock.now();
       for (const row of rows) {
         const id = crypto.randomUUID();
-        const count = partCount(row.text);
-        for (let n = 0; n < count; n++) {
-          const part = row.text.subarray(n * PART_BYTES, (n + 1) * PART_BYTES);
-          op.set([...LOG_PREFIX, row.bucket, id, count, n], part, { expireIn: this.#expireIn });
-        }
+        const parts = cutParts(row.text);
+        parts.forEach((part, n) => {
+          op.set([...LOG_PREFIX, row.bucket, id, parts.length, n], part, {
+            expireIn: this.#expireIn,
+          });
+        });
         op.set([...TAIL_PREFIX, committed, id], row.bucket, { expireIn: TAIL_KEEP_MS });
       }
       for (const { key, n } of sums.values()) op.sum(key, n);
@@ -386,11 +371,6 @@ interface PackedRow {
 /** A row's text: its lines joined by newlines, as UTF-8. */
 function rowText(lines: readonly string[]): Uint8Array {
   return encoder.encode(lines.join("\n"));
-}
-
-/** The number of KV entries a row's text takes. */
-function partCount(text: Uint8Array): number {
-  return Math.max(1, Math.ceil(text.length / PART_BYTES));
 }
 
 /** Groups records by the second they arrived in, into rows that fit a KV value. A record too

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { KvLogSink, LOG_PREFIX, logRows, PART_BYTES, ROW_RECORDS } from "../../src/log/kv_sink.ts";
+import { KvLogSink, LOG_PREFIX, logRows, ROW_RECORDS } from "../../src/log/kv_sink.ts";
+import { PART_BYTES } from "../../src/kv/parts.ts";
 import { Logger } from "../../src/log/logger.ts";
 import type { LogRecord } from "../../src/log/record.ts";
 import { readChecks } from "../../src/log/checks.ts";

@@ -1,24 +1,27 @@
 /**
  * Stored responses in Deno KV (README "Responses API"), so that `previous_response_id`, `GET`
- * and `DELETE` work on every instance: under `["responses", id]` a head (its owner and how
- * many chunks follow), under `["responses", id, n]` the record's JSON in chunks below KV's
- * value limit, all written in one atomic operation and all expiring after
- * {@link RETENTION_MS}. A record over {@link MAX_STORED_BYTES} is not stored, nor one whose id
- * is over {@link MAX_ID_BYTES} (such an id is never found).
+ * and `DELETE` work on every instance: under `["responses", id]` a head (its owner, and where
+ * and in how many parts its record is), under `["response_parts", gen, n]` the record's JSON in
+ * small parts (`kv/parts.ts`: a large value makes every search of KV near it dearer; `gen` new
+ * for each record keeps the parts' keys short whatever the id), all written in one atomic
+ * operation and all expiring after {@link RETENTION_MS}. A record over {@link MAX_STORED_BYTES}
+ * is not stored, nor one whose id is over {@link MAX_ID_BYTES} (such an id is never found).
+ * Records stored before parts (`["responses", id, n]`, 60 KiB each) are read until they expire.
  */
 import type { Principal } from "../../auth/principal.ts";
+import { cutParts, joinParts } from "../../kv/parts.ts";
 import type { WireObject } from "./output.ts";
 
 /** How long a stored response is kept: 30 days, as OpenAI keeps them. */
 export const RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
-/** The largest record stored (its JSON's bytes): KV's atomic writes take 800 KiB at most. */
+/** The largest record stored (its JSON's bytes): KV's atomic writes take 800 KiB at most (and
+ * 1,000 entries: 820 parts and the head). */
 export const MAX_STORED_BYTES = 640 * 1024;
 /** The longest id kept (its UTF-8 bytes): KV's keys take 2 KiB at most, and a NUL in a string
  * key takes two bytes. Ours have 37 characters; an upstream's, in the passthrough, about 50. */
 export const MAX_ID_BYTES = 512;
-/** Bytes of one chunk (KV's values take 64 KiB at most). */
-const CHUNK_BYTES = 60 * 1024;
 const PREFIX = "responses";
+const PARTS_PREFIX = "response_parts";
 
 /** What is kept of a response. */
 export interface StoredResponse {
@@ -34,6 +37,8 @@ export interface StoredResponse {
 interface Head {
   owner: string;
   chunks: number;
+  /** Where the parts are (absent in a head stored before parts: its chunks are under the id). */
+  gen?: string;
 }
 
 /** Who may see a response: the key that made it; anonymous responses only anonymous callers
@@ -52,12 +57,12 @@ export class ResponseStore {
     if (!storable(id)) return false;
     const bytes = new TextEncoder().encode(JSON.stringify(record));
     if (bytes.length > MAX_STORED_BYTES) return false;
-    const chunks = Math.ceil(bytes.length / CHUNK_BYTES);
+    const parts = cutParts(bytes);
+    const gen = crypto.randomUUID();
     const options = { expireIn: RETENTION_MS };
-    const op = this.kv.atomic().set([PREFIX, id], { owner, chunks } satisfies Head, options);
-    for (let n = 0; n < chunks; n++) {
-      op.set([PREFIX, id, n], bytes.slice(n * CHUNK_BYTES, (n + 1) * CHUNK_BYTES), options);
-    }
+    const head: Head = { owner, chunks: parts.length, gen };
+    const op = this.kv.atomic().set([PREFIX, id], head, options);
+    parts.forEach((part, n) => op.set([PARTS_PREFIX, gen, n], part, options));
     const result = await op.commit();
     if (!result.ok) throw new Error(`could not store response ${id}`);
     return true;
@@ -67,22 +72,35 @@ export class ResponseStore {
   async get(id: string, owner: string): Promise<StoredResponse | null> {
     const head = await this.#head(id, owner);
     if (head === null) return null;
-    const keys = Array.from({ length: head.chunks }, (_, n) => [PREFIX, id, n]);
+    const parts = head.gen === undefined
+      ? await this.#legacyChunks(id, head.chunks)
+      : await this.#parts(head.gen, head.chunks);
+    if (parts === null) return null;
+    return JSON.parse(new TextDecoder().decode(joinParts(parts))) as StoredResponse;
+  }
+
+  /** A record's parts, or `null` when one is missing. */
+  async #parts(gen: string, count: number): Promise<Uint8Array[] | null> {
+    const parts: Uint8Array[] = [];
+    const list = this.kv.list<Uint8Array>({ prefix: [PARTS_PREFIX, gen] }, { batchSize: 1000 });
+    for await (const { key, value } of list) {
+      if (key[2] !== parts.length) return null;
+      parts.push(value);
+    }
+    return parts.length === count ? parts : null;
+  }
+
+  /** The chunks of a record stored before parts, or `null` when one is missing. */
+  async #legacyChunks(id: string, count: number): Promise<Uint8Array[] | null> {
+    const keys = Array.from({ length: count }, (_, n) => [PREFIX, id, n]);
     const parts: Uint8Array[] = [];
     for (let at = 0; at < keys.length; at += 10) {
-      const entries = await this.kv.getMany<Uint8Array[]>(keys.slice(at, at + 10));
-      for (const entry of entries) {
+      for (const entry of await this.kv.getMany<Uint8Array[]>(keys.slice(at, at + 10))) {
         if (entry.value === null) return null;
         parts.push(entry.value);
       }
     }
-    const all = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-    let offset = 0;
-    for (const part of parts) {
-      all.set(part, offset);
-      offset += part.length;
-    }
-    return JSON.parse(new TextDecoder().decode(all)) as StoredResponse;
+    return parts;
   }
 
   /** Deletes the record; `false` when it does not exist or belongs to someone else. */
@@ -90,7 +108,9 @@ export class ResponseStore {
     const head = await this.#head(id, owner);
     if (head === null) return false;
     const op = this.kv.atomic().delete([PREFIX, id]);
-    for (let n = 0; n < head.chunks; n++) op.delete([PREFIX, id, n]);
+    for (let n = 0; n < head.chunks; n++) {
+      op.delete(head.gen === undefined ? [PREFIX, id, n] : [PARTS_PREFIX, head.gen, n]);
+    }
     await op.commit();
     return true;
   }

@@ -7,6 +7,7 @@ import {
   type StoredResponse,
 } from "../../../src/api/responses/store.ts";
 import { ANONYMOUS } from "../../../src/auth/principal.ts";
+import { PART_BYTES } from "../../../src/kv/parts.ts";
 
 function record(textBytes: number): StoredResponse {
   return {
@@ -16,15 +17,40 @@ function record(textBytes: number): StoredResponse {
   };
 }
 
-Deno.test("a record larger than one KV value is stored in chunks and read back whole", async () => {
+Deno.test("a record is stored in parts of at most PART_BYTES and read back whole, up to the bound in one commit", async () => {
   using kv = await Deno.openKv(":memory:");
   const store = new ResponseStore(kv);
   const big = record(300_000);
   assert.equal(await store.put("resp_1", "key:a", big), true);
   assert.deepEqual(await store.get("resp_1", "key:a"), big);
-  let entries = 0;
-  for await (const _ of kv.list({ prefix: ["responses", "resp_1"] })) entries++;
-  assert.ok(entries > 5, `${entries} entries`);
+  const parts = await Array.fromAsync(kv.list({ prefix: ["response_parts"] }));
+  assert.ok(parts.length > 500, `${parts.length} parts`);
+  for (const { value } of parts) {
+    assert.ok(value instanceof Uint8Array && value.length <= PART_BYTES);
+  }
+  // Just under the bound, with the longest id: 820 parts, and keys within KV's 80 KiB a commit.
+  const largest = record(436_000);
+  const bytes = new TextEncoder().encode(JSON.stringify(largest)).length;
+  assert.ok(bytes > MAX_STORED_BYTES - 10_000 && bytes <= MAX_STORED_BYTES, `${bytes} bytes`);
+  const longId = "resp_" + "b".repeat(MAX_ID_BYTES - 5);
+  assert.equal(await store.put(longId, "key:a", largest), true);
+  assert.deepEqual(await store.get(longId, "key:a"), largest);
+});
+
+Deno.test("a record stored before parts (60 KiB chunks under its id) is still read and deleted", async () => {
+  using kv = await Deno.openKv(":memory:");
+  const store = new ResponseStore(kv);
+  const old = record(100_000);
+  const bytes = new TextEncoder().encode(JSON.stringify(old));
+  const chunk = 60 * 1024;
+  const chunks = Math.ceil(bytes.length / chunk);
+  await kv.set(["responses", "resp_old"], { owner: "key:a", chunks });
+  for (let n = 0; n < chunks; n++) {
+    await kv.set(["responses", "resp_old", n], bytes.slice(n * chunk, (n + 1) * chunk));
+  }
+  assert.deepEqual(await store.get("resp_old", "key:a"), old);
+  assert.equal(await store.delete("resp_old", "key:a"), true);
+  assert.deepEqual(await Array.fromAsync(kv.list({ prefix: ["responses"] })), []);
 });
 
 Deno.test("only its owner gets or deletes a response; deleting removes every chunk", async () => {
@@ -38,6 +64,7 @@ Deno.test("only its owner gets or deletes a response; deleting removes every chu
   assert.equal(await store.get("resp_1", "key:a"), null);
   let entries = 0;
   for await (const _ of kv.list({ prefix: ["responses"] })) entries++;
+  for await (const _ of kv.list({ prefix: ["response_parts"] })) entries++;
   assert.equal(entries, 0);
   assert.equal(await store.delete("resp_1", "key:a"), false);
 });
