@@ -104,6 +104,58 @@ async function configReaderSource(root: string): Promise<string> {
   return texts.join("\n");
 }
 
+/** Writes `rows` rows of 100 request records (one row a second, ending now) to the KV file at
+ * `kvPath` with the checkout at `root`'s own log sink, as a gateway that has served a while has
+ * them: a day of 200,000 requests is 2,000 rows. */
+export async function writeLogHistory(root: string, kvPath: string, rows: number): Promise<void> {
+  if (rows <= 0) return;
+  const code = `
+    import { KvLogSink } from "./src/log/kv_sink.ts";
+    const kv = await Deno.openKv(Deno.args[0]);
+    const rows = Number(Deno.args[1]);
+    const sink = new KvLogSink({ kv, retentionDays: 7, intervalMs: 3_600_000, maxRecordsPerMinute: 1e12 });
+    const end = Math.floor(Date.now() / 1000) * 1000;
+    for (let r = 0; r < rows; r++) {
+      const second = end - (rows - r) * 1000;
+      for (let i = 0; i < 100; i++) {
+        const record = {
+          ts: new Date(second + i * 10).toISOString(),
+          request_id: "req_" + crypto.randomUUID().replaceAll("-", ""),
+          method: "POST",
+          path: "/v1/chat/completions",
+          status: i % 50 === 0 ? 429 : 200,
+          ms: 100 + (i * 37) % 900,
+          ip: "10.1." + (r % 256) + "." + i,
+          key_id: "key_" + (i % 20),
+          model: ["gpt-4o", "claude-sonnet-4", "gemini-2.5-pro"][i % 3],
+          provider: ["openai", "anthropic", "gemini"][i % 3],
+          prompt_tokens: 1000 + i * 13,
+          completion_tokens: 200 + i * 7,
+          error: i % 50 === 0 ? "rate_limited" : null,
+        };
+        sink.add(record, JSON.stringify(record));
+      }
+      if (r % 8 === 7) await sink.flush();
+    }
+    await sink.flush();
+    kv.close();
+  `;
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["eval", "--ext=ts", code, kvPath, String(rows)],
+    cwd: root,
+    env: { NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (!out.success) {
+    throw new Error(
+      `could not write the log history with ${root}src/log/kv_sink.ts: ${
+        decoder.decode(out.stderr).trim()
+      }`,
+    );
+  }
+}
+
 /** Creates the bench key (limits raised out of the way, still counted in KV on every request)
  * in the KV file at `kvPath` with the `KeyStore` of the Switchyard at `root`, so that each side
  * reads a key record it wrote itself; resolves with the key. */

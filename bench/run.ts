@@ -16,6 +16,10 @@
  *   deno task bench --soak --streams N   that many concurrent streams instead
  *   deno task bench --seconds 5     length of each wrk run (default 5)
  *   deno task bench --rounds 2      interleaved rounds per row (default 2; medians reported)
+ *   deno task bench --log-history 2000   rows of 100 request records in each Switchyard's KV
+ *                                   before it starts (default 2,000: a day of 200,000 requests),
+ *                                   written by its own log sink, as a gateway that has served a
+ *                                   while has them (0: a new KV)
  *   deno task bench --only clients  one part of the table: gateway, long, paced, anthropic,
  *                                   routing, embeddings, agents, guardrails, cache or clients
  *   deno task bench --only slow     200 clients uploading a chunked body a byte every 2 s: RSS
@@ -53,6 +57,7 @@ import {
   removeStaleWorktrees,
   removeWorktree,
   type Worktree,
+  writeLogHistory,
 } from "./against.ts";
 import {
   chatBody,
@@ -180,6 +185,7 @@ function parseArgs(argv: string[]) {
     batch: argv.includes("--batch"),
     seconds: get("seconds", 5),
     rounds: get("rounds", 2),
+    logHistory: get("log-history", 2000),
     streams: get("streams", 1000),
     against,
     only: (() => {
@@ -559,6 +565,7 @@ async function benchSetup(
   const kvPath = `${dir}/${name}.kv.sqlite`;
   for (const f of [kvPath, `${kvPath}-wal`, `${kvPath}-shm`]) await Deno.remove(f).catch(() => {});
   const key = await createBenchKey(root, kvPath);
+  await writeLogHistory(root, kvPath, args.logHistory);
   const configPath = root === ROOT && name === "bench"
     ? `${dir}/switchyard.bench.json`
     : `${dir}/${name}.bench.json`;
@@ -1256,7 +1263,9 @@ async function table(): Promise<void> {
     // after an idle gap (as between one person's requests).
     const commits = await kvCommitTimes(`${OUT}/kv-commit-probe.sqlite`);
     console.log(
-      `\nSwitchyard load benchmark: ${args.seconds} s per run, ${args.rounds} interleaved rounds (medians; peak RSS is the largest seen), taskset ${
+      `\nSwitchyard load benchmark: ${args.seconds} s per run, ${args.rounds} interleaved rounds (medians; peak RSS is the largest seen), ${args.logHistory} rows of request records (${
+        args.logHistory * 100
+      } records) in each Switchyard's KV before it started, taskset ${
         TASKSET ? "on (gateways on core 0; upstream and wrk on core 1)" : "off"
       }, Deno ${Deno.version.deno}, load average ${load} before the runs and ${await loadAverage()} after\n`,
     );
