@@ -1,15 +1,24 @@
 /**
- * Files on KV (the Files API, docs/batches.md): a file's record and its bytes in chunks under
- * 64 KiB (KV's value limit), each with the file's expiry; listed per owner (the key that
- * uploaded it), newest first.
+ * Files on KV (the Files API, docs/batches.md): a file's record and its bytes in small chunks
+ * (`kv/parts.ts`: a large value makes every search of KV near it dearer), each with the file's
+ * expiry; listed per owner (the key that uploaded it), newest first. Files stored before, in
+ * chunks of 60,000 bytes, are read as they were.
  */
 import { retryWhileBusy } from "../kv/busy.ts";
+import { cutParts, joinParts, PART_BYTES } from "../kv/parts.ts";
 import { timeOrderedId } from "./ids.ts";
 
-/** Bytes per chunk: under KV's 64 KiB value limit. */
-export const CHUNK_BYTES = 60_000;
-/** Chunks written per KV commit (KV's commit limit is 800 KiB of values). */
-const CHUNKS_PER_COMMIT = 10;
+/** Bytes per chunk. */
+export const CHUNK_BYTES = PART_BYTES;
+/** Bytes per chunk of a file stored before chunks were small (its record has no `chunk_bytes`). */
+const LEGACY_CHUNK_BYTES = 60_000;
+/** Chunks written per KV commit: 800 of 800 bytes with their ~50-byte keys are within KV's 800
+ * KiB, 80 KiB of keys and 1,000 mutations a commit. */
+const CHUNKS_PER_COMMIT = 800;
+/** Chunks deleted per KV commit (KV takes 1,000 mutations). */
+const DELETES_PER_COMMIT = 1000;
+/** Bytes of a piece of a file's content as read out: chunks joined up to this much. */
+const PIECE_BYTES = 64 * 1024;
 
 /** What a file is for (OpenAI's `purpose`): uploaded inputs, and the outputs batches write. */
 export type FilePurpose = "batch" | "batch_output";
@@ -26,6 +35,8 @@ export interface FileRecord {
   filename: string;
   purpose: FilePurpose;
   chunks: number;
+  /** Bytes per chunk (absent: {@link LEGACY_CHUNK_BYTES}, a file stored before). */
+  chunk_bytes?: number;
   /** Lines of a batch input file. */
   lines?: number;
 }
@@ -61,20 +72,22 @@ export class FileStore {
   /** Stores `bytes` as file `id` (chunks first, its record last: a file is listed only once
    * whole). Writing the same id again writes the same file (for retried finalizing). */
   async put(
-    fields: Omit<FileRecord, "bytes" | "chunks" | "created_at" | "expires_at" | "id">,
+    fields: Omit<
+      FileRecord,
+      "bytes" | "chunks" | "chunk_bytes" | "created_at" | "expires_at" | "id"
+    >,
     bytes: Uint8Array,
     nowMs: number,
     id = this.newId(nowMs),
   ): Promise<FileRecord> {
-    const chunks = Math.ceil(bytes.length / CHUNK_BYTES);
+    const parts = bytes.length === 0 ? [] : cutParts(bytes);
+    const chunks = parts.length;
     const expireIn = this.retentionMs;
     for (let first = 0; first < chunks; first += CHUNKS_PER_COMMIT) {
       await commit(() => {
         const op = this.kv.atomic();
         for (let n = first; n < Math.min(chunks, first + CHUNKS_PER_COMMIT); n++) {
-          op.set(chunkKey(id, n), bytes.subarray(n * CHUNK_BYTES, (n + 1) * CHUNK_BYTES), {
-            expireIn,
-          });
+          op.set(chunkKey(id, n), parts[n]!, { expireIn });
         }
         return op;
       });
@@ -86,6 +99,7 @@ export class FileStore {
       created_at: Math.floor(nowMs / 1000),
       expires_at: Math.floor((nowMs + expireIn) / 1000),
       chunks,
+      chunk_bytes: CHUNK_BYTES,
     };
     await commit(() =>
       this.kv.atomic()
@@ -101,11 +115,23 @@ export class FileStore {
     return entry.value !== null && entry.value.owner === owner ? entry.value : null;
   }
 
-  /** The file's bytes, chunk by chunk. */
+  /** The file's bytes, in pieces of up to {@link PIECE_BYTES} (its chunks joined). */
   async *chunks(file: FileRecord): AsyncGenerator<Uint8Array> {
-    for await (const entry of this.kv.list<Uint8Array>({ prefix: ["file_chunks", file.id] })) {
-      yield entry.value;
+    const list = this.kv.list<Uint8Array>({ prefix: ["file_chunks", file.id] }, {
+      batchSize: 1000,
+    });
+    let piece: Uint8Array[] = [];
+    let bytes = 0;
+    for await (const { value } of list) {
+      if (bytes > 0 && bytes + value.length > PIECE_BYTES) {
+        yield joinParts(piece);
+        piece = [];
+        bytes = 0;
+      }
+      piece.push(value);
+      bytes += value.length;
     }
+    if (bytes > 0) yield joinParts(piece);
   }
 
   /** The whole file's bytes. */
@@ -122,17 +148,24 @@ export class FileStore {
 
   /** Bytes `[offset, offset + length)` of the file (a line of it). */
   async range(file: FileRecord, offset: number, length: number): Promise<Uint8Array> {
-    const first = Math.floor(offset / CHUNK_BYTES);
-    const last = Math.floor((offset + length - 1) / CHUNK_BYTES);
+    const size = file.chunk_bytes ?? LEGACY_CHUNK_BYTES;
+    const first = Math.floor(offset / size);
+    const last = Math.floor((offset + length - 1) / size);
     const out = new Uint8Array(length);
-    for (let n = first; n <= last; n++) {
-      const chunk = (await this.kv.get<Uint8Array>(chunkKey(file.id, n))).value;
-      if (chunk === null) throw new Error(`file ${file.id} is incomplete in KV`);
-      const base = n * CHUNK_BYTES;
+    let n = first;
+    const list = this.kv.list<Uint8Array>({
+      start: chunkKey(file.id, first),
+      end: chunkKey(file.id, last + 1),
+    }, { batchSize: 1000 });
+    for await (const { key, value: chunk } of list) {
+      if (key[2] !== n) break;
+      const base = n * size;
       const from = Math.max(offset, base) - base;
       const to = Math.min(offset + length, base + chunk.length) - base;
       out.set(chunk.subarray(from, to), base + from - offset);
+      n++;
     }
+    if (n !== last + 1) throw new Error(`file ${file.id} is incomplete in KV`);
     return out;
   }
 
@@ -166,10 +199,10 @@ export class FileStore {
     const file = await this.get(id, owner);
     if (file === null) return false;
     await commit(() => this.kv.atomic().delete(fileKey(id)).delete(ownerKey(owner, id)));
-    for (let first = 0; first < file.chunks; first += 100) {
+    for (let first = 0; first < file.chunks; first += DELETES_PER_COMMIT) {
       await commit(() => {
         const op = this.kv.atomic();
-        for (let n = first; n < Math.min(file.chunks, first + 100); n++) {
+        for (let n = first; n < Math.min(file.chunks, first + DELETES_PER_COMMIT); n++) {
           op.delete(chunkKey(id, n));
         }
         return op;

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { CacheStore } from "../../src/cache/store.ts";
+import { FileStore } from "../../src/batches/files.ts";
 import { ResponseStore } from "../../src/api/responses/store.ts";
 import { cutParts, joinParts, PART_BYTES } from "../../src/kv/parts.ts";
 import { KvLogSink } from "../../src/log/kv_sink.ts";
@@ -17,7 +18,7 @@ Deno.test("cutParts cuts into views of at most PART_BYTES that joinParts joins b
   }
 });
 
-Deno.test("log rows, cached answers and stored responses leave no KV entry overflowing SQLite's page", async () => {
+Deno.test("log rows, cached answers, stored responses and files leave no KV entry overflowing SQLite's page", async () => {
   const dir = await Deno.makeTempDir();
   const path = `${dir}/kv.sqlite`;
   try {
@@ -38,6 +39,9 @@ Deno.test("log rows, cached answers and stored responses leave no KV entry overf
       history: [],
     };
     assert.equal(await responses.put("resp_" + "r".repeat(200), "key:a", record), true);
+    const files = new FileStore(kv, 86_400_000);
+    const upload = new Uint8Array(100_000).fill(65);
+    await files.put({ owner: "k1", filename: "in.jsonl", purpose: "batch" }, upload, Date.now());
     kv.close();
     const db = new DatabaseSync(path, { readOnly: true });
     try {
