@@ -4,6 +4,7 @@
  * Everything a batch needs to go on is here, so any instance (or a restarted one) can.
  */
 import { retryWhileBusy } from "../kv/busy.ts";
+import { cutParts, joinParts } from "../kv/parts.ts";
 import { timeOrderedId } from "./ids.ts";
 
 /** OpenAI's batch statuses. */
@@ -62,7 +63,7 @@ export interface BatchRecord {
 /** A line's result: its output file line, in the output file (`ok`) or the error file. */
 export interface LineResult {
   ok: boolean;
-  /** The line's JSON (in parts when longer than a KV value holds). */
+  /** The line's JSON, when short (else in `parts` parts, `kv/parts.ts`). */
   text?: string;
   parts?: number;
 }
@@ -73,10 +74,12 @@ export interface BatchCounts {
   failed: number;
 }
 
-/** Characters of a result stored in one KV value (UTF-16 units; at most 3 bytes each). */
-const PART_CHARS = 20_000;
-/** Parts written per commit (at most 3 bytes a character: under KV's 800 KiB a commit). */
-const PARTS_PER_COMMIT = 10;
+/** Characters of a result kept in its record (at most 2 bytes each as KV stores a string): a
+ * longer one is kept in parts of UTF-8 (a large value makes every search of KV near it dearer). */
+const INLINE_CHARS = 400;
+/** Parts written per commit: 700 of 800 bytes with their ~60-byte keys are within KV's 800 KiB
+ * and 80 KiB of keys a commit, beside the record. */
+const PARTS_PER_COMMIT = 700;
 
 export const batchKey = (id: string): Deno.KvKey => ["batches", id];
 /** A batch's input lines' places (offset, length), a chunk of them per value. */
@@ -170,9 +173,9 @@ export class BatchStore {
   /**
    * Writes line `index`'s result once: only while the batch is as `batch` (still taking
    * lines) and the line has none. `"written"`, `"exists"` (written before: a redelivery), or
-   * `"stale"` (the batch changed: read it again). A long result's parts are written first (a
-   * KV commit holds at most 800 KiB; parts written again by a redelivery are the same keys),
-   * then its record, with the check.
+   * `"stale"` (the batch changed: read it again). A long result's parts are written with its
+   * record, with the check; those over what one commit holds first (parts written again by a
+   * redelivery are the same keys).
    */
   async writeResult(
     batch: Deno.KvEntry<BatchRecord>,
@@ -182,24 +185,27 @@ export class BatchStore {
   ): Promise<"written" | "exists" | "stale"> {
     const id = batch.value.id;
     const expireIn = this.retentionMs;
-    const parts = text.length <= PART_CHARS ? 0 : Math.ceil(text.length / PART_CHARS);
-    for (let first = 0; first < parts; first += PARTS_PER_COMMIT) {
+    const parts = text.length <= INLINE_CHARS ? [] : cutParts(new TextEncoder().encode(text));
+    const withRecord = Math.max(0, parts.length - PARTS_PER_COMMIT);
+    for (let first = 0; first < withRecord; first += PARTS_PER_COMMIT) {
       await retryWhileBusy(() => {
         const op = this.kv.atomic();
-        for (let n = first; n < Math.min(parts, first + PARTS_PER_COMMIT); n++) {
-          const part = text.slice(n * PART_CHARS, (n + 1) * PART_CHARS);
-          op.set(partKey(id, index, n), part, { expireIn });
+        for (let n = first; n < Math.min(withRecord, first + PARTS_PER_COMMIT); n++) {
+          op.set(partKey(id, index, n), parts[n]!, { expireIn });
         }
         return op.commit();
       });
     }
-    const result: LineResult = parts === 0 ? { ok, text } : { ok, parts };
+    const result: LineResult = parts.length === 0 ? { ok, text } : { ok, parts: parts.length };
     const committed = await retryWhileBusy(() => {
       const op = this.kv.atomic()
         .check({ key: resultKey(id, index), versionstamp: null })
         .check(batch)
         .set(resultKey(id, index), result, { expireIn })
         .sum(countKey(id, "done"), 1n);
+      for (let n = withRecord; n < parts.length; n++) {
+        op.set(partKey(id, index, n), parts[n]!, { expireIn });
+      }
       if (!ok) op.sum(countKey(id, "failed"), 1n);
       return op.commit();
     });
@@ -215,11 +221,17 @@ export class BatchStore {
         yield [result.ok, result.text];
         continue;
       }
+      // Parts of UTF-8, or (written before parts were small) of text.
       let text = "";
-      for await (
-        const part of this.kv.list<string>({ prefix: ["batch_result_parts", id, entry.key[2]!] })
-      ) text += part.value;
-      yield [result.ok, text];
+      const bytes: Uint8Array[] = [];
+      const list = this.kv.list<string | Uint8Array>({
+        prefix: ["batch_result_parts", id, entry.key[2]!],
+      }, { batchSize: 1000 });
+      for await (const { value } of list) {
+        if (typeof value === "string") text += value;
+        else bytes.push(value);
+      }
+      yield [result.ok, text + new TextDecoder().decode(joinParts(bytes))];
     }
   }
 

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { type BatchRecord, BatchStore } from "../../src/batches/store.ts";
+import { PART_BYTES } from "../../src/kv/parts.ts";
 
 function record(id: string): BatchRecord {
   return {
@@ -46,4 +47,31 @@ Deno.test("BatchStore: a result is written once, long ones in parts, never after
   await store.update("batch_1", (b) => ({ ...b, status: "cancelling" }));
   assert.equal(await store.writeResult(entry, 2, true, "{}"), "stale");
   assert.deepEqual(await store.counts("batch_1"), { done: 2, failed: 1 });
+});
+
+Deno.test("BatchStore: a result over a few hundred characters is kept in small parts of UTF-8 with its record; one kept in text parts before reads as it was", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  const store = new BatchStore(kv, 86_400_000);
+  await store.create(record("batch_2"), { kind: "noop" });
+  const entry = await store.entry("batch_2") as Deno.KvEntry<BatchRecord>;
+  const answer = JSON.stringify({ choices: [{ message: { content: "héllo 😀 ".repeat(300) } }] });
+  let commits = 0;
+  const atomic = kv.atomic.bind(kv);
+  kv.atomic = () => {
+    commits++;
+    return atomic();
+  };
+  assert.equal(await store.writeResult(entry, 0, true, answer), "written");
+  assert.equal(commits, 1, "the parts go with the record");
+  const parts = await Array.fromAsync(kv.list({ prefix: ["batch_result_parts", "batch_2"] }));
+  assert.ok(parts.length > 3);
+  assert.ok(parts.every((p) => p.value instanceof Uint8Array && p.value.length <= PART_BYTES));
+  // As the version before kept a long result: parts of up to 20,000 characters.
+  await kv.set(["batch_results", "batch_2", 1], { ok: true, parts: 2 });
+  await kv.set(["batch_result_parts", "batch_2", 1, 0], "é".repeat(20_000));
+  await kv.set(["batch_result_parts", "batch_2", 1, 1], "tail");
+  assert.deepEqual(await Array.fromAsync(store.results("batch_2")), [
+    [true, answer],
+    [true, "é".repeat(20_000) + "tail"],
+  ]);
 });
