@@ -5,7 +5,8 @@
  * chunks of 60,000 bytes, are read as they were.
  */
 import { retryWhileBusy } from "../kv/busy.ts";
-import { cutParts, joinParts, PART_BYTES } from "../kv/parts.ts";
+import { cutParts, PART_BYTES } from "../kv/parts.ts";
+import { concatBytes } from "../http/bytes.ts";
 import { timeOrderedId } from "./ids.ts";
 
 /** Bytes per chunk. */
@@ -124,14 +125,14 @@ export class FileStore {
     let bytes = 0;
     for await (const { value } of list) {
       if (bytes > 0 && bytes + value.length > PIECE_BYTES) {
-        yield joinParts(piece);
+        yield concatBytes(piece);
         piece = [];
         bytes = 0;
       }
       piece.push(value);
       bytes += value.length;
     }
-    if (bytes > 0) yield joinParts(piece);
+    if (bytes > 0) yield concatBytes(piece);
   }
 
   /** The whole file's bytes. */

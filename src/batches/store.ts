@@ -4,7 +4,8 @@
  * Everything a batch needs to go on is here, so any instance (or a restarted one) can.
  */
 import { retryWhileBusy } from "../kv/busy.ts";
-import { cutParts, joinParts } from "../kv/parts.ts";
+import { cutParts } from "../kv/parts.ts";
+import { concatBytes } from "../http/bytes.ts";
 import { timeOrderedId } from "./ids.ts";
 
 /** OpenAI's batch statuses. */
@@ -231,7 +232,7 @@ export class BatchStore {
         if (typeof value === "string") text += value;
         else bytes.push(value);
       }
-      yield [result.ok, text + new TextDecoder().decode(joinParts(bytes))];
+      yield [result.ok, text + new TextDecoder().decode(concatBytes(bytes))];
     }
   }
 

@@ -11,7 +11,7 @@
 export const PART_BYTES = 800;
 
 /** `bytes` cut into parts of at most {@link PART_BYTES} (views of it, not copies; KV stores a
- * view's own bytes); one empty part for no bytes. */
+ * view's own bytes; `concatBytes` joins them); one empty part for no bytes. */
 export function cutParts(bytes: Uint8Array): Uint8Array[] {
   if (bytes.length <= PART_BYTES) return [bytes];
   const parts: Uint8Array[] = [];
@@ -19,16 +19,4 @@ export function cutParts(bytes: Uint8Array): Uint8Array[] {
     parts.push(bytes.subarray(at, at + PART_BYTES));
   }
   return parts;
-}
-
-/** The parts joined, in order. */
-export function joinParts(parts: readonly Uint8Array[]): Uint8Array {
-  if (parts.length === 1) return parts[0]!;
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
 }

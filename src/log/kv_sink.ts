@@ -6,7 +6,8 @@ import { type LogRecord, truncateText } from "./record.ts";
 import { type CounterSums, mergeSums, usageSums, utcDay } from "./usage.ts";
 import { checkSums } from "./checks.ts";
 import { sweepCounters } from "./usage_sweep.ts";
-import { cutParts, joinParts } from "../kv/parts.ts";
+import { cutParts } from "../kv/parts.ts";
+import { concatBytes } from "../http/bytes.ts";
 
 /**
  * Key prefix of the log in KV. Records are stored in rows of up to {@link ROW_RECORDS}, every
@@ -47,7 +48,7 @@ export async function* logRows(
     const row = open;
     open = null;
     if (row === null || row.got !== row.parts.length) return null;
-    const text = decoder.decode(joinParts(row.parts));
+    const text = decoder.decode(concatBytes(row.parts));
     return { bucket: row.bucket, id: row.id, records: textRecords(text) };
   };
   for await (const { key, value } of entries) {

@@ -3,18 +3,19 @@ import { DatabaseSync } from "node:sqlite";
 import { CacheStore } from "../../src/cache/store.ts";
 import { FileStore } from "../../src/batches/files.ts";
 import { ResponseStore } from "../../src/api/responses/store.ts";
-import { cutParts, joinParts, PART_BYTES } from "../../src/kv/parts.ts";
+import { cutParts, PART_BYTES } from "../../src/kv/parts.ts";
+import { concatBytes } from "../../src/http/bytes.ts";
 import { KvLogSink } from "../../src/log/kv_sink.ts";
 import { makeLogRecord } from "../support/log_records.ts";
 
-Deno.test("cutParts cuts into views of at most PART_BYTES that joinParts joins back", () => {
+Deno.test("cutParts cuts into views of at most PART_BYTES that concatBytes joins back", () => {
   for (const size of [0, 1, PART_BYTES, PART_BYTES + 1, PART_BYTES * 3, PART_BYTES * 3 + 7]) {
     const bytes = Uint8Array.from({ length: size }, (_, i) => i % 251);
     const parts = cutParts(bytes);
     assert.equal(parts.length, Math.max(1, Math.ceil(size / PART_BYTES)), `${size} bytes`);
     assert.ok(parts.every((p) => p.length <= PART_BYTES && p.buffer === bytes.buffer));
     assert.ok(parts.slice(0, -1).every((p) => p.length === PART_BYTES));
-    assert.deepEqual(joinParts(parts), bytes);
+    assert.deepEqual(concatBytes(parts), bytes);
   }
 });
 

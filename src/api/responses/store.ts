@@ -9,7 +9,8 @@
  * Records stored before parts (`["responses", id, n]`, 60 KiB each) are read until they expire.
  */
 import type { Principal } from "../../auth/principal.ts";
-import { cutParts, joinParts } from "../../kv/parts.ts";
+import { cutParts } from "../../kv/parts.ts";
+import { concatBytes } from "../../http/bytes.ts";
 import type { WireObject } from "./output.ts";
 
 /** How long a stored response is kept: 30 days, as OpenAI keeps them. */
@@ -76,7 +77,7 @@ export class ResponseStore {
       ? await this.#legacyChunks(id, head.chunks)
       : await this.#parts(head.gen, head.chunks);
     if (parts === null) return null;
-    return JSON.parse(new TextDecoder().decode(joinParts(parts))) as StoredResponse;
+    return JSON.parse(new TextDecoder().decode(concatBytes(parts))) as StoredResponse;
   }
 
   /** A record's parts, or `null` when one is missing. */
