@@ -60,20 +60,24 @@ export async function passedStream(
   const finished = () =>
     end(failure ? { status: failure.status, error: failure.code ?? failure.type } : OK);
   if (closed) finished();
-  const take = async (batch: PassedBatch): Promise<Uint8Array> => {
+  /** Takes what a batch reports; its bytes. */
+  const take = (batch: PassedBatch): Uint8Array => {
     if (batch.usage !== null) ctx.usage = batch.usage;
     if (batch.failure) failure = batch.failure;
     if (batch.sequence !== undefined) sequence = batch.sequence;
-    if (batch.final && options.finished) await options.finished(batch.final);
     return batch.bytes;
   };
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
       try {
+        // Only a batch that ends the answer with its whole response waits before it is handed
+        // on: the others are enqueued at once, so that the server sees the first one ready and
+        // writes it with the head (one write to the client fewer a stream).
         if (pending !== null) {
           const batch = pending;
           pending = null;
-          controller.enqueue(await take(batch));
+          if (batch.final && options.finished) await options.finished(batch.final);
+          controller.enqueue(take(batch));
           if (closed) controller.close();
           return;
         }
@@ -85,7 +89,9 @@ export async function passedStream(
           finished();
           return;
         }
-        controller.enqueue(await take(next.value));
+        const batch = next.value;
+        if (batch.final && options.finished) await options.finished(batch.final);
+        controller.enqueue(take(batch));
       } catch (e) {
         if (closed) return;
         if (abort.signal.aborted || ctx.signal.aborted) {
