@@ -187,8 +187,13 @@ export async function eventStreamResponse(
       for (;;) {
         const batch = batches.poll();
         if (batch !== undefined) {
-          if (deliver(controller, batch)) return;
-          continue;
+          if (!deliver(controller, batch)) continue;
+          // Batches already read go with it (the end of a burst among them): the server writes
+          // what a read finds ready in one piece, and a later pull comes microtasks late.
+          for (let ready = batches.poll(); ready !== undefined && !closed; ready = batches.poll()) {
+            deliver(controller, ready);
+          }
+          return;
         }
         await batches.more();
         if (closed) return;

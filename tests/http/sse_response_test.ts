@@ -8,6 +8,7 @@ import {
   type StreamRenderer,
 } from "../../src/http/sse_response.ts";
 import { textEvents } from "../support/events.ts";
+import type { PolledBatches } from "../../src/canonical/polled_batches.ts";
 import { ChatChunkRenderer } from "../../src/api/chat_completions/stream.ts";
 import { MessagesStreamRenderer } from "../../src/api/messages/stream.ts";
 import { ResultCollector } from "../../src/canonical/result_collector.ts";
@@ -285,4 +286,73 @@ Deno.test("a provider failing because the client's signal fired is a disconnect,
   assert.equal(text, "data: start\n\n", "no error event, no [DONE]");
   assert.deepEqual(unexpected, []);
   assert.deepEqual(outcomes, [{ status: 499, error: "client_disconnected" }]);
+});
+
+/** Polled batches whose reads are given by the test: `arrive(n)` makes the next n batches
+ * ready (the end with them, at the last). */
+class PolledSource implements PolledBatches {
+  #ready = 0;
+  #taken = 0;
+  #wake = Promise.withResolvers<void>();
+  constructor(readonly batches: CanonicalEvent[][]) {}
+  arrive(n: number): void {
+    this.#ready = Math.min(this.batches.length, this.#ready + n);
+    this.#wake.resolve();
+    this.#wake = Promise.withResolvers();
+  }
+  poll(): CanonicalEvent[] | null | undefined {
+    if (this.#taken < this.#ready) return this.batches[this.#taken++];
+    return this.#taken === this.batches.length ? null : undefined;
+  }
+  more(): Promise<void> {
+    return this.#wake.promise;
+  }
+  return(): Promise<IteratorResult<CanonicalEvent[], undefined>> {
+    return Promise.resolve({ done: true, value: undefined });
+  }
+  async *[Symbol.asyncIterator](): AsyncGenerator<CanonicalEvent[]> {
+    for (;;) {
+      const batch = this.poll();
+      if (batch === null) return;
+      if (batch === undefined) await this.more();
+      else yield batch;
+    }
+  }
+}
+
+/** Whether a read of `reader` has settled one microtask after it was asked for (what the
+ * server waits before it writes what it has). */
+async function readyAtOnce(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+): Promise<ReadableStreamReadResult<Uint8Array> | null> {
+  let result: ReadableStreamReadResult<Uint8Array> | null = null;
+  const read = reader.read();
+  read.then((r) => (result = r), () => {});
+  await null;
+  const ready = result;
+  await read;
+  return ready;
+}
+
+Deno.test("batches already read go out with the one a read asks for: the end of a burst is ready at once after its last batch", async () => {
+  const source = new PolledSource(single());
+  source.arrive(1);
+  const { opts } = options();
+  const response = await eventStreamResponse(source, new LineRenderer(), opts);
+  const reader = response.body!.getReader();
+  assert.ok(await readyAtOnce(reader), "the first batch");
+  // Not read yet: nothing runs ahead of the upstream.
+  const waiting = reader.read();
+  source.arrive(STREAM.length);
+  assert.equal(new TextDecoder().decode((await waiting).value), "data: block_start\n\n");
+  const rendered = STREAM.slice(2).filter((e) => e.type !== "usage" && e.type !== "block_stop");
+  for (const expected of rendered.map((e) => e.type)) {
+    const read = await readyAtOnce(reader);
+    assert.ok(read && !read.done, `${expected} was not ready at once`);
+    assert.match(new TextDecoder().decode(read.value), new RegExp(`^data: ${expected}`));
+  }
+  const end = await readyAtOnce(reader);
+  assert.equal(end && new TextDecoder().decode(end.value), "data: [DONE]\n\n");
+  const done = await readyAtOnce(reader);
+  assert.equal(done?.done, true);
 });
