@@ -187,13 +187,17 @@ export async function eventStreamResponse(
       for (;;) {
         const batch = batches.poll();
         if (batch !== undefined) {
+          const first = tally.chars === 0;
           if (!deliver(controller, batch)) continue;
           // Batches already read go with it (the end of a burst among them): the server writes
-          // what a read finds ready in one piece, and a later pull comes microtasks late.
-          for (let ready = batches.poll(); ready !== undefined && !closed; ready = batches.poll()) {
+          // what a read finds ready in one piece, and a later pull comes microtasks late. Not
+          // after the first content, which goes without waiting for the rest of its burst.
+          for (;;) {
+            if ((first && tally.chars > 0) || closed) return;
+            const ready = batches.poll();
+            if (ready === undefined) return;
             deliver(controller, ready);
           }
-          return;
         }
         await batches.more();
         if (closed) return;

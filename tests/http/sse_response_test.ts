@@ -356,3 +356,20 @@ Deno.test("batches already read go out with the one a read asks for: the end of 
   const done = await readyAtOnce(reader);
   assert.equal(done?.done, true);
 });
+
+Deno.test("the first content goes without the batches read after it: they are not even translated before it is out", async () => {
+  // The first read brings only the start; the next one the content and the rest of a burst.
+  const source = new PolledSource(single());
+  source.arrive(1);
+  const { opts, seen } = options();
+  const response = await eventStreamResponse(source, new LineRenderer(), opts);
+  const reader = response.body!.getReader();
+  await reader.read();
+  source.arrive(STREAM.length);
+  // block_start renders; the first text is the batch after it.
+  assert.equal(new TextDecoder().decode((await reader.read()).value), "data: block_start\n\n");
+  const text = await reader.read();
+  assert.match(new TextDecoder().decode(text.value), /"text":"Hi"/);
+  assert.equal(seen.length, 3, "events after the first content were taken with it");
+  await reader.cancel();
+});
