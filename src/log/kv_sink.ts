@@ -246,7 +246,7 @@ export class KvLogSink implements LogSink {
       let added = 0;
       for (const id of own.keys()) if (!sums.has(id)) added++;
       // Each part of a row is one set, and each row one more for its tail entry.
-      const more = cutParts(row.text).length;
+      const more = row.parts.length;
       const mutations = parts + more + group.length + 1 + sums.size + added;
       if (
         group.length > 0 &&
@@ -296,7 +296,7 @@ export class KvLogSink implements LogSink {
     for (const row of rows) {
       for (let i = 0; i < row.records.length; i++) {
         const lines = [row.lines[i]!];
-        const single = { ...row, records: [row.records[i]!], lines, text: rowText(lines) };
+        const single = { ...row, records: [row.records[i]!], lines, parts: rowParts(lines) };
         try {
           await this.#commit([single], counters([single]));
         } catch (e) {
@@ -325,7 +325,7 @@ export class KvLogSink implements LogSink {
       const committed = this.#clock.now();
       for (const row of rows) {
         const id = crypto.randomUUID();
-        const parts = cutParts(row.text);
+        const { parts } = row;
         parts.forEach((part, n) => {
           op.set([...LOG_PREFIX, row.bucket, id, parts.length, n], part, {
             expireIn: this.#expireIn,
@@ -372,18 +372,18 @@ interface PackedRow {
   records: LogRecord[];
   lines: string[];
   bytes: number;
-  /** The lines joined, as UTF-8, compressed. */
-  text: Uint8Array;
+  /** The lines joined, as UTF-8, compressed, in KV parts. */
+  parts: Uint8Array[];
 }
 
 /** Deflate's level for rows: 3 packs a row of 100 records 6.1 times in 0.15 ms (6: 6.4 times
  * in 0.22 ms; 1: 4.1 times in 0.09 ms). */
 const DEFLATE_LEVEL = 3;
 
-/** A row's text as stored: its lines joined by newlines, as UTF-8, compressed. */
-function rowText(lines: readonly string[]): Uint8Array {
+/** A row's text as stored: its lines joined by newlines, as UTF-8, compressed, in parts. */
+function rowParts(lines: readonly string[]): Uint8Array[] {
   const packed = deflateRawSync(encoder.encode(lines.join("\n")), { level: DEFLATE_LEVEL });
-  return new Uint8Array(packed.buffer, packed.byteOffset, packed.byteLength);
+  return cutParts(new Uint8Array(packed.buffer, packed.byteOffset, packed.byteLength));
 }
 
 /** Groups records by the second they arrived in, into rows that fit a KV value. A record too
@@ -404,7 +404,7 @@ function packRows(batch: readonly Queued[]): PackedRow[] {
       row = undefined;
     }
     if (!row) {
-      row = { bucket, records: [], lines: [], bytes: 0, text: EMPTY };
+      row = { bucket, records: [], lines: [], bytes: 0, parts: [] };
       open.set(bucket, row);
     }
     row.records.push(record);
@@ -412,8 +412,6 @@ function packRows(batch: readonly Queued[]): PackedRow[] {
     row.bytes += json.length + 1;
   }
   rows.push(...open.values());
-  for (const row of rows) row.text = rowText(row.lines);
+  for (const row of rows) row.parts = rowParts(row.lines);
   return rows;
 }
-
-const EMPTY = new Uint8Array(0);
